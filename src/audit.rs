@@ -1,0 +1,254 @@
+//! `issuer verify --emission N`: every block of an emission against its
+//! signed manifest, and with a reveal file, every seed against its
+//! commitment and every block regenerated from its seed.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::emission::{Emission, Manifest, Reveal};
+use crate::error::Error;
+use crate::seal;
+use crate::verify::{verify_block, BlockReport, VerifyOptions};
+
+/// What kind of emission-level problem was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemKind {
+    /// The manifest's signature does not verify.
+    ManifestSignature,
+    /// A block listed in the manifest has no file.
+    MissingBlock,
+    /// A block file that the manifest does not list.
+    ExtraBlock,
+    /// A file holding another block than its name says (e.g. two swapped).
+    MisplacedBlock,
+    /// A block file that differs from its manifest entry.
+    AlteredBlock,
+    /// A block that fails its own checks.
+    BlockFails,
+    /// The reveal file has no seed for a block.
+    SeedMissing,
+    /// A revealed seed does not match the block's commitment.
+    SeedMismatch,
+    /// The reveal file is for another emission or game.
+    RevealMismatch,
+}
+
+/// One emission-level problem.
+#[derive(Clone, Debug, Serialize)]
+pub struct Problem {
+    /// Its kind.
+    pub kind: ProblemKind,
+    /// The block concerned, if one.
+    pub block: Option<u32>,
+    /// In words.
+    pub message: String,
+}
+
+/// The report on an emission.
+#[derive(Clone, Debug, Serialize)]
+pub struct EmissionReport {
+    /// Emission number.
+    pub emission: u32,
+    /// Game slug.
+    pub game: String,
+    /// Whether the manifest says it is closed.
+    pub closed: bool,
+    /// Whether the manifest's signature verified.
+    pub manifest_signature_ok: bool,
+    /// Whether seeds were checked and every block regenerated.
+    pub seeds_checked: bool,
+    /// Each block file's report.
+    pub blocks: Vec<BlockReport>,
+    /// Emission-level problems.
+    pub problems: Vec<Problem>,
+    /// True iff no problem and every block report is ok.
+    pub ok: bool,
+}
+
+/// Verifies emission `emission` of its store against its manifest.
+pub fn verify_emission(
+    emission: &Emission,
+    opts: &VerifyOptions,
+    reveal: Option<&Reveal>,
+) -> Result<EmissionReport, Error> {
+    let trusted = opts.public_key.ok_or_else(|| Error::BadKey {
+        path: emission.manifest_path(),
+        reason: "no trusted public key: use a store with keys or pass --public-key FILE".into(),
+    })?;
+    let manifest_path = emission.manifest_path();
+    let bytes = std::fs::read(&manifest_path).map_err(|e| Error::io(&manifest_path, e))?;
+    let mut problems = Vec::new();
+    let mut problem = |kind, block, message: String| {
+        problems.push(Problem {
+            kind,
+            block,
+            message,
+        })
+    };
+    let sig_path = emission.signature_path();
+    let signature_ok = std::fs::read(&sig_path)
+        .ok()
+        .and_then(|s| <[u8; 64]>::try_from(s.as_slice()).ok())
+        .is_some_and(|s| seal::verify(trusted, &bytes, &s));
+    if !signature_ok {
+        problem(
+            ProblemKind::ManifestSignature,
+            None,
+            format!(
+                "{} is not signed by the issuer key ({} missing or does not verify): the manifest was altered",
+                manifest_path.display(),
+                sig_path.display()
+            ),
+        );
+    }
+    let manifest: Manifest = serde_json::from_slice(&bytes).map_err(|e| Error::BadFile {
+        path: manifest_path.clone(),
+        reason: format!("not a manifest ({e})"),
+    })?;
+    if let Some(r) = reveal {
+        if r.emission != manifest.emission || r.game != manifest.game {
+            problem(
+                ProblemKind::RevealMismatch,
+                None,
+                format!(
+                    "the seed file is for {} emission {}, not {} emission {}",
+                    r.game, r.emission, manifest.game, manifest.emission
+                ),
+            );
+        }
+    }
+
+    let mut listed = BTreeSet::new();
+    let mut blocks = Vec::new();
+    for entry in &manifest.blocks {
+        listed.insert(entry.file.clone());
+        let path = emission.dir().join(&entry.file);
+        if !path.exists() {
+            problem(
+                ProblemKind::MissingBlock,
+                Some(entry.block),
+                format!(
+                    "block {} is missing: no file {}",
+                    entry.block,
+                    path.display()
+                ),
+            );
+            continue;
+        }
+        let mut seed = None;
+        if let Some(r) = reveal {
+            match r.seed(entry.block) {
+                None => problem(
+                    ProblemKind::SeedMissing,
+                    Some(entry.block),
+                    format!("the seed file has no seed for block {}", entry.block),
+                ),
+                Some(Err(e)) => problem(ProblemKind::SeedMismatch, Some(entry.block), e),
+                Some(Ok(s))
+                    if hex::encode(crate::derive::seed_commitment(&s)) != entry.seed_commitment =>
+                {
+                    problem(
+                        ProblemKind::SeedMismatch,
+                        Some(entry.block),
+                        format!(
+                            "block {}: the revealed seed does not match its published commitment",
+                            entry.block
+                        ),
+                    )
+                }
+                Some(Ok(s)) => seed = Some(s),
+            }
+        }
+        let block_opts = VerifyOptions {
+            revealed_seed: seed,
+            ..*opts
+        };
+        let report = verify_block(&path, &block_opts)?;
+        if report.block != entry.block || report.emission != manifest.emission {
+            problem(
+                ProblemKind::MisplacedBlock,
+                Some(entry.block),
+                format!(
+                    "{} holds emission {} block {}, but the manifest lists it as block {}",
+                    entry.file, report.emission, report.block, entry.block
+                ),
+            );
+        } else {
+            let mut differs = Vec::new();
+            if report.file_sha256 != entry.file_sha256 {
+                differs.push("file SHA-256");
+            }
+            if report.merkle_root != entry.merkle_root {
+                differs.push("Merkle root");
+            }
+            if report.seed_commitment != entry.seed_commitment {
+                differs.push("seed commitment");
+            }
+            if report.price != entry.price || report.units != entry.units {
+                differs.push("price or unit count");
+            }
+            if !differs.is_empty() {
+                problem(
+                    ProblemKind::AlteredBlock,
+                    Some(entry.block),
+                    format!(
+                        "block {} differs from the manifest: {}",
+                        entry.block,
+                        differs.join(", ")
+                    ),
+                );
+            }
+        }
+        if !report.ok {
+            problem(
+                ProblemKind::BlockFails,
+                Some(entry.block),
+                format!(
+                    "block {} fails {} check(s); see its report",
+                    entry.block, report.failure_count
+                ),
+            );
+        }
+        blocks.push(report);
+    }
+    for name in block_files(&emission.dir())? {
+        if !listed.contains(&name) {
+            problem(
+                ProblemKind::ExtraBlock,
+                None,
+                format!("{name} is in the emission folder but not in the manifest"),
+            );
+        }
+    }
+    let ok = problems.is_empty() && blocks.iter().all(|b| b.ok);
+    Ok(EmissionReport {
+        emission: manifest.emission,
+        game: manifest.game,
+        closed: manifest.closed,
+        manifest_signature_ok: signature_ok,
+        seeds_checked: reveal.is_some(),
+        blocks,
+        problems,
+        ok,
+    })
+}
+
+/// Names of the block files (`b*.tkb`) in an emission folder.
+fn block_files(dir: &Path) -> Result<Vec<String>, Error> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let name = entry
+            .map_err(|e| Error::io(dir, e))?
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        if name.starts_with('b') && name.ends_with(".tkb") {
+            names.push(name);
+        }
+    }
+    names.sort();
+    Ok(names)
+}

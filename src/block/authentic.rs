@@ -1,0 +1,133 @@
+//! A block opened for use (export, redeem, show): its seal, index digest and
+//! index roots are checked before anything in it is believed, and each
+//! chunk is checked against the index as it is read, so one unit can be
+//! authenticated from the header, the index and its own chunk alone.
+
+use std::path::Path;
+
+use ed25519_dalek::VerifyingKey;
+use sha2::{Digest, Sha256};
+
+use super::reader::BlockFile;
+use super::SEAL_LEN;
+use crate::cipher::OpenProblem;
+use crate::error::Error;
+use crate::game::LotTable;
+use crate::merkle::{self, Hash};
+use crate::records_key::KeyAccess;
+use crate::seal;
+
+/// A block whose header and index are authenticated, with its records key.
+pub struct AuthenticBlock {
+    /// The file.
+    pub file: BlockFile,
+    /// The regulation's lot table for the block's price.
+    pub regulation: LotTable,
+    records_key: [u8; 32],
+}
+
+impl AuthenticBlock {
+    /// Opens `path` for `what` ("export", "redeem"): checks the seal against
+    /// `trusted`, the index digest and the index roots against the sealed
+    /// Merkle root, and obtains the records key.
+    pub fn open(
+        path: &Path,
+        trusted: &VerifyingKey,
+        keys: KeyAccess,
+        what: &str,
+    ) -> Result<AuthenticBlock, Error> {
+        let file = BlockFile::open(path)?;
+        let reject = |reason: String| Error::BlockRejected {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let h = &file.header;
+        if file.file_len != h.seal_offset + SEAL_LEN as u64 {
+            return Err(reject(format!(
+                "file is {} bytes, its header says {}",
+                file.file_len,
+                h.seal_offset + SEAL_LEN as u64
+            )));
+        }
+        if h.signer != trusted.to_bytes() {
+            return Err(reject(
+                "it is sealed by another key than the issuer's".into(),
+            ));
+        }
+        let sealed = file
+            .seal
+            .as_ref()
+            .is_some_and(|s| seal::verify(trusted, &file.header_bytes, s));
+        if !sealed {
+            return Err(reject("its seal does not verify".into()));
+        }
+        if !file.index_digest_ok() {
+            return Err(reject(
+                "its chunk index does not match the sealed digest".into(),
+            ));
+        }
+        let roots: Vec<Hash> = file.index.iter().map(|e| e.subtree_root).collect();
+        if merkle::root_from_hashes(&roots) != h.merkle_root {
+            return Err(reject(
+                "its chunk roots do not make the sealed Merkle root".into(),
+            ));
+        }
+        let regulation = h.game.lot_table(h.price_cents)?;
+        let records_key = keys
+            .records_key(&file)?
+            .ok_or_else(|| Error::NeedRecordsKey {
+                what: what.to_string(),
+                block: file.describe(),
+            })?;
+        Ok(AuthenticBlock {
+            file,
+            regulation,
+            records_key,
+        })
+    }
+
+    /// The records of chunk `chunk`, read, checked against the index
+    /// (ciphertext digest, then subtree root) and decrypted.
+    pub fn chunk_records(&self, chunk: u32) -> Result<Vec<u8>, Error> {
+        let reject = |reason: String| Error::BlockRejected {
+            path: self.file.path().to_path_buf(),
+            reason,
+        };
+        let entry = *self.file.entry(chunk)?;
+        let ciphertext = self.file.read_ciphertext(chunk)?;
+        let digest: Hash = Sha256::digest(&ciphertext).into();
+        if digest != entry.ciphertext_sha256 {
+            return Err(reject(format!(
+                "chunk {chunk} does not match its sealed digest"
+            )));
+        }
+        let records = self
+            .file
+            .open_chunk(chunk, &ciphertext, &self.records_key)
+            .map_err(|p| match p {
+                OpenProblem::Decrypt => {
+                    reject(format!("chunk {chunk} fails authenticated decryption"))
+                }
+                OpenProblem::Decompress(e) => {
+                    reject(format!("chunk {chunk} does not decompress ({e})"))
+                }
+            })?;
+        let size = usize::from(self.file.header.record_size);
+        if records.len() != size * self.file.header.units_in_chunk(chunk) as usize {
+            return Err(reject(format!(
+                "chunk {chunk} holds the wrong number of records"
+            )));
+        }
+        if crate::block::build::records_root(&records, size) != entry.subtree_root {
+            return Err(reject(format!(
+                "chunk {chunk}'s records do not hash to its sealed subtree root"
+            )));
+        }
+        Ok(records)
+    }
+
+    /// The records key (for tests and key export checks).
+    pub fn records_key(&self) -> &[u8; 32] {
+        &self.records_key
+    }
+}

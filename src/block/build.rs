@@ -1,0 +1,156 @@
+//! Making a block's contents from its seed: the lot shuffle, the unit
+//! records chunk by chunk (in parallel), their Merkle subtrees and the
+//! sealed (compressed, encrypted) chunks. Pure computation: no file is
+//! touched, so regeneration from a revealed seed runs the same code.
+
+use rayon::prelude::*;
+
+use super::CHUNK_UNITS;
+use crate::cipher::{self, ChunkPlace};
+use crate::error::Error;
+use crate::game::{Game, LotTable};
+use crate::merkle::{self, Hash};
+use crate::record;
+use crate::rng::Stream;
+
+/// Which block to make.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockSpec {
+    /// The game.
+    pub game: Game,
+    /// Emission number.
+    pub emission: u32,
+    /// Block number within the emission.
+    pub block: u32,
+    /// Unit price in cents.
+    pub price_cents: u32,
+}
+
+impl BlockSpec {
+    /// "ile-au-tresor emission 7 block 3".
+    pub fn describe(&self) -> String {
+        format!(
+            "{} emission {} block {}",
+            self.game.slug(),
+            self.emission,
+            self.block
+        )
+    }
+}
+
+/// One chunk, made.
+pub struct BuiltChunk {
+    /// Compressed and encrypted records (empty when not sealed).
+    pub ciphertext: Vec<u8>,
+    /// RFC 9162 root of the chunk's records.
+    pub subtree_root: Hash,
+    /// Units in the chunk.
+    pub units: u32,
+}
+
+/// A block's contents, ready to be written.
+pub struct BuiltBlock {
+    /// What was made.
+    pub spec: BlockSpec,
+    /// The regulation's lot table for the spec's price.
+    pub lot_table: LotTable,
+    /// Units in the block.
+    pub unit_count: u32,
+    /// SHA-256 of the seed.
+    pub seed_commitment: Hash,
+    /// RFC 9162 root over all records.
+    pub merkle_root: Hash,
+    /// The chunks, in order.
+    pub chunks: Vec<BuiltChunk>,
+}
+
+/// The block's lot codes in unit order: the table's lots (highest first,
+/// losers last) shuffled with our Fisher-Yates on stream 0 of the seed.
+pub fn lot_order(seed: &[u8; 32], table: &LotTable, units: u32) -> Vec<u8> {
+    let mut lots = table.unshuffled_lots(units);
+    Stream::new(seed, 0).shuffle(&mut lots);
+    lots
+}
+
+/// The records of units `first .. first + count` (concatenated), given the
+/// block's lot order.
+pub fn records(
+    game: Game,
+    seed: &[u8; 32],
+    table: &LotTable,
+    lots: &[u8],
+    first: u32,
+    count: u32,
+) -> Vec<u8> {
+    let size = record::record_size(game);
+    let mut out = Vec::with_capacity(size * count as usize);
+    for index in first..first + count {
+        let lot = lots[index as usize];
+        let prize = table.amount_cents(lot).unwrap_or(0);
+        record::build(game, seed, index, lot, prize, &mut out);
+    }
+    out
+}
+
+/// RFC 9162 root of concatenated fixed-size records.
+pub fn records_root(records: &[u8], record_size: usize) -> Hash {
+    let leaves: Vec<Hash> = records
+        .chunks_exact(record_size)
+        .map(merkle::leaf_hash)
+        .collect();
+    merkle::root_from_hashes(&leaves)
+}
+
+/// Makes a block from its seed. With a records key the chunks are sealed;
+/// without one only the records' roots are computed (regeneration checks).
+/// `progress` is told the number of units of each chunk as it is done.
+pub fn build(
+    spec: BlockSpec,
+    seed: &[u8; 32],
+    records_key: Option<&[u8; 32]>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<BuiltBlock, Error> {
+    let game = spec.game;
+    let lot_table = game.lot_table(spec.price_cents)?;
+    let unit_count = game.block_units();
+    let lots = lot_order(seed, &lot_table, unit_count);
+    let record_size = record::record_size(game);
+    let chunk_count = unit_count.div_ceil(CHUNK_UNITS);
+    let chunks: Vec<BuiltChunk> = (0..chunk_count)
+        .into_par_iter()
+        .map(|chunk| {
+            let first = chunk * CHUNK_UNITS;
+            let units = CHUNK_UNITS.min(unit_count - first);
+            let recs = records(game, seed, &lot_table, &lots, first, units);
+            let subtree_root = records_root(&recs, record_size);
+            let ciphertext = match records_key {
+                Some(key) => {
+                    let place = ChunkPlace {
+                        game,
+                        emission: spec.emission,
+                        block: spec.block,
+                        chunk,
+                        units,
+                    };
+                    cipher::seal_chunk(key, &place, &recs)
+                }
+                None => Vec::new(),
+            };
+            progress(u64::from(units));
+            BuiltChunk {
+                ciphertext,
+                subtree_root,
+                units,
+            }
+        })
+        .collect();
+    let roots: Vec<Hash> = chunks.iter().map(|c| c.subtree_root).collect();
+    Ok(BuiltBlock {
+        spec,
+        lot_table,
+        unit_count,
+        seed_commitment: crate::derive::seed_commitment(seed),
+        merkle_root: merkle::root_from_hashes(&roots),
+        chunks,
+    })
+}

@@ -1,0 +1,371 @@
+//! The sealed block file (docs/FORMAT.md): header, chunk index, encrypted
+//! chunks, seal. This module holds the byte layout; `build` makes a block's
+//! contents, `writer` puts them on disk atomically and `reader` gives random
+//! access to what a file holds.
+
+pub mod authentic;
+pub mod build;
+pub mod reader;
+pub mod writer;
+
+use crate::game::{Game, LotTable, LotTier};
+use crate::merkle::Hash;
+
+/// Magic bytes opening every block file (§Header).
+pub const MAGIC: [u8; 8] = *b"TKTBLOCK";
+/// The block format version this code writes and reads.
+pub const FORMAT_VERSION: u16 = 1;
+/// Length of the header before its lot table.
+pub const FIXED_HEADER_LEN: usize = 213;
+/// Length of one lot-table tier in the header.
+pub const TIER_LEN: usize = 9;
+/// Length of one chunk index entry.
+pub const INDEX_ENTRY_LEN: usize = 80;
+/// Length of the seal (an Ed25519 signature).
+pub const SEAL_LEN: usize = 64;
+/// Units per chunk: a power of two, so chunks are complete Merkle subtrees.
+pub const CHUNK_UNITS: u32 = 4096;
+
+/// Why a header could not be read at all (the file is then unreadable, exit 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeaderProblem {
+    /// The file does not start with `MAGIC`.
+    BadMagic([u8; 8]),
+    /// A format version this code does not know.
+    UnsupportedVersion(u16),
+    /// Fewer bytes than the header needs.
+    Truncated {
+        /// Bytes the header needs.
+        needed: usize,
+        /// Bytes the file has.
+        found: usize,
+    },
+    /// A field holds a value no writer produces.
+    Field(String),
+}
+
+impl std::fmt::Display for HeaderProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HeaderProblem::BadMagic(m) => write!(
+                f,
+                "not a ticket-issuer block file (starts with {}, expected {})",
+                hex::encode(m),
+                hex::encode(MAGIC)
+            ),
+            HeaderProblem::UnsupportedVersion(v) => write!(
+                f,
+                "unsupported block format version {v} (this issuer reads version {FORMAT_VERSION}); use a ticket-issuer release that knows it"
+            ),
+            HeaderProblem::Truncated { needed, found } => write!(
+                f,
+                "file is cut short inside the header ({found} bytes, the header needs {needed})"
+            ),
+            HeaderProblem::Field(what) => write!(f, "header: {what}"),
+        }
+    }
+}
+
+/// The block header (§Header). Everything a reader needs to find, decrypt
+/// and check the rest; the seal signs its bytes as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// The game the units belong to.
+    pub game: Game,
+    /// The game's unit-model version.
+    pub rules_version: u16,
+    /// Emission number.
+    pub emission: u32,
+    /// Block number within the emission.
+    pub block: u32,
+    /// Unit price in cents.
+    pub price_cents: u32,
+    /// Units in the block.
+    pub unit_count: u32,
+    /// Bytes per unit record.
+    pub record_size: u16,
+    /// Game parameters (L'île au trésor: map width, height).
+    pub params: [u8; 2],
+    /// Units per chunk.
+    pub chunk_units: u32,
+    /// Number of chunks.
+    pub chunk_count: u32,
+    /// File offset of the seal (= file length − 64).
+    pub seal_offset: u64,
+    /// SHA-256 of the block seed.
+    pub seed_commitment: Hash,
+    /// RFC 9162 root over the plaintext unit records.
+    pub merkle_root: Hash,
+    /// SHA-256 of the chunk index bytes.
+    pub index_sha256: Hash,
+    /// Identifier of the records key (derive::records_key_id).
+    pub records_key_id: Hash,
+    /// The issuer's Ed25519 public key that made the seal.
+    pub signer: [u8; 32],
+    /// The lot table the block claims to hold.
+    pub lot_table: LotTable,
+}
+
+fn le_u16(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
+fn le_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+fn le_u64(b: &[u8], at: usize) -> u64 {
+    let mut v = [0u8; 8];
+    v.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(v)
+}
+
+fn hash_at(b: &[u8], at: usize) -> Hash {
+    let mut h = [0u8; 32];
+    h.copy_from_slice(&b[at..at + 32]);
+    h
+}
+
+impl Header {
+    /// Length of this header in bytes.
+    pub fn len(&self) -> usize {
+        FIXED_HEADER_LEN + TIER_LEN * self.lot_table.tiers.len()
+    }
+
+    /// Always false: a header is never empty (for clippy's len convention).
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Offset of the chunk index (right after the header).
+    pub fn index_offset(&self) -> u64 {
+        self.len() as u64
+    }
+
+    /// Length of the chunk index.
+    pub fn index_len(&self) -> usize {
+        INDEX_ENTRY_LEN * self.chunk_count as usize
+    }
+
+    /// Offset of the first chunk.
+    pub fn chunks_offset(&self) -> u64 {
+        self.index_offset() + self.index_len() as u64
+    }
+
+    /// The header bytes (§Header table).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(self.len());
+        b.extend_from_slice(&MAGIC);
+        b.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        b.extend_from_slice(&(self.len() as u16).to_le_bytes());
+        b.extend_from_slice(&self.game.code().to_le_bytes());
+        b.extend_from_slice(&self.rules_version.to_le_bytes());
+        for v in [self.emission, self.block, self.price_cents, self.unit_count] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        b.extend_from_slice(&self.record_size.to_le_bytes());
+        b.extend_from_slice(&self.params);
+        b.extend_from_slice(&self.chunk_units.to_le_bytes());
+        b.extend_from_slice(&self.chunk_count.to_le_bytes());
+        b.extend_from_slice(&self.seal_offset.to_le_bytes());
+        for h in [
+            &self.seed_commitment,
+            &self.merkle_root,
+            &self.index_sha256,
+            &self.records_key_id,
+            &self.signer,
+        ] {
+            b.extend_from_slice(h);
+        }
+        b.push(self.lot_table.tiers.len() as u8);
+        for t in &self.lot_table.tiers {
+            b.push(t.code);
+            b.extend_from_slice(&t.count.to_le_bytes());
+            b.extend_from_slice(&t.amount_cents.to_le_bytes());
+        }
+        debug_assert_eq!(b.len(), self.len());
+        b
+    }
+
+    /// The header length announced by the first 12 bytes, after checking
+    /// magic and version (so a short or foreign file is named as such).
+    pub fn announced_len(prefix: &[u8]) -> Result<usize, HeaderProblem> {
+        if prefix.len() < 12 {
+            if prefix.len() >= 8 && prefix[..8] != MAGIC {
+                let mut m = [0u8; 8];
+                m.copy_from_slice(&prefix[..8]);
+                return Err(HeaderProblem::BadMagic(m));
+            }
+            return Err(HeaderProblem::Truncated {
+                needed: FIXED_HEADER_LEN,
+                found: prefix.len(),
+            });
+        }
+        if prefix[..8] != MAGIC {
+            let mut m = [0u8; 8];
+            m.copy_from_slice(&prefix[..8]);
+            return Err(HeaderProblem::BadMagic(m));
+        }
+        let version = le_u16(prefix, 8);
+        if version != FORMAT_VERSION {
+            return Err(HeaderProblem::UnsupportedVersion(version));
+        }
+        let len = usize::from(le_u16(prefix, 10));
+        if len < FIXED_HEADER_LEN {
+            return Err(HeaderProblem::Field(format!(
+                "header length {len} is below the minimum {FIXED_HEADER_LEN}"
+            )));
+        }
+        Ok(len)
+    }
+
+    /// Parses a header from the start of a file (`bytes` may run past it).
+    pub fn parse(bytes: &[u8]) -> Result<Header, HeaderProblem> {
+        let len = Header::announced_len(bytes)?;
+        if bytes.len() < len {
+            return Err(HeaderProblem::Truncated {
+                needed: len,
+                found: bytes.len(),
+            });
+        }
+        let b = &bytes[..len];
+        let field = |s: String| HeaderProblem::Field(s);
+        let game_code = le_u16(b, 12);
+        let game = Game::from_code(game_code)
+            .ok_or_else(|| field(format!("unknown game code {game_code}")))?;
+        let rules_version = le_u16(b, 14);
+        if rules_version != game.rules_version() {
+            return Err(field(format!(
+                "unsupported {} rules version {rules_version} (this issuer knows version {})",
+                game.slug(),
+                game.rules_version()
+            )));
+        }
+        let tier_count = usize::from(b[212]);
+        if len != FIXED_HEADER_LEN + TIER_LEN * tier_count {
+            return Err(field(format!(
+                "header length {len} does not match its {tier_count} lot tiers"
+            )));
+        }
+        let tiers = (0..tier_count)
+            .map(|i| {
+                let at = FIXED_HEADER_LEN + TIER_LEN * i;
+                LotTier {
+                    code: b[at],
+                    count: le_u32(b, at + 1),
+                    amount_cents: le_u32(b, at + 5),
+                }
+            })
+            .collect();
+        let mut signer = [0u8; 32];
+        signer.copy_from_slice(&b[180..212]);
+        let header = Header {
+            game,
+            rules_version,
+            emission: le_u32(b, 16),
+            block: le_u32(b, 20),
+            price_cents: le_u32(b, 24),
+            unit_count: le_u32(b, 28),
+            record_size: le_u16(b, 32),
+            params: [b[34], b[35]],
+            chunk_units: le_u32(b, 36),
+            chunk_count: le_u32(b, 40),
+            seal_offset: le_u64(b, 44),
+            seed_commitment: hash_at(b, 52),
+            merkle_root: hash_at(b, 84),
+            index_sha256: hash_at(b, 116),
+            records_key_id: hash_at(b, 148),
+            signer,
+            lot_table: LotTable {
+                price_cents: le_u32(b, 24),
+                tiers,
+            },
+        };
+        header.check_shape()?;
+        Ok(header)
+    }
+
+    /// Checks the fields a reader relies on to find the rest of the file.
+    fn check_shape(&self) -> Result<(), HeaderProblem> {
+        let field = |s: String| Err(HeaderProblem::Field(s));
+        if self.chunk_units == 0 || !self.chunk_units.is_power_of_two() {
+            return field(format!(
+                "chunk size {} is not a power of two",
+                self.chunk_units
+            ));
+        }
+        if self.chunk_count != self.unit_count.div_ceil(self.chunk_units) {
+            return field(format!(
+                "{} chunks cannot hold {} units of {} per chunk",
+                self.chunk_count, self.unit_count, self.chunk_units
+            ));
+        }
+        let expected = crate::record::record_size(self.game);
+        if usize::from(self.record_size) != expected {
+            return field(format!(
+                "record size {} (a {} record is {expected} bytes)",
+                self.record_size,
+                self.game.slug()
+            ));
+        }
+        if self.seal_offset < self.chunks_offset() {
+            return field(format!(
+                "seal offset {} lies before the chunks (at {})",
+                self.seal_offset,
+                self.chunks_offset()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Units in chunk `chunk`.
+    pub fn units_in_chunk(&self, chunk: u32) -> u32 {
+        let first = chunk * self.chunk_units;
+        self.chunk_units.min(self.unit_count.saturating_sub(first))
+    }
+}
+
+/// One entry of the chunk index (§Chunk index).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IndexEntry {
+    /// File offset of the chunk's ciphertext.
+    pub offset: u64,
+    /// Length of the ciphertext.
+    pub length: u32,
+    /// Units in the chunk.
+    pub units: u32,
+    /// RFC 9162 root of the chunk's records (a subtree of the block's tree).
+    pub subtree_root: Hash,
+    /// SHA-256 of the chunk's ciphertext as stored.
+    pub ciphertext_sha256: Hash,
+}
+
+impl IndexEntry {
+    /// Appends the entry's 80 bytes.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.offset.to_le_bytes());
+        out.extend_from_slice(&self.length.to_le_bytes());
+        out.extend_from_slice(&self.units.to_le_bytes());
+        out.extend_from_slice(&self.subtree_root);
+        out.extend_from_slice(&self.ciphertext_sha256);
+    }
+
+    /// Reads an entry from 80 bytes.
+    pub fn parse(b: &[u8]) -> IndexEntry {
+        IndexEntry {
+            offset: le_u64(b, 0),
+            length: le_u32(b, 8),
+            units: le_u32(b, 12),
+            subtree_root: hash_at(b, 16),
+            ciphertext_sha256: hash_at(b, 48),
+        }
+    }
+
+    /// Parses a whole index.
+    pub fn parse_all(index: &[u8]) -> Vec<IndexEntry> {
+        index
+            .chunks_exact(INDEX_ENTRY_LEN)
+            .map(IndexEntry::parse)
+            .collect()
+    }
+}

@@ -1,0 +1,141 @@
+//! Reading a block file: its header, index and seal, and any one chunk by
+//! random access, so a single unit can be authenticated without reading
+//! the whole block. Every digest is taken over the bytes as read.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::{Header, HeaderProblem, IndexEntry, FIXED_HEADER_LEN, SEAL_LEN};
+use crate::cipher::{self, ChunkPlace, OpenProblem};
+use crate::error::Error;
+
+/// An open block file.
+pub struct BlockFile {
+    path: PathBuf,
+    file: File,
+    /// Length of the file as found.
+    pub file_len: u64,
+    /// The parsed header.
+    pub header: Header,
+    /// The header bytes as read (what the seal signs).
+    pub header_bytes: Vec<u8>,
+    /// The index bytes as read (may be short if the file is truncated).
+    pub index_bytes: Vec<u8>,
+    /// The parsed index entries (complete entries only).
+    pub index: Vec<IndexEntry>,
+    /// The seal, if the file is long enough to hold one where the header
+    /// says it is.
+    pub seal: Option<[u8; 64]>,
+}
+
+fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> Result<Vec<u8>, Error> {
+    let mut buf = vec![0u8; len];
+    let mut done = 0;
+    while done < len {
+        match file.read_at(&mut buf[done..], offset + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(path, e)),
+        }
+    }
+    buf.truncate(done);
+    Ok(buf)
+}
+
+impl BlockFile {
+    /// Opens `path` and reads header, index and seal. Fails only when the
+    /// header itself can't be read (not a block, unknown version, cut
+    /// short); a short index or missing seal is left for the checks.
+    pub fn open(path: &Path) -> Result<BlockFile, Error> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let unreadable = |problem: HeaderProblem| Error::UnreadableBlock {
+            path: path.to_path_buf(),
+            problem,
+        };
+        let prefix = read_at(&file, path, 0, 12)?;
+        let header_len = Header::announced_len(&prefix).map_err(unreadable)?;
+        let header_bytes = read_at(&file, path, 0, header_len.max(FIXED_HEADER_LEN))?;
+        let header = Header::parse(&header_bytes).map_err(unreadable)?;
+        let header_bytes = header_bytes[..header.len()].to_vec();
+        let index_bytes = read_at(&file, path, header.index_offset(), header.index_len())?;
+        let index = IndexEntry::parse_all(&index_bytes);
+        let seal_bytes = read_at(&file, path, header.seal_offset, SEAL_LEN)?;
+        let seal = <[u8; 64]>::try_from(seal_bytes.as_slice()).ok();
+        Ok(BlockFile {
+            path: path.to_path_buf(),
+            file,
+            file_len,
+            header,
+            header_bytes,
+            index_bytes,
+            index,
+            seal,
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// "emission 7 block 3" for messages.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} emission {} block {}",
+            self.header.game.slug(),
+            self.header.emission,
+            self.header.block
+        )
+    }
+
+    /// True iff the index bytes hash to the header's index digest.
+    pub fn index_digest_ok(&self) -> bool {
+        let digest: [u8; 32] = Sha256::digest(&self.index_bytes).into();
+        self.index_bytes.len() == self.header.index_len() && digest == self.header.index_sha256
+    }
+
+    /// Reads chunk `chunk`'s ciphertext as stored (possibly short, if the
+    /// file is truncated).
+    pub fn read_ciphertext(&self, chunk: u32) -> Result<Vec<u8>, Error> {
+        let entry = self.entry(chunk)?;
+        read_at(&self.file, &self.path, entry.offset, entry.length as usize)
+    }
+
+    /// Index entry `chunk`.
+    pub fn entry(&self, chunk: u32) -> Result<&IndexEntry, Error> {
+        self.index
+            .get(chunk as usize)
+            .ok_or_else(|| Error::UnreadableBlock {
+                path: self.path.clone(),
+                problem: HeaderProblem::Field(format!("no index entry for chunk {chunk}")),
+            })
+    }
+
+    /// Where chunk `chunk` belongs (its AEAD associated data).
+    pub fn place(&self, chunk: u32) -> ChunkPlace {
+        ChunkPlace {
+            game: self.header.game,
+            emission: self.header.emission,
+            block: self.header.block,
+            chunk,
+            units: self.header.units_in_chunk(chunk),
+        }
+    }
+
+    /// Decrypts and decompresses a chunk read as `ciphertext`.
+    pub fn open_chunk(
+        &self,
+        chunk: u32,
+        ciphertext: &[u8],
+        records_key: &[u8; 32],
+    ) -> Result<Vec<u8>, OpenProblem> {
+        let expected =
+            self.header.units_in_chunk(chunk) as usize * usize::from(self.header.record_size);
+        cipher::open_chunk(records_key, &self.place(chunk), ciphertext, expected)
+    }
+}

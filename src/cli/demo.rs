@@ -1,0 +1,166 @@
+//! `issuer demo`: the main job end to end on one store: keys, a new
+//! emission of one 450,000-unit block, its verification, an export, and the
+//! redemption of a winning unit (twice, to show the second is refused).
+
+use std::path::PathBuf;
+
+use super::verify::print_block;
+use crate::audit::verify_emission;
+use crate::block::authentic::AuthenticBlock;
+use crate::emission::{BlockChoice, Emission};
+use crate::error::Error;
+use crate::export::{export_jsonl, unit_id};
+use crate::game::Game;
+use crate::ledger::Ledger;
+use crate::record::RecordPrefix;
+use crate::records_key::KeyAccess;
+use crate::redeem::{redeem, RedeemKeys};
+use crate::store::Store;
+use crate::verify::VerifyOptions;
+
+/// Arguments of `demo`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// The first emission number the store does not use yet.
+fn next_emission(store: &Store) -> u32 {
+    let dir = store.root().join("emissions");
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    e.file_name()
+                        .to_str()?
+                        .strip_prefix('e')?
+                        .parse::<u32>()
+                        .ok()
+                })
+                .max()
+                .unwrap_or(0)
+        })
+        .unwrap_or(0)
+        + 1
+}
+
+/// Runs the demo.
+pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
+    if store.ensure_keys()? {
+        println!(
+            "1. created issuer keys in {}",
+            store.root().join("keys").display()
+        );
+    } else {
+        println!(
+            "1. using the issuer keys in {}",
+            store.root().join("keys").display()
+        );
+    }
+    let secrets = store.secrets()?;
+    let game = Game::IleAuTresor;
+    let number = next_emission(store);
+    let emission = Emission::new(store, number);
+    println!(
+        "2. generating emission {number}: one block of {} units of {} at 1 €",
+        game.block_units(),
+        game.slug()
+    );
+    let bar = super::progress::bar(u64::from(game.block_units()), args.quiet);
+    let blocks = emission.generate(&secrets, game, 100, BlockChoice::Count(1), &|n| bar.inc(n))?;
+    bar.finish_and_clear();
+    let block = &blocks[0];
+    println!(
+        "   sealed {}\n   merkle root {}",
+        block.path, block.merkle_root
+    );
+
+    println!("3. verifying emission {number} against its signed manifest");
+    let trusted = store.public_key()?;
+    let access = KeyAccess {
+        secrets: Some(&secrets),
+        file: None,
+    };
+    let opts = VerifyOptions {
+        public_key: Some(&trusted),
+        keys: access,
+        revealed_seed: None,
+    };
+    let report = verify_emission(&emission, &opts, None)?;
+    for b in &report.blocks {
+        print_block(b);
+    }
+    if !report.ok {
+        println!("   emission {number} FAILED verification; stopping");
+        return Ok(1);
+    }
+
+    let path = PathBuf::from(&block.path);
+    let export_path = store
+        .root()
+        .join("exports")
+        .join(format!("e{number}-b{}.jsonl", block.block));
+    std::fs::create_dir_all(export_path.parent().unwrap_or(store.root()))
+        .map_err(|e| Error::io(&export_path, e))?;
+    let opened = AuthenticBlock::open(&path, &trusted, access, "export")?;
+    let file = std::fs::File::create(&export_path).map_err(|e| Error::io(&export_path, e))?;
+    let lines = export_jsonl(&opened, &mut std::io::BufWriter::new(file))?;
+    println!("4. exported {lines} units to {}", export_path.display());
+
+    // The best lot in the first chunk: a winner to redeem.
+    let records = opened.chunk_records(0)?;
+    let size = usize::from(opened.file.header.record_size);
+    let best = records
+        .chunks_exact(size)
+        .filter_map(RecordPrefix::parse)
+        .filter(|p| p.lot != 0)
+        .min_by_key(|p| (p.lot, p.index))
+        .ok_or_else(|| Error::BlockRejected {
+            path: path.clone(),
+            reason: "its first chunk holds no winner".into(),
+        })?;
+    let id = unit_id(&opened, &best).to_string();
+    println!("5. redeeming unit {id}");
+    let keys = RedeemKeys {
+        public_key: &trusted,
+        access,
+    };
+    let r = redeem(store, &keys, &id, false)?;
+    print!("{}", r.picture);
+    println!(
+        "   {}; recorded at {}",
+        super::redeem::outcome_words(&r),
+        r.redeemed_at.as_deref().unwrap_or("-")
+    );
+    println!(
+        "   inclusion proof: {} hashes up to root {}",
+        r.inclusion_proof.len(),
+        r.merkle_root
+    );
+    match redeem(store, &keys, &id, false) {
+        Err(e @ Error::AlreadyRedeemed { .. }) => {
+            println!("   a second redemption is refused: {e}")
+        }
+        Err(e) => return Err(e),
+        Ok(_) => {
+            println!("   a second redemption was accepted: this is a bug");
+            return Ok(1);
+        }
+    }
+    let summary = Ledger::open(&store.ledger_path())?.summary()?;
+    println!(
+        "6. ledger: {} unit(s), {} € paid, digest {}, {}",
+        summary.units,
+        summary.paid,
+        summary.digest,
+        if summary.reconciled {
+            "reconciled"
+        } else {
+            "DOES NOT RECONCILE"
+        }
+    );
+    Ok(0)
+}

@@ -1,0 +1,113 @@
+//! `issuer generate`.
+
+use serde::Serialize;
+
+use super::{print_json, progress};
+use crate::emission::{BlockChoice, Emission, GeneratedBlock};
+use crate::error::Error;
+use crate::game::{parse_price, Game};
+use crate::store::Store;
+
+/// Arguments of `generate`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The game (ile-au-tresor).
+    #[arg(long)]
+    pub game: String,
+    /// Emission number.
+    #[arg(long)]
+    pub emission: u32,
+    /// Generate exactly this block number.
+    #[arg(long, conflicts_with = "blocks")]
+    pub block: Option<u32>,
+    /// Generate this many blocks, numbered on from the emission's last one.
+    #[arg(long)]
+    pub blocks: Option<u32>,
+    /// Unit price in euros (0.5, 1 or 2 for ile-au-tresor).
+    #[arg(long)]
+    pub price: String,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Print a JSON report on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    blocks: &'a [GeneratedBlock],
+}
+
+/// The game named on the command line.
+pub fn parse_game(name: &str) -> Result<Game, Error> {
+    Game::from_slug(name).ok_or_else(|| Error::UnknownGame {
+        name: name.to_string(),
+        known: Game::ALL.map(|g| g.slug()).join(", "),
+    })
+}
+
+/// Runs `generate`.
+pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
+    let game = parse_game(&args.game)?;
+    let price_cents = parse_price(&args.price).ok_or_else(|| Error::UnsupportedPrice {
+        game: game.slug(),
+        price: Default::default(),
+        allowed: game
+            .prices_cents()
+            .iter()
+            .map(|&c| crate::game::cents_to_euros(c).to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    })?;
+    game.lot_table(price_cents)?;
+    if store.ensure_keys()? {
+        eprintln!(
+            "created issuer keys in {} (hand {} to auditors)",
+            store.root().join("keys").display(),
+            store.public_key_path().display()
+        );
+    }
+    let secrets = store.secrets()?;
+    let choice = match (args.block, args.blocks) {
+        (Some(b), _) => BlockChoice::Number(b),
+        (None, n) => BlockChoice::Count(n.unwrap_or(1)),
+    };
+    let count = match choice {
+        BlockChoice::Number(_) => 1,
+        BlockChoice::Count(n) => u64::from(n),
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.jobs.unwrap_or(0))
+        .build()
+        .map_err(|e| Error::Io {
+            path: "<thread pool>".into(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+    let bar = progress::bar(count * u64::from(game.block_units()), args.quiet);
+    let emission = Emission::new(store, args.emission);
+    let blocks =
+        pool.install(|| emission.generate(&secrets, game, price_cents, choice, &|n| bar.inc(n)))?;
+    bar.finish_and_clear();
+    if args.json {
+        print_json(&Report { blocks: &blocks });
+    } else {
+        for b in &blocks {
+            println!(
+                "{} block {} of emission {} ({} €, {} units): {}\n  merkle root {}\n  file sha256 {}",
+                if b.fresh { "sealed" } else { "kept already sealed" },
+                b.block,
+                b.emission,
+                b.price,
+                b.units,
+                b.path,
+                b.merkle_root,
+                b.file_sha256
+            );
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,134 @@
+//! The `issuer` command line: argument parsing (clap) and one small module
+//! per subcommand; each calls the library and prints. Exit codes: 0 ok,
+//! 1 a check failed or the request was refused, 2 bad usage or unreadable
+//! input (README §Exit codes).
+
+mod demo;
+mod emission;
+mod generate;
+mod inspect;
+mod progress;
+mod redeem;
+mod verify;
+
+use std::path::{Path, PathBuf};
+
+use clap::{Parser, Subcommand};
+use ed25519_dalek::VerifyingKey;
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::records_key::RecordsKeyFile;
+use crate::store::{Secrets, Store, DEFAULT_STORE};
+
+/// Issues pre-decided online instant-game units: generate, seal, verify,
+/// export and redeem blocks.
+#[derive(Parser, Debug)]
+#[command(name = "issuer", version, about, long_about = None)]
+pub struct Cli {
+    /// The issuer's store folder (keys, blocks, manifests, ledger).
+    #[arg(long, global = true, env = "ISSUER_STORE", default_value = DEFAULT_STORE)]
+    pub store: PathBuf,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Create the issuer's master secret and Ed25519 signing key in the store.
+    Keygen,
+    /// Generate sealed blocks of an emission.
+    Generate(generate::Args),
+    /// Check block files, or a whole emission, from the files alone.
+    Verify(verify::Args),
+    /// Write every unit of a block, one JSON object per line, to stdout.
+    Export(inspect::ExportArgs),
+    /// Show what the player of a unit sees (records nothing).
+    Show(inspect::ShowArgs),
+    /// Redeem a unit by ID: check it, prove it, record it once.
+    Redeem(redeem::Args),
+    /// What has been redeemed: per block counts, amounts and the ledger digest.
+    Ledger(redeem::LedgerArgs),
+    /// Close an emission: no more blocks may be added.
+    Close(emission::EmissionArg),
+    /// Reveal a closed emission's block seeds (and records key).
+    Reveal(emission::RevealArgs),
+    /// Manage keys.
+    #[command(subcommand)]
+    Keys(emission::KeysCommand),
+    /// Run the whole job on the default store: generate a demo emission,
+    /// verify it, export a unit and redeem one.
+    Demo(demo::Args),
+}
+
+/// Parses the command line, runs it, prints errors; returns the exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+/// Runs a parsed command line; `Ok` carries the exit code of a command
+/// that completed (1 when its checks failed).
+pub fn run(cli: &Cli) -> Result<i32, Error> {
+    let store = Store::new(&cli.store);
+    match &cli.command {
+        Command::Keygen => {
+            store.keygen()?;
+            println!(
+                "created issuer keys in {} (public key: {})",
+                store.root().join("keys").display(),
+                store.public_key_path().display()
+            );
+            Ok(0)
+        }
+        Command::Generate(args) => generate::run(&store, args),
+        Command::Verify(args) => verify::run(&store, args),
+        Command::Export(args) => inspect::export(&store, args),
+        Command::Show(args) => inspect::show(&store, args),
+        Command::Redeem(args) => redeem::run(&store, args),
+        Command::Ledger(args) => redeem::ledger(&store, args),
+        Command::Close(args) => emission::close(&store, args),
+        Command::Reveal(args) => emission::reveal(&store, args),
+        Command::Keys(cmd) => emission::keys(&store, cmd),
+        Command::Demo(args) => demo::run(&store, args),
+    }
+}
+
+/// Prints `value` as one line of JSON on stdout.
+fn print_json<T: Serialize>(value: &T) {
+    println!(
+        "{}",
+        serde_json::to_string(value).expect("reports serialise")
+    );
+}
+
+/// The trusted public key: `--public-key FILE`, else the store's.
+fn trusted_key(store: &Store, public_key: Option<&Path>) -> Result<VerifyingKey, Error> {
+    match public_key {
+        Some(path) => crate::seal::read_public(path),
+        None => store.public_key(),
+    }
+}
+
+/// The store's secrets if it has keys (an auditor's store has none).
+fn secrets_if_any(store: &Store) -> Result<Option<Secrets>, Error> {
+    if store.master_path().exists() {
+        store.secrets().map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+/// Reads `--records-key FILE` if given.
+fn records_key_file(path: Option<&Path>) -> Result<Option<(RecordsKeyFile, PathBuf)>, Error> {
+    path.map(|p| RecordsKeyFile::read(p).map(|f| (f, p.to_path_buf())))
+        .transpose()
+}

@@ -1,0 +1,126 @@
+//! `issuer redeem` and `issuer ledger`.
+
+use std::path::PathBuf;
+
+use super::{print_json, records_key_file, secrets_if_any, trusted_key};
+use crate::error::Error;
+use crate::ledger::Ledger;
+use crate::records_key::KeyAccess;
+use crate::redeem::{redeem, RedeemKeys, Redemption};
+use crate::store::Store;
+
+/// Arguments of `redeem`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The unit ID, e.g. IAT-7-1-123456-7KD2M9QX.
+    pub id: String,
+    /// Print outcome and proof, record nothing.
+    #[arg(long)]
+    pub check: bool,
+    /// Print a JSON report on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// The issuer's public key (SPKI PEM); default: the store's.
+    #[arg(long)]
+    pub public_key: Option<PathBuf>,
+    /// A records key file, for a redemption service without the master secret.
+    #[arg(long)]
+    pub records_key: Option<PathBuf>,
+}
+
+/// Arguments of `ledger`.
+#[derive(clap::Args, Debug)]
+pub struct LedgerArgs {
+    /// Print a JSON report on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// "wins lot singe-2: 10 €" or "loses".
+pub fn outcome_words(r: &Redemption) -> String {
+    match r.lot {
+        Some(lot) => format!("outcome: wins lot {lot}, {} €", r.prize),
+        None => "outcome: a losing unit (no lot, 0 €)".to_string(),
+    }
+}
+
+/// Runs `redeem`.
+pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
+    let trusted = trusted_key(store, args.public_key.as_deref())?;
+    let secrets = secrets_if_any(store)?;
+    let key_file = records_key_file(args.records_key.as_deref())?;
+    let keys = RedeemKeys {
+        public_key: &trusted,
+        access: KeyAccess {
+            secrets: secrets.as_ref(),
+            file: key_file.as_ref().map(|(f, p)| (f, p.as_path())),
+        },
+    };
+    let r = redeem(store, &keys, &args.id, args.check)?;
+    if args.json {
+        print_json(&r);
+        return Ok(0);
+    }
+    println!(
+        "unit {} ({} emission {} block {} index {})",
+        r.id, r.game, r.emission, r.block, r.index
+    );
+    print!("{}", r.picture);
+    println!("{}", outcome_words(&r));
+    match (&r.redeemed_at, &r.already_redeemed_at) {
+        (Some(at), _) if r.lot.is_some() => println!("redeemed at {at}: pay {} €", r.prize),
+        (Some(at), _) => println!("redeemed at {at}: nothing to pay; the unit's play is closed"),
+        (None, Some(at)) => println!("check only: already redeemed at {at}"),
+        (None, None) => println!("check only: not redeemed yet; nothing recorded"),
+    }
+    println!(
+        "proof: leaf {} of {} under root {} ({} hashes, RFC 9162 §2.1.3)",
+        r.leaf_index,
+        r.tree_size,
+        r.merkle_root,
+        r.inclusion_proof.len()
+    );
+    Ok(0)
+}
+
+/// Runs `ledger`.
+pub fn ledger(store: &Store, args: &LedgerArgs) -> Result<i32, Error> {
+    let summary = Ledger::open(&store.ledger_path())?.summary()?;
+    let healthy = summary.integrity_ok && summary.reconciled;
+    if args.json {
+        print_json(&summary);
+    } else {
+        println!("ledger {}", summary.path);
+        for b in &summary.blocks {
+            println!(
+                "  {} emission {} block {}: {} unit(s) redeemed, {} winner(s), {} € paid{}",
+                b.game,
+                b.emission,
+                b.block,
+                b.units,
+                b.winners,
+                b.paid,
+                if b.reconciled {
+                    ""
+                } else {
+                    "  DOES NOT RECONCILE"
+                }
+            );
+        }
+        println!(
+            "  total: {} unit(s), {} € paid",
+            summary.units, summary.paid
+        );
+        println!("  digest {}", summary.digest);
+        println!(
+            "  integrity {}, totals {}",
+            if summary.integrity_ok { "ok" } else { "FAILED" },
+            if summary.reconciled {
+                "reconciled"
+            } else {
+                "DO NOT RECONCILE"
+            }
+        );
+    }
+    Ok(if healthy { 0 } else { 1 })
+}

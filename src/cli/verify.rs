@@ -1,0 +1,154 @@
+//! `issuer verify`.
+
+use std::path::PathBuf;
+
+use super::{print_json, records_key_file, secrets_if_any, trusted_key};
+use crate::audit::{verify_emission, EmissionReport};
+use crate::emission::{Emission, Reveal};
+use crate::error::Error;
+use crate::records_key::KeyAccess;
+use crate::store::Store;
+use crate::verify::{verify_block, BlockReport, Status, VerifyOptions};
+
+/// Arguments of `verify`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Block files to check.
+    #[arg(required_unless_present = "emission")]
+    pub files: Vec<PathBuf>,
+    /// Check every block of this emission against its signed manifest.
+    #[arg(long, conflicts_with = "files")]
+    pub emission: Option<u32>,
+    /// A reveal file: check each seed and regenerate each block from it.
+    #[arg(long, requires = "emission")]
+    pub seeds: Option<PathBuf>,
+    /// The issuer's public key (SPKI PEM); default: the store's.
+    #[arg(long)]
+    pub public_key: Option<PathBuf>,
+    /// A records key file, for the outcome checks without the issuer's store.
+    #[arg(long)]
+    pub records_key: Option<PathBuf>,
+    /// Print a JSON report on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `verify`.
+pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
+    let trusted = trusted_key(store, args.public_key.as_deref())?;
+    let secrets = secrets_if_any(store)?;
+    let key_file = records_key_file(args.records_key.as_deref())?;
+    let opts = VerifyOptions {
+        public_key: Some(&trusted),
+        keys: KeyAccess {
+            secrets: secrets.as_ref(),
+            file: key_file.as_ref().map(|(f, p)| (f, p.as_path())),
+        },
+        revealed_seed: None,
+    };
+    if let Some(number) = args.emission {
+        let reveal = args.seeds.as_deref().map(Reveal::read).transpose()?;
+        let report = verify_emission(&Emission::new(store, number), &opts, reveal.as_ref())?;
+        if args.json {
+            print_json(&report);
+        } else {
+            print_emission(&report);
+        }
+        return Ok(if report.ok { 0 } else { 1 });
+    }
+    let mut reports = Vec::new();
+    for path in &args.files {
+        reports.push(verify_block(path, &opts)?);
+    }
+    let ok = reports.iter().all(|r| r.ok);
+    if args.json {
+        print_json(&serde_json::json!({ "ok": ok, "blocks": reports }));
+    } else {
+        for r in &reports {
+            print_block(r);
+        }
+    }
+    Ok(if ok { 0 } else { 1 })
+}
+
+/// Prints one block report in words.
+pub fn print_block(r: &BlockReport) {
+    println!(
+        "{}: {} emission {} block {}, {} €, {} units",
+        r.path, r.game, r.emission, r.block, r.price, r.units
+    );
+    for c in &r.checks {
+        let status = match c.status {
+            Status::Passed => "ok",
+            Status::Failed => "FAILED",
+            Status::NotDone => "not done",
+        };
+        println!("  {status:<9} {:<16} {}", c.check, c.detail);
+    }
+    for f in &r.failures {
+        println!(
+            "  ! [{}] {}",
+            serde_json::to_value(f.kind)
+                .unwrap_or_default()
+                .as_str()
+                .unwrap_or("?"),
+            f.message
+        );
+    }
+    if r.failure_count > r.failures.len() {
+        println!(
+            "  ! … and {} more failures",
+            r.failure_count - r.failures.len()
+        );
+    }
+    let verdict = match (r.ok, r.complete) {
+        (true, true) => "OK: every check passed".to_string(),
+        (true, false) => {
+            "OK so far: structure and seal hold; the checks marked 'not done' were not made"
+                .to_string()
+        }
+        (false, _) => format!("FAILED: {} failure(s)", r.failure_count),
+    };
+    println!("  {verdict}");
+}
+
+fn print_emission(r: &EmissionReport) {
+    println!(
+        "emission {} ({}), {} block(s), {}, manifest signature {}",
+        r.emission,
+        r.game,
+        r.blocks.len(),
+        if r.closed { "closed" } else { "open" },
+        if r.manifest_signature_ok {
+            "ok"
+        } else {
+            "FAILED"
+        }
+    );
+    for b in &r.blocks {
+        print_block(b);
+    }
+    for p in &r.problems {
+        println!("! {}", p.message);
+    }
+    println!(
+        "{}",
+        if r.ok {
+            format!(
+                "emission {}: OK{}",
+                r.emission,
+                if r.seeds_checked {
+                    ", every block regenerated from its revealed seed"
+                } else {
+                    ""
+                }
+            )
+        } else {
+            format!(
+                "emission {}: FAILED ({} problem(s))",
+                r.emission,
+                r.problems.len()
+            )
+        }
+    );
+}

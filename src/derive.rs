@@ -1,0 +1,80 @@
+//! Keyed derivations from the issuer's master secret (docs/FORMAT.md §Keys).
+//!
+//! Every secret the tool uses is HMAC-SHA256 of the master secret (or of a
+//! value derived from it) over a label naming what it is for, so revealing
+//! one (a block seed, an emission's records key) reveals nothing about any
+//! other.
+
+use hmac::{Hmac, Mac};
+use sha2::{Digest, Sha256};
+
+use crate::game::Game;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// The label prefix shared by every derivation; the version lets a future
+/// scheme coexist.
+const LABEL_PREFIX: &str = "ticket-issuer/v1/";
+
+/// Length of a unit's check code in bytes (40 bits).
+pub const CHECK_CODE_LEN: usize = 5;
+
+/// HMAC-SHA256(key, message).
+pub fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+    let mut mac = HmacSha256::new_from_slice(key).expect("HMAC takes keys of any length");
+    mac.update(message);
+    mac.finalize().into_bytes().into()
+}
+
+/// SHA-256 of `data`.
+pub fn sha256(data: &[u8]) -> [u8; 32] {
+    Sha256::digest(data).into()
+}
+
+/// The 32-byte seed of one block: HMAC(master, "ticket-issuer/v1/block-seed/<game>/<emission>/<block>").
+pub fn block_seed(master: &[u8; 32], game: Game, emission: u32, block: u32) -> [u8; 32] {
+    let label = format!(
+        "{LABEL_PREFIX}block-seed/{}/{emission}/{block}",
+        game.slug()
+    );
+    hmac_sha256(master, label.as_bytes())
+}
+
+/// The published commitment to a block seed: SHA-256(seed).
+pub fn seed_commitment(seed: &[u8; 32]) -> [u8; 32] {
+    sha256(seed)
+}
+
+/// A unit's check code: the first 5 bytes of
+/// HMAC(block seed, "ticket-issuer/v1/check-code/" || index as u32 LE).
+pub fn check_code(block_seed: &[u8; 32], index: u32) -> [u8; CHECK_CODE_LEN] {
+    let mut message = format!("{LABEL_PREFIX}check-code/").into_bytes();
+    message.extend_from_slice(&index.to_le_bytes());
+    let mac = hmac_sha256(block_seed, &message);
+    let mut code = [0u8; CHECK_CODE_LEN];
+    code.copy_from_slice(&mac[..CHECK_CODE_LEN]);
+    code
+}
+
+/// The records key of a whole emission: HMAC(master, "ticket-issuer/v1/records-key/<game>/<emission>").
+/// Each block's key derives from it, so handing it over opens every block of
+/// that emission and nothing else.
+pub fn emission_records_key(master: &[u8; 32], game: Game, emission: u32) -> [u8; 32] {
+    let label = format!("{LABEL_PREFIX}records-key/{}/{emission}", game.slug());
+    hmac_sha256(master, label.as_bytes())
+}
+
+/// One block's records key: HMAC(emission records key, "ticket-issuer/v1/block-records-key/<block>").
+pub fn block_records_key(emission_key: &[u8; 32], block: u32) -> [u8; 32] {
+    let label = format!("{LABEL_PREFIX}block-records-key/{block}");
+    hmac_sha256(emission_key, label.as_bytes())
+}
+
+/// The public identifier of a records key, stored in the block header so a
+/// wrong key is named as such instead of failing as "corrupt":
+/// SHA-256("ticket-issuer/v1/records-key-id" || key).
+pub fn records_key_id(key: &[u8; 32]) -> [u8; 32] {
+    let mut data = format!("{LABEL_PREFIX}records-key-id").into_bytes();
+    data.extend_from_slice(key);
+    sha256(&data)
+}

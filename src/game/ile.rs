@@ -1,0 +1,672 @@
+//! « L'île au trésor »: lot tables (articles 3 and 4.5), the unit map model,
+//! its generation from a unit's stream and the rules a unit must obey.
+//! Every reading of the regulation made here is written in docs/GAMES.md.
+
+use serde::Serialize;
+
+use super::{LotTable, LotTier};
+use crate::rng::Stream;
+
+/// Units per block (article 2).
+pub const BLOCK_UNITS: u32 = 450_000;
+/// Map width in squares (our choice, recorded in every block header).
+pub const MAP_WIDTH: u8 = 8;
+/// Map height in squares.
+pub const MAP_HEIGHT: u8 = 8;
+/// Chests on every map (article 4.3).
+pub const CHESTS: usize = 9;
+/// Throws of the pion (article 4.4).
+pub const THROWS: usize = 4;
+/// Longest throw: a step count takes the pion at most across the map.
+pub const MAX_STEPS: u8 = 7;
+/// Bytes of a unit payload: map size, start, 9 chests, 4 throws.
+pub const PAYLOAD_SIZE: usize = 4 + CHESTS * 3 + THROWS * 2;
+
+/// What a chest holds (article 4.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Content {
+    /// An empty chest, shown as a cross: never part of a winning group.
+    Vide = 0,
+    /// Chandelier: one already wins.
+    Chandelier = 1,
+    /// Singe.
+    Singe = 2,
+    /// Saphir.
+    Saphir = 3,
+    /// Tête de mort.
+    TeteDeMort = 4,
+}
+
+impl Content {
+    /// Every content, in code order.
+    pub const ALL: [Content; 5] = [
+        Content::Vide,
+        Content::Chandelier,
+        Content::Singe,
+        Content::Saphir,
+        Content::TeteDeMort,
+    ];
+
+    fn from_code(code: u8) -> Option<Content> {
+        Content::ALL.get(usize::from(code)).copied()
+    }
+
+    /// The name used in exports and lot names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Content::Vide => "vide",
+            Content::Chandelier => "chandelier",
+            Content::Singe => "singe",
+            Content::Saphir => "saphir",
+            Content::TeteDeMort => "tete_de_mort",
+        }
+    }
+
+    /// One letter for text pictures.
+    pub fn letter(self) -> char {
+        match self {
+            Content::Vide => 'x',
+            Content::Chandelier => 'C',
+            Content::Singe => 'S',
+            Content::Saphir => 'P',
+            Content::TeteDeMort => 'T',
+        }
+    }
+}
+
+/// A compass direction of the boussole (article 4.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// North: y − 1.
+    N,
+    /// North-east: x + 1, y − 1.
+    NE,
+    /// East: x + 1.
+    E,
+    /// South-east: x + 1, y + 1.
+    SE,
+    /// South: y + 1.
+    S,
+    /// South-west: x − 1, y + 1.
+    SW,
+    /// West: x − 1.
+    W,
+    /// North-west: x − 1, y − 1.
+    NW,
+}
+
+impl Direction {
+    /// Every direction, in code order (the order moves are enumerated in).
+    pub const ALL: [Direction; 8] = [
+        Direction::N,
+        Direction::NE,
+        Direction::E,
+        Direction::SE,
+        Direction::S,
+        Direction::SW,
+        Direction::W,
+        Direction::NW,
+    ];
+
+    /// The change of (x, y) for one step; x grows eastward, y southward.
+    pub fn delta(self) -> (i32, i32) {
+        match self {
+            Direction::N => (0, -1),
+            Direction::NE => (1, -1),
+            Direction::E => (1, 0),
+            Direction::SE => (1, 1),
+            Direction::S => (0, 1),
+            Direction::SW => (-1, 1),
+            Direction::W => (-1, 0),
+            Direction::NW => (-1, -1),
+        }
+    }
+
+    /// "N", "NE", …
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::N => "N",
+            Direction::NE => "NE",
+            Direction::E => "E",
+            Direction::SE => "SE",
+            Direction::S => "S",
+            Direction::SW => "SW",
+            Direction::W => "W",
+            Direction::NW => "NW",
+        }
+    }
+
+    fn code(self) -> u8 {
+        Direction::ALL.iter().position(|&d| d == self).unwrap_or(0) as u8
+    }
+}
+
+/// Article 4.5: what the player uncovers, and the lot it wins at 0.5, 1 and
+/// 2 € (cents). A row's position + 1 is the lot's code in unit records.
+pub const ARTICLE_4_5: [(Content, u8, [u32; 3]); 9] = [
+    (Content::Chandelier, 3, [500_000, 1_000_000, 2_000_000]),
+    (Content::Singe, 3, [25_000, 50_000, 100_000]),
+    (Content::Saphir, 3, [7_500, 15_000, 30_000]),
+    (Content::TeteDeMort, 3, [2_500, 5_000, 10_000]),
+    (Content::Chandelier, 2, [1_250, 2_500, 5_000]),
+    (Content::Singe, 2, [500, 1_000, 2_000]),
+    (Content::Saphir, 2, [150, 300, 600]),
+    (Content::TeteDeMort, 2, [100, 200, 400]),
+    (Content::Chandelier, 1, [50, 100, 200]),
+];
+
+/// Article 3.1 to 3.3: (number of lots, amount in cents) per block, in the
+/// article's order, for units at 0.5, 1 and 2 €.
+pub const ARTICLE_3: [(u32, [(u32, u32); 9]); 3] = [
+    (
+        50,
+        [
+            (1, 500_000),
+            (3, 25_000),
+            (100, 7_500),
+            (1_000, 2_500),
+            (500, 1_250),
+            (2_000, 500),
+            (26_000, 150),
+            (38_000, 100),
+            (52_000, 50),
+        ],
+    ),
+    (
+        100,
+        [
+            (1, 1_000_000),
+            (3, 50_000),
+            (100, 15_000),
+            (1_000, 5_000),
+            (500, 2_500),
+            (2_000, 1_000),
+            (26_000, 300),
+            (38_000, 200),
+            (52_000, 100),
+        ],
+    ),
+    (
+        200,
+        [
+            (1, 2_000_000),
+            (3, 100_000),
+            (100, 30_000),
+            (1_000, 10_000),
+            (500, 5_000),
+            (2_000, 2_000),
+            (26_000, 600),
+            (38_000, 400),
+            (52_000, 200),
+        ],
+    ),
+];
+
+/// The article 3 table of a block at `price_cents`, lot codes from article 4.5.
+pub fn lot_table(price_cents: u32) -> Option<LotTable> {
+    let (_, rows) = ARTICLE_3.iter().find(|(p, _)| *p == price_cents)?;
+    let tiers = rows
+        .iter()
+        .enumerate()
+        .map(|(i, &(count, amount_cents))| LotTier {
+            code: i as u8 + 1,
+            count,
+            amount_cents,
+        })
+        .collect();
+    Some(LotTable { price_cents, tiers })
+}
+
+/// "chandelier-3", "singe-2", … for lot `code`.
+pub fn lot_name(code: u8) -> Option<&'static str> {
+    const NAMES: [&str; 9] = [
+        "chandelier-3",
+        "singe-3",
+        "saphir-3",
+        "tete_de_mort-3",
+        "chandelier-2",
+        "singe-2",
+        "saphir-2",
+        "tete_de_mort-2",
+        "chandelier-1",
+    ];
+    NAMES.get(usize::from(code).checked_sub(1)?).copied()
+}
+
+/// The lot (0: none) that four uncovered contents win under article 4.5, or
+/// why they are not a valid unit: four identical symbols, or more than one
+/// winning group (the player wins one lot at most).
+pub fn judge(uncovered: &[Content; THROWS]) -> Result<u8, String> {
+    let mut counts = [0u8; 5];
+    for c in uncovered {
+        counts[*c as usize] += 1;
+    }
+    if let Some(c) = Content::ALL[1..].iter().find(|c| counts[**c as usize] == 4) {
+        return Err(format!("uncovered four identical symbols ({})", c.name()));
+    }
+    let groups: Vec<usize> = ARTICLE_4_5
+        .iter()
+        .enumerate()
+        .filter(|(_, (content, n, _))| counts[*content as usize] == *n)
+        .map(|(i, _)| i)
+        .collect();
+    match groups.as_slice() {
+        [] => Ok(0),
+        [one] => Ok(*one as u8 + 1),
+        many => Err(format!(
+            "uncovered {} winning groups ({})",
+            many.len(),
+            many.iter()
+                .map(|&i| format!("{}×{}", ARTICLE_4_5[i].1, ARTICLE_4_5[i].0.name()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// A square of the map: x counts columns from the west edge, y rows from the
+/// north edge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Square {
+    /// Column, 0 = westmost.
+    pub x: u8,
+    /// Row, 0 = northmost.
+    pub y: u8,
+}
+
+impl Square {
+    fn number(self) -> usize {
+        usize::from(self.y) * usize::from(MAP_WIDTH) + usize::from(self.x)
+    }
+
+    fn from_number(n: usize) -> Square {
+        Square {
+            x: (n % usize::from(MAP_WIDTH)) as u8,
+            y: (n / usize::from(MAP_WIDTH)) as u8,
+        }
+    }
+
+    /// The square `steps` squares away in `direction`, if on the map.
+    fn moved(self, direction: Direction, steps: u8) -> Option<Square> {
+        let (dx, dy) = direction.delta();
+        let x = i32::from(self.x) + dx * i32::from(steps);
+        let y = i32::from(self.y) + dy * i32::from(steps);
+        let on_map =
+            (0..i32::from(MAP_WIDTH)).contains(&x) && (0..i32::from(MAP_HEIGHT)).contains(&y);
+        on_map.then_some(Square {
+            x: x as u8,
+            y: y as u8,
+        })
+    }
+}
+
+/// A chest on the map and what it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chest {
+    /// Where it stands.
+    pub square: Square,
+    /// What is under it.
+    pub content: Content,
+}
+
+/// One throw: the boussole's direction and the compteur's step count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Throw {
+    /// Direction of the move.
+    pub direction: Direction,
+    /// Squares moved, at least 1.
+    pub steps: u8,
+}
+
+/// One unit's map: start square, nine chests (sorted by square, north-west
+/// first) and four throws.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unit {
+    /// Where the pion starts.
+    pub start: Square,
+    /// The nine chests, in square order (row by row from the north-west).
+    pub chests: [Chest; CHESTS],
+    /// The four throws, in play order.
+    pub throws: [Throw; THROWS],
+}
+
+/// The content and count of lot `code` (0: a loser, no group).
+fn group_of(lot: u8) -> (Content, usize) {
+    match usize::from(lot)
+        .checked_sub(1)
+        .and_then(|i| ARTICLE_4_5.get(i))
+    {
+        Some(&(content, n, _)) => (content, usize::from(n)),
+        None => (Content::Vide, 0),
+    }
+}
+
+impl Unit {
+    /// Draws a unit that wins lot `lot` (0: loses) from its stream, in the
+    /// order docs/GAMES.md §Generation fixes.
+    ///
+    /// # Panics
+    /// If `lot` is not 0..=9 (a caller bug: lots come from the lot table).
+    pub fn generate(stream: &mut Stream, lot: u8) -> Unit {
+        assert!(usize::from(lot) <= ARTICLE_4_5.len(), "no lot {lot}");
+        let squares = usize::from(MAP_WIDTH) * usize::from(MAP_HEIGHT);
+        // 1-2. Start and path; a path with no legal next move is drawn again.
+        let (start, landings, throws) = loop {
+            let start = Square::from_number(stream.below(squares as u32) as usize);
+            if let Some((landings, throws)) = draw_path(stream, start) {
+                break (start, landings, throws);
+            }
+        };
+        // 3. What the four landings uncover: the lot's group, the rest drawn
+        // uniformly and redrawn while the four do not win exactly that lot.
+        let (group, k) = group_of(lot);
+        let mut uncovered = [group; THROWS];
+        loop {
+            for slot in uncovered.iter_mut().skip(k) {
+                *slot = Content::ALL[stream.below(5) as usize];
+            }
+            if judge(&uncovered) == Ok(lot) {
+                break;
+            }
+        }
+        stream.shuffle(&mut uncovered);
+        // 4. Five more chests on distinct free squares, each content uniform.
+        let mut free: Vec<Square> = (0..squares)
+            .map(Square::from_number)
+            .filter(|s| *s != start && !landings.contains(s))
+            .collect();
+        let others = CHESTS - THROWS;
+        for i in 0..others {
+            let j = i + stream.below((free.len() - i) as u32) as usize;
+            free.swap(i, j);
+        }
+        let mut chests = [Chest {
+            square: start,
+            content: Content::Vide,
+        }; CHESTS];
+        for (i, chest) in chests.iter_mut().enumerate() {
+            *chest = if i < THROWS {
+                Chest {
+                    square: landings[i],
+                    content: uncovered[i],
+                }
+            } else {
+                Chest {
+                    square: free[i - THROWS],
+                    content: Content::ALL[stream.below(5) as usize],
+                }
+            };
+        }
+        chests.sort_by_key(|c| c.square.number());
+        Unit {
+            start,
+            chests,
+            throws,
+        }
+    }
+
+    /// Appends the payload layout of docs/FORMAT.md §Île au trésor payload.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&[MAP_WIDTH, MAP_HEIGHT, self.start.x, self.start.y]);
+        for c in &self.chests {
+            out.extend_from_slice(&[c.square.x, c.square.y, c.content as u8]);
+        }
+        for t in &self.throws {
+            out.extend_from_slice(&[t.direction.code(), t.steps]);
+        }
+    }
+
+    /// Decodes a payload; fails on a wrong size, map size or unknown code.
+    pub fn decode(payload: &[u8]) -> Result<Unit, String> {
+        if payload.len() != PAYLOAD_SIZE {
+            return Err(format!(
+                "payload is {} bytes, expected {PAYLOAD_SIZE}",
+                payload.len()
+            ));
+        }
+        if payload[0] != MAP_WIDTH || payload[1] != MAP_HEIGHT {
+            return Err(format!(
+                "map is {}×{}, this model is {MAP_WIDTH}×{MAP_HEIGHT}",
+                payload[0], payload[1]
+            ));
+        }
+        let square = |x: u8, y: u8, what: &str| {
+            if x < MAP_WIDTH && y < MAP_HEIGHT {
+                Ok(Square { x, y })
+            } else {
+                Err(format!("{what} at ({x}, {y}) is off the map"))
+            }
+        };
+        let start = square(payload[2], payload[3], "start")?;
+        let mut chests = [Chest {
+            square: start,
+            content: Content::Vide,
+        }; CHESTS];
+        for (i, chest) in chests.iter_mut().enumerate() {
+            let b = &payload[4 + 3 * i..7 + 3 * i];
+            let content = Content::from_code(b[2])
+                .ok_or_else(|| format!("chest {i} has unknown content code {}", b[2]))?;
+            *chest = Chest {
+                square: square(b[0], b[1], &format!("chest {i}"))?,
+                content,
+            };
+        }
+        let mut throws = [Throw {
+            direction: Direction::N,
+            steps: 0,
+        }; THROWS];
+        for (i, throw) in throws.iter_mut().enumerate() {
+            let b = &payload[4 + 3 * CHESTS + 2 * i..6 + 3 * CHESTS + 2 * i];
+            let direction = Direction::ALL
+                .get(usize::from(b[0]))
+                .copied()
+                .ok_or_else(|| format!("throw {} has unknown direction code {}", i + 1, b[0]))?;
+            *throw = Throw {
+                direction,
+                steps: b[1],
+            };
+        }
+        Ok(Unit {
+            start,
+            chests,
+            throws,
+        })
+    }
+
+    /// Plays the unit under the rules of docs/GAMES.md and returns the lot
+    /// it reveals (0: none), or the first rule it breaks.
+    pub fn play(&self) -> Result<u8, String> {
+        for (i, c) in self.chests.iter().enumerate() {
+            if c.square == self.start {
+                return Err(format!("chest {i} stands on the start square"));
+            }
+            if self.chests[..i].iter().any(|o| o.square == c.square) {
+                return Err(format!(
+                    "two chests on square ({}, {})",
+                    c.square.x, c.square.y
+                ));
+            }
+        }
+        let landings = self.landings()?;
+        let mut uncovered = [Content::Vide; THROWS];
+        for (i, square) in landings.iter().enumerate() {
+            uncovered[i] = self
+                .chests
+                .iter()
+                .find(|c| c.square == *square)
+                .map(|c| c.content)
+                .ok_or_else(|| {
+                    format!(
+                        "throw {} lands on ({}, {}) where there is no chest",
+                        i + 1,
+                        square.x,
+                        square.y
+                    )
+                })?;
+        }
+        judge(&uncovered)
+    }
+
+    /// The squares the four throws land on, checking each move stays on the
+    /// map and never lands on a square already visited.
+    pub fn landings(&self) -> Result<[Square; THROWS], String> {
+        let mut at = self.start;
+        let mut landings = [at; THROWS];
+        for (i, t) in self.throws.iter().enumerate() {
+            if t.steps == 0 {
+                return Err(format!("throw {} has 0 steps", i + 1));
+            }
+            at = at.moved(t.direction, t.steps).ok_or_else(|| {
+                format!(
+                    "throw {} ({} {}) leaves the map from ({}, {})",
+                    i + 1,
+                    t.direction.name(),
+                    t.steps,
+                    at.x,
+                    at.y
+                )
+            })?;
+            if at == self.start || landings[..i].contains(&at) {
+                return Err(format!(
+                    "throw {} lands again on ({}, {})",
+                    i + 1,
+                    at.x,
+                    at.y
+                ));
+            }
+            landings[i] = at;
+        }
+        Ok(landings)
+    }
+
+    /// The serialisable view used by `export` and `redeem --json`.
+    pub fn view(&self) -> UnitView {
+        UnitView {
+            map: MapSize {
+                width: MAP_WIDTH,
+                height: MAP_HEIGHT,
+            },
+            start: self.start,
+            chests: self
+                .chests
+                .iter()
+                .map(|c| ChestView {
+                    x: c.square.x,
+                    y: c.square.y,
+                    content: c.content.name(),
+                })
+                .collect(),
+            throws: self
+                .throws
+                .iter()
+                .map(|t| ThrowView {
+                    direction: t.direction.name(),
+                    steps: t.steps,
+                })
+                .collect(),
+        }
+    }
+
+    /// The map as text, as the player sees it once all four throws are
+    /// played: `@` start, digits the landings, letters the chests' contents
+    /// (uncovered ones in brackets).
+    pub fn picture(&self) -> String {
+        let landings = self.landings().ok();
+        let mut out = String::new();
+        for y in 0..MAP_HEIGHT {
+            for x in 0..MAP_WIDTH {
+                let sq = Square { x, y };
+                let landed = landings
+                    .as_ref()
+                    .and_then(|l| l.iter().position(|s| *s == sq));
+                let chest = self.chests.iter().find(|c| c.square == sq);
+                let cell = match (chest, landed) {
+                    (Some(c), Some(n)) => format!("{}{}", n + 1, c.content.letter()),
+                    (Some(c), None) => format!(" {}", c.content.letter().to_ascii_lowercase()),
+                    (None, _) if sq == self.start => " @".to_string(),
+                    (None, _) => " .".to_string(),
+                };
+                out.push_str(&cell);
+                out.push(' ');
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Draws four throws from `start`: each uniformly among the moves (direction
+/// in code order, then steps 1..=7) that stay on the map and land on a square
+/// not yet visited. `None` when some throw has no such move.
+fn draw_path(stream: &mut Stream, start: Square) -> Option<([Square; THROWS], [Throw; THROWS])> {
+    let mut at = start;
+    let mut landings = [start; THROWS];
+    let mut throws = [Throw {
+        direction: Direction::N,
+        steps: 1,
+    }; THROWS];
+    let mut moves: Vec<(Throw, Square)> = Vec::with_capacity(Direction::ALL.len() * 7);
+    for i in 0..THROWS {
+        moves.clear();
+        for direction in Direction::ALL {
+            for steps in 1..=MAX_STEPS {
+                if let Some(to) = at.moved(direction, steps) {
+                    if to != start && !landings[..i].contains(&to) {
+                        moves.push((Throw { direction, steps }, to));
+                    }
+                }
+            }
+        }
+        if moves.is_empty() {
+            return None;
+        }
+        let (throw, to) = moves[stream.below(moves.len() as u32) as usize];
+        throws[i] = throw;
+        landings[i] = to;
+        at = to;
+    }
+    Some((landings, throws))
+}
+
+/// Map size, as exported.
+#[derive(Serialize)]
+pub struct MapSize {
+    /// Columns.
+    pub width: u8,
+    /// Rows.
+    pub height: u8,
+}
+
+/// A chest, as exported.
+#[derive(Serialize)]
+pub struct ChestView {
+    /// Column.
+    pub x: u8,
+    /// Row.
+    pub y: u8,
+    /// `chandelier`, `singe`, `saphir`, `tete_de_mort` or `vide`.
+    pub content: &'static str,
+}
+
+/// A throw, as exported.
+#[derive(Serialize)]
+pub struct ThrowView {
+    /// `N`, `NE`, … `NW`.
+    pub direction: &'static str,
+    /// Squares moved.
+    pub steps: u8,
+}
+
+/// A unit's map, as exported (field order is the export schema's).
+#[derive(Serialize)]
+pub struct UnitView {
+    /// Map size.
+    pub map: MapSize,
+    /// Start square of the pion.
+    pub start: Square,
+    /// The nine chests.
+    pub chests: Vec<ChestView>,
+    /// The four throws.
+    pub throws: Vec<ThrowView>,
+}

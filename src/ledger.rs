@@ -1,0 +1,360 @@
+//! The redemption ledger: an SQLite database in the store (WAL, synchronous
+//! FULL) where each unit is recorded at most once, under a primary key, in
+//! one transaction with its block's running totals (docs/REDEMPTION.md).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::error::Error;
+use crate::game::{cents_to_euros, cents_to_euros_u64, Game};
+
+/// How long a redeemer waits for another's transaction before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS redemptions (
+    game         TEXT    NOT NULL,
+    emission     INTEGER NOT NULL,
+    block        INTEGER NOT NULL,
+    unit_index   INTEGER NOT NULL,
+    unit_id      TEXT    NOT NULL,
+    price_cents  INTEGER NOT NULL,
+    lot          INTEGER NOT NULL,
+    prize_cents  INTEGER NOT NULL,
+    record_sha256 TEXT   NOT NULL,
+    redeemed_at  TEXT    NOT NULL,
+    PRIMARY KEY (game, emission, block, unit_index)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS block_totals (
+    game        TEXT    NOT NULL,
+    emission    INTEGER NOT NULL,
+    block       INTEGER NOT NULL,
+    units       INTEGER NOT NULL,
+    paid_cents  INTEGER NOT NULL,
+    PRIMARY KEY (game, emission, block)
+) WITHOUT ROWID;
+";
+
+/// A unit to record.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// The game.
+    pub game: Game,
+    /// Emission.
+    pub emission: u32,
+    /// Block.
+    pub block: u32,
+    /// Unit index.
+    pub index: u32,
+    /// The unit's ID as printed.
+    pub unit_id: String,
+    /// Unit price in cents.
+    pub price_cents: u32,
+    /// Lot code (0: none).
+    pub lot: u8,
+    /// Prize in cents.
+    pub prize_cents: u32,
+    /// SHA-256 of the unit's record, hex.
+    pub record_sha256: String,
+}
+
+/// The ledger database.
+pub struct Ledger {
+    path: PathBuf,
+    conn: Connection,
+}
+
+/// A unit's ledger row, as first recorded.
+#[derive(Clone, Debug, Serialize)]
+pub struct Recorded {
+    /// When (RFC 3339, UTC).
+    pub redeemed_at: String,
+    /// Prize paid, cents.
+    pub prize_cents: u32,
+}
+
+/// Per-block figures of the ledger.
+#[derive(Clone, Debug, Serialize)]
+pub struct BlockLine {
+    /// Game slug.
+    pub game: String,
+    /// Emission.
+    pub emission: u32,
+    /// Block.
+    pub block: u32,
+    /// Units redeemed.
+    pub units: u64,
+    /// Of which winners.
+    pub winners: u64,
+    /// Amount paid, euros.
+    pub paid: String,
+    /// True iff the running total equals the sum of the rows' prizes and
+    /// every row's prize is its lot's amount at the block's price.
+    pub reconciled: bool,
+}
+
+/// The ledger's summary (`issuer ledger`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// The database file.
+    pub path: String,
+    /// Per block.
+    pub blocks: Vec<BlockLine>,
+    /// Units redeemed in all.
+    pub units: u64,
+    /// Amount paid in all, euros.
+    pub paid: String,
+    /// SHA-256 over every row in key order (docs/REDEMPTION.md §Digest).
+    pub digest: String,
+    /// SQLite's integrity_check said "ok".
+    pub integrity_ok: bool,
+    /// Every block reconciles.
+    pub reconciled: bool,
+}
+
+impl Ledger {
+    /// Opens (creating if needed) the ledger at `path`.
+    pub fn open(path: &Path) -> Result<Ledger, Error> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let err = |source| Error::Ledger {
+            path: path.to_path_buf(),
+            source,
+        };
+        let conn = Connection::open(path).map_err(err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
+        // journal_mode returns a row; WAL persists in the file once set.
+        conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+            .map_err(err)?;
+        conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
+            .map_err(err)?;
+        conn.execute_batch(SCHEMA).map_err(err)?;
+        Ok(Ledger {
+            path: path.to_path_buf(),
+            conn,
+        })
+    }
+
+    fn err(&self, source: rusqlite::Error) -> Error {
+        Error::Ledger {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// The first redemption of a unit, if any.
+    pub fn lookup(
+        &self,
+        game: Game,
+        emission: u32,
+        block: u32,
+        index: u32,
+    ) -> Result<Option<Recorded>, Error> {
+        self.conn
+            .query_row(
+                "SELECT redeemed_at, prize_cents FROM redemptions
+                 WHERE game=?1 AND emission=?2 AND block=?3 AND unit_index=?4",
+                params![game.slug(), emission, block, index],
+                |r| {
+                    Ok(Recorded {
+                        redeemed_at: r.get(0)?,
+                        prize_cents: r.get(1)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Records `entry` once: in one immediate transaction, refuses a unit
+    /// already recorded (naming when and what it paid), else inserts the row
+    /// and adds it to its block's totals. Returns the time recorded.
+    pub fn redeem(&mut self, entry: &Entry) -> Result<String, Error> {
+        let path = self.path.clone();
+        let err = |source| Error::Ledger {
+            path: path.clone(),
+            source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let existing = tx
+            .query_row(
+                "SELECT redeemed_at, prize_cents FROM redemptions
+                 WHERE game=?1 AND emission=?2 AND block=?3 AND unit_index=?4",
+                params![entry.game.slug(), entry.emission, entry.block, entry.index],
+                |r| Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?)),
+            )
+            .optional()
+            .map_err(err)?;
+        if let Some((at, prize)) = existing {
+            return Err(Error::AlreadyRedeemed {
+                id: entry.unit_id.clone(),
+                at,
+                prize: cents_to_euros(prize),
+            });
+        }
+        let at: String = tx
+            .query_row(
+                "INSERT INTO redemptions (game, emission, block, unit_index, unit_id, price_cents,
+                     lot, prize_cents, record_sha256, redeemed_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+                 RETURNING redeemed_at",
+                params![
+                    entry.game.slug(),
+                    entry.emission,
+                    entry.block,
+                    entry.index,
+                    entry.unit_id,
+                    entry.price_cents,
+                    entry.lot,
+                    entry.prize_cents,
+                    entry.record_sha256
+                ],
+                |r| r.get(0),
+            )
+            .map_err(err)?;
+        tx.execute(
+            "INSERT INTO block_totals (game, emission, block, units, paid_cents) VALUES (?1, ?2, ?3, 1, ?4)
+             ON CONFLICT (game, emission, block) DO UPDATE
+             SET units = units + 1, paid_cents = paid_cents + excluded.paid_cents",
+            params![entry.game.slug(), entry.emission, entry.block, entry.prize_cents],
+        )
+        .map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(at)
+    }
+
+    /// Per-block counts and amounts, reconciled, with the ledger digest.
+    pub fn summary(&self) -> Result<Summary, Error> {
+        let integrity: String = self
+            .conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT r.game, r.emission, r.block, COUNT(*), SUM(r.lot <> 0), SUM(r.prize_cents),
+                        t.units, t.paid_cents
+                 FROM redemptions r LEFT JOIN block_totals t
+                   ON t.game = r.game AND t.emission = r.emission AND t.block = r.block
+                 GROUP BY r.game, r.emission, r.block ORDER BY r.game, r.emission, r.block",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, u32>(1)?,
+                    r.get::<_, u32>(2)?,
+                    r.get::<_, u64>(3)?,
+                    r.get::<_, u64>(4)?,
+                    r.get::<_, u64>(5)?,
+                    r.get::<_, Option<u64>>(6)?,
+                    r.get::<_, Option<u64>>(7)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        let wrong_prizes = self.rows_with_wrong_prize()?;
+        let mut blocks = Vec::new();
+        let (mut units, mut paid) = (0u64, 0u64);
+        for (game, emission, block, n, winners, sum, t_units, t_paid) in rows {
+            let reconciled = t_units == Some(n)
+                && t_paid == Some(sum)
+                && !wrong_prizes.contains(&(game.clone(), emission, block));
+            units += n;
+            paid += sum;
+            blocks.push(BlockLine {
+                game,
+                emission,
+                block,
+                units: n,
+                winners,
+                paid: cents_to_euros_u64(sum).to_string(),
+                reconciled,
+            });
+        }
+        let reconciled = blocks.iter().all(|b| b.reconciled);
+        Ok(Summary {
+            path: self.path.display().to_string(),
+            blocks,
+            units,
+            paid: cents_to_euros_u64(paid).to_string(),
+            digest: hex::encode(self.digest()?),
+            integrity_ok: integrity == "ok",
+            reconciled,
+        })
+    }
+
+    /// Blocks with a row whose prize is not its lot's amount at its price.
+    fn rows_with_wrong_prize(&self) -> Result<Vec<(String, u32, u32)>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT game, emission, block, price_cents, lot, prize_cents FROM redemptions")
+            .map_err(|e| self.err(e))?;
+        let mut wrong = Vec::new();
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, u32>(1)?,
+                    r.get::<_, u32>(2)?,
+                    r.get::<_, u32>(3)?,
+                    r.get::<_, u8>(4)?,
+                    r.get::<_, u32>(5)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        for row in rows {
+            let (game, emission, block, price, lot, prize) = row.map_err(|e| self.err(e))?;
+            let expected = Game::from_slug(&game)
+                .and_then(|g| g.lot_table(price).ok())
+                .and_then(|t| t.amount_cents(lot));
+            if expected != Some(prize) && !wrong.contains(&(game.clone(), emission, block)) {
+                wrong.push((game, emission, block));
+            }
+        }
+        Ok(wrong)
+    }
+
+    /// SHA-256 over every row, in key order, each as the line
+    /// `game|emission|block|index|unit_id|lot|prize_cents|record_sha256|redeemed_at\n`.
+    pub fn digest(&self) -> Result<[u8; 32], Error> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT game, emission, block, unit_index, unit_id, lot, prize_cents, record_sha256, redeemed_at
+                 FROM redemptions ORDER BY game, emission, block, unit_index",
+            )
+            .map_err(|e| self.err(e))?;
+        let mut hasher = Sha256::new();
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(format!(
+                    "{}|{}|{}|{}|{}|{}|{}|{}|{}\n",
+                    r.get::<_, String>(0)?,
+                    r.get::<_, u32>(1)?,
+                    r.get::<_, u32>(2)?,
+                    r.get::<_, u32>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, u8>(5)?,
+                    r.get::<_, u32>(6)?,
+                    r.get::<_, String>(7)?,
+                    r.get::<_, String>(8)?
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        for line in rows {
+            hasher.update(line.map_err(|e| self.err(e))?.as_bytes());
+        }
+        Ok(hasher.finalize().into())
+    }
+}

@@ -1,0 +1,72 @@
+//! The unit record: a fixed-width, little-endian byte layout shared by every
+//! game (docs/FORMAT.md §Unit record): a 14-byte common prefix, then the
+//! game's payload. Merkle leaves are these bytes exactly.
+
+use crate::derive::{self, CHECK_CODE_LEN};
+use crate::game::Game;
+use crate::rng::Stream;
+
+/// Bytes of the common prefix: index, check code, lot, prize.
+pub const PREFIX_SIZE: usize = 4 + CHECK_CODE_LEN + 1 + 4;
+
+/// Size of a whole record of `game`.
+pub fn record_size(game: Game) -> usize {
+    PREFIX_SIZE + game.payload_size()
+}
+
+/// The common prefix of a record, decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordPrefix {
+    /// The unit's position in its block.
+    pub index: u32,
+    /// The unit's check code (part of its ID).
+    pub check_code: [u8; CHECK_CODE_LEN],
+    /// The unit's lot code (0: no lot).
+    pub lot: u8,
+    /// The lot's amount in cents (0 for a losing unit).
+    pub prize_cents: u32,
+}
+
+impl RecordPrefix {
+    /// Reads the prefix of `record` (at least `PREFIX_SIZE` bytes).
+    pub fn parse(record: &[u8]) -> Option<RecordPrefix> {
+        let b = record.get(..PREFIX_SIZE)?;
+        let mut check_code = [0u8; CHECK_CODE_LEN];
+        check_code.copy_from_slice(&b[4..4 + CHECK_CODE_LEN]);
+        Some(RecordPrefix {
+            index: u32::from_le_bytes(b[0..4].try_into().ok()?),
+            check_code,
+            lot: b[9],
+            prize_cents: u32::from_le_bytes(b[10..14].try_into().ok()?),
+        })
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.index.to_le_bytes());
+        out.extend_from_slice(&self.check_code);
+        out.push(self.lot);
+        out.extend_from_slice(&self.prize_cents.to_le_bytes());
+    }
+}
+
+/// Appends the record of unit `index` of a block with seed `seed`, winning
+/// `lot` of `prize_cents`: its map is drawn from stream `index + 1` of the
+/// seed (stream 0 is the block's lot shuffle).
+pub fn build(
+    game: Game,
+    seed: &[u8; 32],
+    index: u32,
+    lot: u8,
+    prize_cents: u32,
+    out: &mut Vec<u8>,
+) {
+    RecordPrefix {
+        index,
+        check_code: derive::check_code(seed, index),
+        lot,
+        prize_cents,
+    }
+    .encode(out);
+    let mut stream = Stream::new(seed, u64::from(index) + 1);
+    game.generate_payload(&mut stream, lot, out);
+}

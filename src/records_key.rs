@@ -1,0 +1,146 @@
+//! Records keys handed to someone without the master secret: an auditor or
+//! a redemption service (`issuer keys export-records-key`). A file holds one
+//! emission's key (which opens every block of it) or one block's key.
+//!
+//! ```json
+//! {"kind":"ticket-issuer records key","game":"ile-au-tresor","emission":7,"block":null,"key":"<64 hex>"}
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::block::reader::BlockFile;
+use crate::derive;
+use crate::error::Error;
+use crate::game::Game;
+use crate::store::Secrets;
+
+const KIND: &str = "ticket-issuer records key";
+
+/// A records key file's contents.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RecordsKeyFile {
+    /// Always "ticket-issuer records key".
+    pub kind: String,
+    /// The game's slug.
+    pub game: String,
+    /// The emission.
+    pub emission: u32,
+    /// The block, or null for an emission key.
+    pub block: Option<u32>,
+    /// The key, hex.
+    pub key: String,
+}
+
+impl RecordsKeyFile {
+    /// The key file of an emission (`block` None) or of one block.
+    pub fn export(
+        secrets: &Secrets,
+        game: Game,
+        emission: u32,
+        block: Option<u32>,
+    ) -> RecordsKeyFile {
+        let key = match block {
+            None => secrets.emission_records_key(game, emission),
+            Some(b) => secrets.block_records_key(game, emission, b),
+        };
+        RecordsKeyFile {
+            kind: KIND.into(),
+            game: game.slug().into(),
+            emission,
+            block,
+            key: hex::encode(key),
+        }
+    }
+
+    /// Reads and checks a key file.
+    pub fn read(path: &Path) -> Result<RecordsKeyFile, Error> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let bad = |reason: String| Error::BadKey {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let file: RecordsKeyFile = serde_json::from_str(&text)
+            .map_err(|e| bad(format!("not a records key file ({e})")))?;
+        if file.kind != KIND {
+            return Err(bad(format!("kind is {:?}, expected {KIND:?}", file.kind)));
+        }
+        file.key_bytes()
+            .ok_or_else(|| bad("key is not 64 hex digits".into()))?;
+        Ok(file)
+    }
+
+    fn key_bytes(&self) -> Option<[u8; 32]> {
+        hex::decode(&self.key).ok()?.try_into().ok()
+    }
+}
+
+/// Where records keys come from for one run: the issuer's secrets, a key
+/// file, or nowhere (structure-only checks).
+#[derive(Default, Clone, Copy)]
+pub struct KeyAccess<'a> {
+    /// The issuer's secrets, when the store has them.
+    pub secrets: Option<&'a Secrets>,
+    /// A records key file given with --records-key.
+    pub file: Option<(&'a RecordsKeyFile, &'a Path)>,
+}
+
+impl KeyAccess<'_> {
+    /// The records key of `block`, checked against its header's key id.
+    /// `Ok(None)` when no key is available.
+    pub fn records_key(&self, block: &BlockFile) -> Result<Option<[u8; 32]>, Error> {
+        let h = &block.header;
+        let wrong = |reason: String| Error::WrongRecordsKey {
+            path: block.path().to_path_buf(),
+            reason,
+        };
+        let key = if let Some((file, file_path)) = self.file {
+            if file.game != h.game.slug() || file.emission != h.emission {
+                return Err(wrong(format!(
+                    "records key file {} is for {} emission {}, this block is {}",
+                    file_path.display(),
+                    file.game,
+                    file.emission,
+                    block.describe()
+                )));
+            }
+            let key = file.key_bytes().unwrap_or_default();
+            match file.block {
+                None => derive::block_records_key(&key, h.block),
+                Some(b) if b == h.block => key,
+                Some(b) => {
+                    return Err(wrong(format!(
+                        "records key file {} is for block {b}, this block is {}",
+                        file_path.display(),
+                        block.describe()
+                    )))
+                }
+            }
+        } else if let Some(secrets) = self.secrets {
+            secrets.block_records_key(h.game, h.emission, h.block)
+        } else {
+            return Ok(None);
+        };
+        if derive::records_key_id(&key) != h.records_key_id {
+            let source = match self.file {
+                Some((_, p)) => format!("the key in {}", p.display()),
+                None => "the key derived from this store's master secret".into(),
+            };
+            return Err(wrong(format!(
+                "{source} is not this block's records key (key id {} expected); was the block made by another issuer store?",
+                hex::encode(&h.records_key_id[..8])
+            )));
+        }
+        Ok(Some(key))
+    }
+}
+
+/// The default file name for an exported key.
+pub fn default_file_name(game: Game, emission: u32, block: Option<u32>) -> PathBuf {
+    match block {
+        None => format!("records-key-{}-e{emission}.json", game.slug()),
+        Some(b) => format!("records-key-{}-e{emission}-b{b}.json", game.slug()),
+    }
+    .into()
+}

@@ -1,0 +1,192 @@
+//! The issuer's store: a folder holding the keys, the emissions' blocks and
+//! manifests, and the redemption ledger, at paths derived from emission and
+//! block number so a unit is found from its ID alone (docs/OPERATIONS.md).
+//!
+//! ```text
+//! <store>/keys/master.key          32-byte master secret, hex (mode 0600)
+//! <store>/keys/issuer.key.pem      Ed25519 private key, PKCS#8 v1 (0600)
+//! <store>/keys/issuer.pub.pem      Ed25519 public key, SPKI
+//! <store>/emissions/e000007/b000001.tkb   block 1 of emission 7
+//! <store>/emissions/e000007/manifest.json (+ .sig)
+//! <store>/ledger.sqlite            redemptions
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use ed25519_dalek::{SigningKey, VerifyingKey};
+use rand::rngs::OsRng;
+use rand::TryRngCore;
+
+use crate::derive;
+use crate::error::Error;
+use crate::fsutil;
+use crate::game::Game;
+use crate::seal;
+
+/// Default store folder.
+pub const DEFAULT_STORE: &str = "issuer-data";
+
+/// A store folder.
+#[derive(Clone, Debug)]
+pub struct Store {
+    root: PathBuf,
+}
+
+/// The issuer's secrets: the master secret every derivation starts from,
+/// and the signing key.
+pub struct Secrets {
+    master: [u8; 32],
+    /// The Ed25519 key that seals blocks and manifests.
+    pub signing: SigningKey,
+}
+
+impl Secrets {
+    /// The seed of a block.
+    pub fn block_seed(&self, game: Game, emission: u32, block: u32) -> [u8; 32] {
+        derive::block_seed(&self.master, game, emission, block)
+    }
+
+    /// The records key of an emission.
+    pub fn emission_records_key(&self, game: Game, emission: u32) -> [u8; 32] {
+        derive::emission_records_key(&self.master, game, emission)
+    }
+
+    /// The records key of a block.
+    pub fn block_records_key(&self, game: Game, emission: u32, block: u32) -> [u8; 32] {
+        derive::block_records_key(&self.emission_records_key(game, emission), block)
+    }
+}
+
+impl Store {
+    /// The store at `root` (not created until something is written).
+    pub fn new(root: impl Into<PathBuf>) -> Store {
+        Store { root: root.into() }
+    }
+
+    /// The store's folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn keys_dir(&self) -> PathBuf {
+        self.root.join("keys")
+    }
+
+    /// The master secret file.
+    pub fn master_path(&self) -> PathBuf {
+        self.keys_dir().join("master.key")
+    }
+
+    /// The private signing key file.
+    pub fn signing_key_path(&self) -> PathBuf {
+        self.keys_dir().join("issuer.key.pem")
+    }
+
+    /// The public key file (hand it to auditors).
+    pub fn public_key_path(&self) -> PathBuf {
+        self.keys_dir().join("issuer.pub.pem")
+    }
+
+    /// The folder of an emission.
+    pub fn emission_dir(&self, emission: u32) -> PathBuf {
+        self.root.join("emissions").join(format!("e{emission:06}"))
+    }
+
+    /// Where block `block` of emission `emission` lives.
+    pub fn block_path(&self, emission: u32, block: u32) -> PathBuf {
+        self.emission_dir(emission).join(format!("b{block:06}.tkb"))
+    }
+
+    /// The redemption ledger.
+    pub fn ledger_path(&self) -> PathBuf {
+        self.root.join("ledger.sqlite")
+    }
+
+    /// True when the store has its keys.
+    pub fn has_keys(&self) -> bool {
+        self.master_path().exists() && self.signing_key_path().exists()
+    }
+
+    /// Creates the master secret and the signing key from the OS's random
+    /// source. Refuses to overwrite existing keys.
+    pub fn keygen(&self) -> Result<(), Error> {
+        if self.master_path().exists() || self.signing_key_path().exists() {
+            return Err(Error::AlreadyExists {
+                path: self.keys_dir(),
+            });
+        }
+        let mut master = [0u8; 32];
+        let mut signing = [0u8; 32];
+        let fill = |buf: &mut [u8]| {
+            OsRng.try_fill_bytes(buf).map_err(|e| Error::Io {
+                path: PathBuf::from("<OS random source>"),
+                source: std::io::Error::other(e.to_string()),
+            })
+        };
+        fill(&mut master)?;
+        fill(&mut signing)?;
+        let key = SigningKey::from_bytes(&signing);
+        fsutil::write_atomic(
+            &self.signing_key_path(),
+            seal::private_pem(&key).as_bytes(),
+            0o600,
+            false,
+        )?;
+        fsutil::write_atomic(
+            &self.public_key_path(),
+            seal::public_pem(&key.verifying_key()).as_bytes(),
+            0o644,
+            true,
+        )?;
+        // The master secret last: its presence marks a complete keygen.
+        fsutil::write_atomic(
+            &self.master_path(),
+            format!("{}\n", hex::encode(master)).as_bytes(),
+            0o600,
+            false,
+        )
+    }
+
+    /// Creates keys when there are none; true if it did.
+    pub fn ensure_keys(&self) -> Result<bool, Error> {
+        if self.has_keys() {
+            return Ok(false);
+        }
+        self.keygen()?;
+        Ok(true)
+    }
+
+    /// Loads the secrets.
+    pub fn secrets(&self) -> Result<Secrets, Error> {
+        let path = self.master_path();
+        if !path.exists() {
+            return Err(Error::NoKeys {
+                store: self.root.clone(),
+            });
+        }
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        let bytes = hex::decode(text.trim()).ok().filter(|b| b.len() == 32);
+        let master: [u8; 32] =
+            bytes
+                .and_then(|b| b.try_into().ok())
+                .ok_or_else(|| Error::BadKey {
+                    path: path.clone(),
+                    reason: "expected 64 hex digits (a 32-byte secret)".into(),
+                })?;
+        Ok(Secrets {
+            master,
+            signing: seal::read_private(&self.signing_key_path())?,
+        })
+    }
+
+    /// The issuer's public key from the store.
+    pub fn public_key(&self) -> Result<VerifyingKey, Error> {
+        let path = self.public_key_path();
+        if !path.exists() {
+            return Err(Error::NoKeys {
+                store: self.root.clone(),
+            });
+        }
+        seal::read_public(&path)
+    }
+}

@@ -1,0 +1,778 @@
+//! Re-checking a block from the file alone (docs/VERIFY.md): structure,
+//! digests and seal without any key; with the records key, every unit
+//! against the game rules, the regulation's exact lot table and the Merkle
+//! root. Nothing in the file that can be recomputed is trusted.
+
+use std::io::Read;
+use std::path::Path;
+
+use ed25519_dalek::VerifyingKey;
+use rayon::prelude::*;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::block::build::{self, BlockSpec};
+use crate::block::reader::BlockFile;
+use crate::block::{Header, SEAL_LEN};
+use crate::cipher::OpenProblem;
+use crate::derive;
+use crate::error::Error;
+use crate::game::{cents_to_euros, cents_to_euros_u64, LotTable};
+use crate::merkle::{self, Hash};
+use crate::record::RecordPrefix;
+use crate::records_key::KeyAccess;
+use crate::seal;
+
+/// Failures listed in a report; more are counted, not listed.
+pub const MAX_LISTED_FAILURES: usize = 100;
+
+/// What kind of check failed (tests assert on this).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The file is shorter than its header says.
+    Truncated,
+    /// Bytes after the seal.
+    TrailingBytes,
+    /// Index entries that do not tile the chunk area, or wrong unit counts.
+    IndexLayout,
+    /// The index does not hash to the header's index digest.
+    IndexDigest,
+    /// The index's chunk roots do not make the header's Merkle root.
+    IndexRoots,
+    /// The header names another signer than the trusted key.
+    WrongSigner,
+    /// The seal is not a valid signature of the header.
+    SealInvalid,
+    /// A chunk's ciphertext does not match its digest in the index.
+    ChunkDigest,
+    /// A chunk fails authenticated decryption.
+    Decrypt,
+    /// A chunk's plaintext is not a zstd frame of the right size.
+    Decompress,
+    /// A record stands at another index than it says.
+    UnitIndex,
+    /// A unit breaks the game rules.
+    UnitRules,
+    /// A unit's recorded lot or prize differs from what its play reveals.
+    UnitLot,
+    /// A unit's check code is not the one derived from the block seed.
+    CheckCode,
+    /// A chunk's records do not hash to its subtree root in the index.
+    SubtreeRoot,
+    /// The records do not hash to the header's Merkle root.
+    MerkleRoot,
+    /// The header's lot table is not the regulation's.
+    LotTable,
+    /// The units' lots are not exactly the regulation's lot counts.
+    LotCounts,
+    /// The units' prizes do not total the regulation's amount.
+    Total,
+    /// The seed does not match the header's seed commitment.
+    SeedCommitment,
+    /// Regenerating the block from its seed gives another root.
+    Regeneration,
+}
+
+/// One failed check.
+#[derive(Clone, Debug, Serialize)]
+pub struct Failure {
+    /// What failed.
+    pub kind: FailureKind,
+    /// The chunk, where it applies.
+    pub chunk: Option<u32>,
+    /// The unit index, where it applies.
+    pub unit: Option<u32>,
+    /// What is wrong, in words.
+    pub message: String,
+}
+
+/// Outcome of one named check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Checked and holds.
+    Passed,
+    /// Checked and fails (see the failures).
+    Failed,
+    /// Not checked (the detail says what it needs).
+    NotDone,
+}
+
+/// One named check.
+#[derive(Clone, Debug, Serialize)]
+pub struct Check {
+    /// Its name.
+    pub check: &'static str,
+    /// The outcome.
+    pub status: Status,
+    /// What was checked, or what it needs.
+    pub detail: String,
+}
+
+/// The report on one block file.
+#[derive(Clone, Debug, Serialize)]
+pub struct BlockReport {
+    /// The file.
+    pub path: String,
+    /// Game slug.
+    pub game: String,
+    /// Emission.
+    pub emission: u32,
+    /// Block.
+    pub block: u32,
+    /// Unit price in euros.
+    pub price: String,
+    /// Units.
+    pub units: u32,
+    /// The Merkle root in the header, hex.
+    pub merkle_root: String,
+    /// The seed commitment in the header, hex.
+    pub seed_commitment: String,
+    /// SHA-256 of the file as read, hex.
+    pub file_sha256: String,
+    /// True iff no check failed (checks not done don't fail).
+    pub ok: bool,
+    /// True iff every check was done.
+    pub complete: bool,
+    /// Every check.
+    pub checks: Vec<Check>,
+    /// Failures found (at most MAX_LISTED_FAILURES).
+    pub failures: Vec<Failure>,
+    /// All failures found, listed or not.
+    pub failure_count: usize,
+}
+
+/// What a verification may use.
+#[derive(Default, Clone, Copy)]
+pub struct VerifyOptions<'a> {
+    /// The trusted public key of the issuer.
+    pub public_key: Option<&'a VerifyingKey>,
+    /// Where records keys and seeds come from.
+    pub keys: KeyAccess<'a>,
+    /// A revealed seed to regenerate the block from.
+    pub revealed_seed: Option<[u8; 32]>,
+}
+
+struct Findings {
+    checks: Vec<Check>,
+    failures: Vec<Failure>,
+    count: usize,
+}
+
+impl Findings {
+    fn fail(&mut self, kind: FailureKind, chunk: Option<u32>, unit: Option<u32>, message: String) {
+        self.count += 1;
+        if self.failures.len() < MAX_LISTED_FAILURES {
+            self.failures.push(Failure {
+                kind,
+                chunk,
+                unit,
+                message,
+            });
+        }
+    }
+
+    /// Records a check as passed unless failures were added since `before`.
+    fn check(&mut self, check: &'static str, before: usize, detail: impl Into<String>) {
+        let status = if self.count > before {
+            Status::Failed
+        } else {
+            Status::Passed
+        };
+        self.checks.push(Check {
+            check,
+            status,
+            detail: detail.into(),
+        });
+    }
+
+    fn not_done(&mut self, check: &'static str, detail: impl Into<String>) {
+        self.checks.push(Check {
+            check,
+            status: Status::NotDone,
+            detail: detail.into(),
+        });
+    }
+}
+
+/// Checks one record at position `position` of a block against the game
+/// rules and the regulation's table; returns its prefix.
+pub fn check_unit(
+    header: &Header,
+    table: &LotTable,
+    position: u32,
+    record: &[u8],
+) -> Result<RecordPrefix, (FailureKind, String)> {
+    let prefix = RecordPrefix::parse(record)
+        .ok_or((FailureKind::UnitRules, "record too short".to_string()))?;
+    if prefix.index != position {
+        return Err((
+            FailureKind::UnitIndex,
+            format!("record says it is unit {}", prefix.index),
+        ));
+    }
+    let game = header.game;
+    let revealed = game
+        .play_payload(&record[crate::record::PREFIX_SIZE..])
+        .map_err(|e| (FailureKind::UnitRules, e))?;
+    let name = |lot: u8| game.lot_name(lot).unwrap_or("no lot");
+    if revealed != prefix.lot {
+        return Err((
+            FailureKind::UnitLot,
+            format!(
+                "the map reveals {} but the record says {}",
+                name(revealed),
+                name(prefix.lot)
+            ),
+        ));
+    }
+    let amount = table.amount_cents(prefix.lot).ok_or((
+        FailureKind::UnitLot,
+        format!("lot code {} is not in the lot table", prefix.lot),
+    ))?;
+    if amount != prefix.prize_cents {
+        return Err((
+            FailureKind::UnitLot,
+            format!(
+                "prize {} € recorded for {}, the regulation says {} €",
+                cents_to_euros(prefix.prize_cents),
+                name(prefix.lot),
+                cents_to_euros(amount)
+            ),
+        ));
+    }
+    Ok(prefix)
+}
+
+/// SHA-256 of a whole file, read in 1 MiB pieces.
+pub fn file_sha256(path: &Path) -> Result<Hash, Error> {
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf).map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher.finalize().into())
+}
+
+/// Per-chunk outcome of the parallel pass.
+#[derive(Default)]
+struct ChunkOutcome {
+    failures: Vec<(FailureKind, Option<u32>, String)>,
+    lot_counts: Vec<u64>,
+    prize_cents: u64,
+    root: Option<Hash>,
+    opened: bool,
+}
+
+/// Verifies the block at `path`. `Err` only when it can't be read at all
+/// (exit 2); a block that fails checks gives a report with `ok == false`.
+pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Error> {
+    let block = BlockFile::open(path)?;
+    let trusted = opts.public_key.ok_or_else(|| Error::BadKey {
+        path: path.to_path_buf(),
+        reason: "no trusted public key to check the seal against: use a store with keys or pass --public-key FILE".into(),
+    })?;
+    let file_sha = file_sha256(path)?;
+    let h = &block.header;
+    let mut f = Findings {
+        checks: vec![Check {
+            check: "format",
+            status: Status::Passed,
+            detail: format!(
+                "magic, format version {}, header of {} bytes",
+                crate::block::FORMAT_VERSION,
+                h.len()
+            ),
+        }],
+        failures: Vec::new(),
+        count: 0,
+    };
+
+    // Layout: the file is exactly header, index, chunks, seal.
+    let before = f.count;
+    let expected_len = h.seal_offset + SEAL_LEN as u64;
+    if block.file_len < expected_len {
+        f.fail(
+            FailureKind::Truncated,
+            None,
+            None,
+            format!(
+                "file is {} bytes, its header says {expected_len}: truncated",
+                block.file_len
+            ),
+        );
+    } else if block.file_len > expected_len {
+        f.fail(
+            FailureKind::TrailingBytes,
+            None,
+            None,
+            format!(
+                "{} bytes follow the seal (file is {} bytes, header says {expected_len})",
+                block.file_len - expected_len,
+                block.file_len
+            ),
+        );
+    }
+    let mut offset = h.chunks_offset();
+    for (i, e) in block.index.iter().enumerate() {
+        let i = i as u32;
+        if e.offset != offset || e.units != h.units_in_chunk(i) {
+            f.fail(
+                FailureKind::IndexLayout,
+                Some(i),
+                None,
+                format!(
+                    "index entry {i}: offset {} / {} units, expected offset {offset} / {} units",
+                    e.offset,
+                    e.units,
+                    h.units_in_chunk(i)
+                ),
+            );
+        }
+        offset = e.offset.saturating_add(u64::from(e.length));
+    }
+    if block.index.len() == h.chunk_count as usize && offset != h.seal_offset {
+        f.fail(
+            FailureKind::IndexLayout,
+            None,
+            None,
+            format!(
+                "chunks end at {offset} but the seal is at {}",
+                h.seal_offset
+            ),
+        );
+    }
+    f.check(
+        "layout",
+        before,
+        format!(
+            "header, index of {} chunks, chunks, seal; {} bytes",
+            h.chunk_count, expected_len
+        ),
+    );
+
+    let before = f.count;
+    if !block.index_digest_ok() {
+        f.fail(
+            FailureKind::IndexDigest,
+            None,
+            None,
+            "the chunk index does not match the index digest in the header".into(),
+        );
+    }
+    f.check("index_digest", before, "SHA-256 of the chunk index");
+
+    let before = f.count;
+    if h.signer != trusted.to_bytes() {
+        f.fail(
+            FailureKind::WrongSigner,
+            None,
+            None,
+            format!(
+                "sealed by key {}, not by the trusted issuer key {}",
+                hex::encode(h.signer),
+                hex::encode(trusted.to_bytes())
+            ),
+        );
+    } else {
+        let valid = block
+            .seal
+            .as_ref()
+            .is_some_and(|s| seal::verify(trusted, &block.header_bytes, s));
+        if !valid {
+            f.fail(
+                FailureKind::SealInvalid,
+                None,
+                None,
+                "the seal is not the issuer's signature of this header".into(),
+            );
+        }
+    }
+    f.check(
+        "seal",
+        before,
+        "Ed25519 signature of the header by the issuer key",
+    );
+
+    let before = f.count;
+    let index_roots: Vec<Hash> = block.index.iter().map(|e| e.subtree_root).collect();
+    if merkle::root_from_hashes(&index_roots) != h.merkle_root {
+        f.fail(
+            FailureKind::IndexRoots,
+            None,
+            None,
+            "the index's chunk roots do not make the header's Merkle root".into(),
+        );
+    }
+    f.check(
+        "index_roots",
+        before,
+        "RFC 9162 root over the chunk subtree roots",
+    );
+
+    let records_key = opts.keys.records_key(&block)?;
+    let regulation = h.game.lot_table(h.price_cents)?;
+    let chunk_results: Vec<ChunkOutcome> = (0..h.chunk_count.min(block.index.len() as u32))
+        .into_par_iter()
+        .map(|chunk| check_chunk(&block, chunk, records_key.as_ref(), &regulation, opts))
+        .collect::<Result<_, Error>>()?;
+
+    let before = f.count;
+    for (chunk, r) in chunk_results.iter().enumerate() {
+        for (kind, unit, message) in &r.failures {
+            if *kind == FailureKind::ChunkDigest {
+                f.fail(*kind, Some(chunk as u32), *unit, message.clone());
+            }
+        }
+    }
+    f.check(
+        "chunk_digests",
+        before,
+        "SHA-256 of every chunk's ciphertext against the index",
+    );
+
+    let outcome_checks = ["records", "lot_table", "merkle_root"];
+    match records_key {
+        None => {
+            for c in outcome_checks {
+                f.not_done(
+                    c,
+                    "needs the records key (the issuer's store, or --records-key FILE)",
+                );
+            }
+        }
+        Some(_) => outcome_findings(&mut f, &block, &chunk_results, &regulation),
+    }
+
+    let seed = opts.revealed_seed.or_else(|| {
+        opts.keys
+            .secrets
+            .map(|s| s.block_seed(h.game, h.emission, h.block))
+    });
+    match (seed, records_key) {
+        (Some(_), Some(_)) => {
+            let before = f.count;
+            for (chunk, r) in chunk_results.iter().enumerate() {
+                for (kind, unit, message) in &r.failures {
+                    if *kind == FailureKind::CheckCode {
+                        f.fail(*kind, Some(chunk as u32), *unit, message.clone());
+                    }
+                }
+            }
+            f.check(
+                "check_codes",
+                before,
+                "every unit's check code against the block seed",
+            );
+        }
+        _ => f.not_done(
+            "check_codes",
+            "needs the block seed and the records key (the issuer's store)",
+        ),
+    }
+    match seed {
+        Some(seed) => {
+            let before = f.count;
+            if derive::seed_commitment(&seed) != h.seed_commitment {
+                f.fail(
+                    FailureKind::SeedCommitment,
+                    None,
+                    None,
+                    "SHA-256 of the seed is not the header's seed commitment".into(),
+                );
+            }
+            f.check(
+                "seed_commitment",
+                before,
+                "SHA-256(seed) against the header",
+            );
+        }
+        None => f.not_done(
+            "seed_commitment",
+            "needs the block seed (the issuer's store, or a reveal file)",
+        ),
+    }
+    if let Some(seed) = opts.revealed_seed {
+        let before = f.count;
+        let spec = BlockSpec {
+            game: h.game,
+            emission: h.emission,
+            block: h.block,
+            price_cents: h.price_cents,
+        };
+        let rebuilt = build::build(spec, &seed, None, &|_| {})?;
+        if rebuilt.merkle_root != h.merkle_root {
+            f.fail(
+                FailureKind::Regeneration,
+                None,
+                None,
+                format!(
+                    "regenerating from the revealed seed gives root {}, the block has {}",
+                    hex::encode(rebuilt.merkle_root),
+                    hex::encode(h.merkle_root)
+                ),
+            );
+        }
+        f.check(
+            "regeneration",
+            before,
+            "every unit regenerated from the revealed seed",
+        );
+    }
+
+    let complete = f.checks.iter().all(|c| c.status != Status::NotDone);
+    Ok(BlockReport {
+        path: path.display().to_string(),
+        game: h.game.slug().into(),
+        emission: h.emission,
+        block: h.block,
+        price: cents_to_euros(h.price_cents).to_string(),
+        units: h.unit_count,
+        merkle_root: hex::encode(h.merkle_root),
+        seed_commitment: hex::encode(h.seed_commitment),
+        file_sha256: hex::encode(file_sha),
+        ok: f.count == 0,
+        complete,
+        checks: f.checks,
+        failures: f.failures,
+        failure_count: f.count,
+    })
+}
+
+/// Checks that need the records: per-unit rules, exact lot table and total,
+/// subtree and Merkle roots.
+fn outcome_findings(
+    f: &mut Findings,
+    block: &BlockFile,
+    results: &[ChunkOutcome],
+    regulation: &LotTable,
+) {
+    let h = &block.header;
+    let before = f.count;
+    for (chunk, r) in results.iter().enumerate() {
+        for (kind, unit, message) in &r.failures {
+            if !matches!(kind, FailureKind::ChunkDigest | FailureKind::CheckCode) {
+                f.fail(*kind, Some(chunk as u32), *unit, message.clone());
+            }
+        }
+    }
+    let opened = results.iter().filter(|r| r.opened).count();
+    f.check(
+        "records",
+        before,
+        format!(
+            "{opened} of {} chunks decrypted; every unit decoded and played under the {} rules",
+            h.chunk_count,
+            h.game.slug()
+        ),
+    );
+
+    let before = f.count;
+    if h.lot_table != *regulation {
+        f.fail(
+            FailureKind::LotTable,
+            None,
+            None,
+            format!(
+                "the header's lot table is not the regulation's table for {} € units",
+                cents_to_euros(h.price_cents)
+            ),
+        );
+    }
+    let mut counts = vec![0u64; 256];
+    let mut total = 0u64;
+    for r in results {
+        for (lot, n) in r.lot_counts.iter().enumerate() {
+            counts[lot] += n;
+        }
+        total += r.prize_cents;
+    }
+    for tier in &regulation.tiers {
+        let found = counts[usize::from(tier.code)];
+        if found != u64::from(tier.count) {
+            f.fail(
+                FailureKind::LotCounts,
+                None,
+                None,
+                format!(
+                    "{} lots of {} € ({}): the regulation says {}",
+                    found,
+                    cents_to_euros(tier.amount_cents),
+                    h.game.lot_name(tier.code).unwrap_or("?"),
+                    tier.count
+                ),
+            );
+        }
+    }
+    let losers = u64::from(h.unit_count) - regulation.winners();
+    if counts[0] != losers {
+        f.fail(
+            FailureKind::LotCounts,
+            None,
+            None,
+            format!("{} losing units, expected {losers}", counts[0]),
+        );
+    }
+    if total != regulation.total_cents() {
+        f.fail(
+            FailureKind::Total,
+            None,
+            None,
+            format!(
+                "prizes total {} €, the regulation's table totals {} €",
+                cents_to_euros_u64(total),
+                cents_to_euros_u64(regulation.total_cents())
+            ),
+        );
+    }
+    f.check(
+        "lot_table",
+        before,
+        format!(
+            "{} winners and {} € in prizes, exactly the regulation's table",
+            regulation.winners(),
+            cents_to_euros_u64(regulation.total_cents())
+        ),
+    );
+
+    let before = f.count;
+    for (chunk, r) in results.iter().enumerate() {
+        let entry = &block.index[chunk];
+        if let Some(root) = r.root {
+            if root != entry.subtree_root {
+                f.fail(
+                    FailureKind::SubtreeRoot,
+                    Some(chunk as u32),
+                    None,
+                    format!("chunk {chunk}'s records do not hash to its subtree root in the index"),
+                );
+            }
+        }
+    }
+    if results.iter().all(|r| r.root.is_some()) {
+        let roots: Vec<Hash> = results.iter().filter_map(|r| r.root).collect();
+        if merkle::root_from_hashes(&roots) != h.merkle_root {
+            f.fail(
+                FailureKind::MerkleRoot,
+                None,
+                None,
+                "the records do not hash to the header's Merkle root".into(),
+            );
+        }
+    } else {
+        f.fail(
+            FailureKind::MerkleRoot,
+            None,
+            None,
+            "the Merkle root can't be recomputed: some chunks could not be read".into(),
+        );
+    }
+    f.check(
+        "merkle_root",
+        before,
+        "RFC 9162 root recomputed over every record",
+    );
+}
+
+/// Reads, authenticates and (with the key) checks one chunk.
+fn check_chunk(
+    block: &BlockFile,
+    chunk: u32,
+    records_key: Option<&[u8; 32]>,
+    regulation: &LotTable,
+    opts: &VerifyOptions,
+) -> Result<ChunkOutcome, Error> {
+    let h = &block.header;
+    let mut out = ChunkOutcome {
+        lot_counts: vec![0; 256],
+        ..Default::default()
+    };
+    let entry = block.entry(chunk)?;
+    let ciphertext = block.read_ciphertext(chunk)?;
+    let digest: Hash = Sha256::digest(&ciphertext).into();
+    if digest != entry.ciphertext_sha256 {
+        out.failures.push((
+            FailureKind::ChunkDigest,
+            None,
+            format!("chunk {chunk}: ciphertext does not match its digest in the index"),
+        ));
+    }
+    let Some(key) = records_key else {
+        return Ok(out);
+    };
+    let records = match block.open_chunk(chunk, &ciphertext, key) {
+        Ok(r) => r,
+        Err(OpenProblem::Decrypt) => {
+            out.failures.push((
+                FailureKind::Decrypt,
+                None,
+                format!(
+                    "chunk {chunk}: authenticated decryption fails (ciphertext changed or moved)"
+                ),
+            ));
+            return Ok(out);
+        }
+        Err(OpenProblem::Decompress(e)) => {
+            out.failures.push((
+                FailureKind::Decompress,
+                None,
+                format!("chunk {chunk}: records are not a valid zstd frame ({e})"),
+            ));
+            return Ok(out);
+        }
+    };
+    out.opened = true;
+    let size = usize::from(h.record_size);
+    let units = h.units_in_chunk(chunk);
+    if records.len() != size * units as usize {
+        out.failures.push((
+            FailureKind::Decompress,
+            None,
+            format!(
+                "chunk {chunk}: {} bytes of records, expected {units} records of {size} bytes",
+                records.len()
+            ),
+        ));
+        return Ok(out);
+    }
+    let seed = opts.revealed_seed.or_else(|| {
+        opts.keys
+            .secrets
+            .map(|s| s.block_seed(h.game, h.emission, h.block))
+    });
+    let first = chunk * h.chunk_units;
+    let mut leaves = Vec::with_capacity(units as usize);
+    for (i, record) in records.chunks_exact(size).enumerate() {
+        let position = first + i as u32;
+        leaves.push(merkle::leaf_hash(record));
+        match check_unit(h, regulation, position, record) {
+            Ok(prefix) => {
+                out.lot_counts[usize::from(prefix.lot)] += 1;
+                out.prize_cents += u64::from(prefix.prize_cents);
+                if let Some(seed) = &seed {
+                    if derive::check_code(seed, position) != prefix.check_code {
+                        out.failures.push((
+                            FailureKind::CheckCode,
+                            Some(position),
+                            format!(
+                                "unit {position}: check code is not derived from the block seed"
+                            ),
+                        ));
+                    }
+                }
+            }
+            Err((kind, message)) => {
+                out.failures
+                    .push((kind, Some(position), format!("unit {position}: {message}")));
+            }
+        }
+    }
+    out.root = Some(merkle::root_from_hashes(&leaves));
+    Ok(out)
+}
