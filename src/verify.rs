@@ -27,7 +27,7 @@ use crate::seal;
 pub const MAX_LISTED_FAILURES: usize = 100;
 
 /// What kind of check failed (tests assert on this).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureKind {
     /// The file is shorter than its header says.
@@ -416,11 +416,37 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
         "RFC 9162 root over the chunk subtree roots",
     );
 
-    let records_key = opts.keys.records_key(&block)?;
-    let regulation = h.game.lot_table(h.price_cents)?;
+    // A header that fails its seal can't be trusted to pick the key: the
+    // outcome checks are then not done rather than refused as "wrong key".
+    let header_authentic = !f
+        .failures
+        .iter()
+        .any(|x| matches!(x.kind, FailureKind::SealInvalid | FailureKind::WrongSigner));
+    let records_key = match opts.keys.records_key(&block) {
+        Err(Error::WrongRecordsKey { .. }) if !header_authentic => None,
+        other => other?,
+    };
+    // A price the regulation does not sell at has no lot table to check the
+    // units against: a failure, and the outcome checks are not done.
+    let regulation = match h.game.lot_table(h.price_cents) {
+        Ok(table) => Some(table),
+        Err(e) => {
+            f.fail(FailureKind::LotTable, None, None, e.to_string());
+            None
+        }
+    };
+    let records_key = records_key.filter(|_| regulation.is_some());
     let chunk_results: Vec<ChunkOutcome> = (0..h.chunk_count.min(block.index.len() as u32))
         .into_par_iter()
-        .map(|chunk| check_chunk(&block, chunk, records_key.as_ref(), &regulation, opts))
+        .map(|chunk| {
+            check_chunk(
+                &block,
+                chunk,
+                records_key.as_ref(),
+                regulation.as_ref(),
+                opts,
+            )
+        })
         .collect::<Result<_, Error>>()?;
 
     let before = f.count;
@@ -438,16 +464,16 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
     );
 
     let outcome_checks = ["records", "lot_table", "merkle_root"];
-    match records_key {
-        None => {
+    match (records_key, &regulation) {
+        (Some(_), Some(regulation)) => outcome_findings(&mut f, &block, &chunk_results, regulation),
+        _ => {
             for c in outcome_checks {
                 f.not_done(
                     c,
-                    "needs the records key (the issuer's store, or --records-key FILE)",
+                    "needs the records key (the issuer's store, or --records-key FILE) and an authentic header",
                 );
             }
         }
-        Some(_) => outcome_findings(&mut f, &block, &chunk_results, &regulation),
     }
 
     let seed = opts.revealed_seed.or_else(|| {
@@ -498,7 +524,7 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
             "needs the block seed (the issuer's store, or a reveal file)",
         ),
     }
-    if let Some(seed) = opts.revealed_seed {
+    if let (Some(seed), Some(_)) = (opts.revealed_seed, &regulation) {
         let before = f.count;
         let spec = BlockSpec {
             game: h.game,
@@ -584,6 +610,19 @@ fn outcome_findings(
                 cents_to_euros(h.price_cents)
             ),
         );
+    }
+    // Counts, total and root over unreadable chunks would only repeat the
+    // chunks' own failures: say they were not made instead.
+    let unread = h.chunk_count as usize - opened;
+    if unread > 0 {
+        let why = format!("{unread} chunk(s) could not be read, see their failures");
+        if f.count > before {
+            f.check("lot_table", before, why.clone());
+        } else {
+            f.not_done("lot_table", why.clone());
+        }
+        f.not_done("merkle_root", why);
+        return;
     }
     let mut counts = vec![0u64; 256];
     let mut total = 0u64;
@@ -685,7 +724,7 @@ fn check_chunk(
     block: &BlockFile,
     chunk: u32,
     records_key: Option<&[u8; 32]>,
-    regulation: &LotTable,
+    regulation: Option<&LotTable>,
     opts: &VerifyOptions,
 ) -> Result<ChunkOutcome, Error> {
     let h = &block.header;
@@ -703,7 +742,7 @@ fn check_chunk(
             format!("chunk {chunk}: ciphertext does not match its digest in the index"),
         ));
     }
-    let Some(key) = records_key else {
+    let (Some(key), Some(regulation)) = (records_key, regulation) else {
         return Ok(out);
     };
     let records = match block.open_chunk(chunk, &ciphertext, key) {

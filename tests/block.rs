@@ -1,0 +1,603 @@
+//! Whole blocks: exact lot tables at every price, every unit accepted by an
+//! independent reading of article 4.5, determinism against golden vectors,
+//! and every tampering caught with the matching failure.
+
+mod common;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+
+use common::{article_4_5, Fixture};
+use rust_decimal::Decimal;
+use sha2::{Digest, Sha256};
+use ticket_issuer::block::authentic::AuthenticBlock;
+use ticket_issuer::block::build::{self, BlockSpec};
+use ticket_issuer::block::reader::BlockFile;
+use ticket_issuer::block::{IndexEntry, INDEX_ENTRY_LEN};
+use ticket_issuer::derive;
+use ticket_issuer::export::export_jsonl;
+use ticket_issuer::game::Game;
+use ticket_issuer::records_key::KeyAccess;
+use ticket_issuer::verify::{FailureKind, Status};
+
+/// Article 4.5, as the regulation prints it: lot → amount in € at 0.5, 1, 2 €.
+const ARTICLE_4_5_TEXT: [(&str, [&str; 3]); 9] = [
+    ("chandelier-3", ["5000", "10000", "20000"]),
+    ("singe-3", ["250", "500", "1000"]),
+    ("saphir-3", ["75", "150", "300"]),
+    ("tete_de_mort-3", ["25", "50", "100"]),
+    ("chandelier-2", ["12.5", "25", "50"]),
+    ("singe-2", ["5", "10", "20"]),
+    ("saphir-2", ["1.5", "3", "6"]),
+    ("tete_de_mort-2", ["1", "2", "4"]),
+    ("chandelier-1", ["0.5", "1", "2"]),
+];
+
+/// Article 3: the number of lots of each line, in the same order.
+const ARTICLE_3_COUNTS: [u64; 9] = [1, 3, 100, 1_000, 500, 2_000, 26_000, 38_000, 52_000];
+
+fn step(direction: &str) -> (i64, i64) {
+    match direction {
+        "N" => (0, -1),
+        "NE" => (1, -1),
+        "E" => (1, 0),
+        "SE" => (1, 1),
+        "S" => (0, 1),
+        "SW" => (-1, 1),
+        "W" => (-1, 0),
+        "NW" => (-1, -1),
+        other => panic!("unknown direction {other}"),
+    }
+}
+
+/// Plays one exported unit from its JSON alone; returns its lot name.
+fn play_exported(unit: &serde_json::Value) -> Result<Option<String>, String> {
+    let (w, h) = (
+        unit["map"]["width"].as_i64().unwrap(),
+        unit["map"]["height"].as_i64().unwrap(),
+    );
+    let start = (
+        unit["start"]["x"].as_i64().unwrap(),
+        unit["start"]["y"].as_i64().unwrap(),
+    );
+    let chests: Vec<((i64, i64), &str)> = unit["chests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                (c["x"].as_i64().unwrap(), c["y"].as_i64().unwrap()),
+                c["content"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    if chests.len() != 9 {
+        return Err("not nine chests".into());
+    }
+    let squares: HashSet<_> = chests.iter().map(|c| c.0).collect();
+    if squares.len() != 9 || squares.contains(&start) {
+        return Err("chests overlap or stand on the start".into());
+    }
+    let mut at = start;
+    let mut visited = vec![start];
+    let mut uncovered = Vec::new();
+    let throws = unit["throws"].as_array().unwrap();
+    if throws.len() != 4 {
+        return Err("not four throws".into());
+    }
+    for t in throws {
+        let (dx, dy) = step(t["direction"].as_str().unwrap());
+        let n = t["steps"].as_i64().unwrap();
+        if n < 1 {
+            return Err("a throw of no step".into());
+        }
+        at = (at.0 + dx * n, at.1 + dy * n);
+        if !(0..w).contains(&at.0) || !(0..h).contains(&at.1) || visited.contains(&at) {
+            return Err(format!("illegal landing {at:?}"));
+        }
+        visited.push(at);
+        let chest = chests
+            .iter()
+            .find(|c| c.0 == at)
+            .ok_or("landing without a chest")?;
+        uncovered.push(chest.1);
+    }
+    article_4_5(&uncovered)
+}
+
+/// Exports a block and checks all 450,000 lines independently of the
+/// library's rules; returns the lot counts.
+fn check_export(
+    fx: &Fixture,
+    path: &Path,
+    block_number: u32,
+    column: usize,
+) -> BTreeMap<String, u64> {
+    let block = AuthenticBlock::open(
+        path,
+        &fx.trusted,
+        KeyAccess {
+            secrets: Some(&fx.secrets),
+            file: None,
+        },
+        "export",
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    assert_eq!(export_jsonl(&block, &mut out).unwrap(), 450_000);
+    let amounts: BTreeMap<&str, Decimal> = ARTICLE_4_5_TEXT
+        .iter()
+        .map(|(lot, a)| (*lot, a[column].parse().unwrap()))
+        .collect();
+    let mut counts = BTreeMap::new();
+    let mut total = Decimal::ZERO;
+    let mut ids = HashSet::new();
+    for (i, line) in out
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .enumerate()
+    {
+        let unit: serde_json::Value = serde_json::from_slice(line).unwrap();
+        assert_eq!(unit["index"].as_u64(), Some(i as u64));
+        let id = unit["id"].as_str().unwrap();
+        assert!(
+            id.starts_with(&format!("IAT-1-{block_number}-{i}-")),
+            "{id}"
+        );
+        assert!(ids.insert(id.to_string()), "duplicate id {id}");
+        let lot = play_exported(&unit).unwrap_or_else(|e| panic!("unit {i}: {e}"));
+        assert_eq!(unit["lot"].as_str(), lot.as_deref(), "unit {i}");
+        let prize: Decimal = unit["prize"].as_str().unwrap().parse().unwrap();
+        let expected = lot.as_deref().map_or(Decimal::ZERO, |l| amounts[l]);
+        assert_eq!(prize, expected, "unit {i}");
+        total += prize;
+        *counts
+            .entry(lot.unwrap_or_else(|| "none".into()))
+            .or_insert(0) += 1;
+    }
+    let total_expected: Decimal = ARTICLE_4_5_TEXT
+        .iter()
+        .zip(ARTICLE_3_COUNTS)
+        .map(|((_, a), n)| a[column].parse::<Decimal>().unwrap() * Decimal::from(n))
+        .sum();
+    assert_eq!(total, total_expected);
+    counts
+}
+
+#[test]
+fn a_block_of_each_price_holds_exactly_the_regulation_table() {
+    let fx = Fixture::new();
+    for (column, (block, price, total)) in
+        [(1, 50, "157500"), (2, 100, "315000"), (3, 200, "630000")]
+            .into_iter()
+            .enumerate()
+    {
+        let path = fx.block(block, price);
+        let report = fx.verify(&path, true);
+        assert!(report.ok && report.complete, "{:#?}", report.failures);
+        assert_eq!(report.units, 450_000);
+        let counts = check_export(&fx, &path, block, column);
+        for ((lot, _), n) in ARTICLE_4_5_TEXT.iter().zip(ARTICLE_3_COUNTS) {
+            assert_eq!(counts.get(*lot), Some(&n), "{lot} at {price} cents");
+        }
+        assert_eq!(counts["none"], 330_396);
+        let lot_check = report
+            .checks
+            .iter()
+            .find(|c| c.check == "lot_table")
+            .unwrap();
+        assert!(
+            lot_check.detail.contains(&format!("{total} €")),
+            "{}",
+            lot_check.detail
+        );
+    }
+}
+
+fn test_master() -> [u8; 32] {
+    derive::sha256(b"ticket-issuer test master secret")
+}
+
+/// The golden vector: a fixed secret gives fixed lot orders, records and
+/// roots, today and after any dependency upgrade.
+#[test]
+fn generation_is_deterministic_and_matches_the_golden_vectors() {
+    let path = format!(
+        "{}/fixtures/golden/ile-au-tresor.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let golden = std::fs::read_to_string(&path).unwrap();
+    let value = |key: &str| {
+        golden
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{key}: ")))
+            .unwrap_or_else(|| panic!("{path} has no {key}"))
+            .to_string()
+    };
+    assert_eq!(value("master"), hex::encode(test_master()));
+    let game = Game::IleAuTresor;
+    for price in [50u32, 100, 200] {
+        let seed = derive::block_seed(&test_master(), game, 1, 1);
+        let spec = BlockSpec {
+            game,
+            emission: 1,
+            block: 1,
+            price_cents: price,
+        };
+        let a = build::build(spec, &seed, None, &|_| {}).unwrap();
+        let b = build::build(spec, &seed, None, &|_| {}).unwrap();
+        assert_eq!(a.merkle_root, b.merkle_root);
+        let table = game.lot_table(price).unwrap();
+        let lots = build::lot_order(&seed, &table, 450_000);
+        let first = build::records(game, &seed, &table, &lots, 0, 1000);
+        assert_eq!(first, build::records(game, &seed, &table, &lots, 0, 1000));
+        let got = [
+            ("seed", hex::encode(seed)),
+            ("lot_order_sha256", hex::encode(Sha256::digest(&lots))),
+            (
+                "first_1000_records_sha256",
+                hex::encode(Sha256::digest(&first)),
+            ),
+            ("merkle_root", hex::encode(a.merkle_root)),
+        ];
+        for (key, v) in got {
+            assert_eq!(
+                value(&format!("price {price} {key}")),
+                v,
+                "price {price} {key}"
+            );
+        }
+    }
+}
+
+/// Two stores with the same keys write bit-identical block files.
+#[test]
+fn the_same_keys_write_identical_files() {
+    let a = Fixture::new();
+    let b = tempfile::tempdir().unwrap();
+    let store_b = ticket_issuer::store::Store::new(b.path().join("store"));
+    copy_dir(&a.store.root().join("keys"), &store_b.root().join("keys"));
+    let secrets_b = store_b.secrets().unwrap();
+    let pa = a.block(1, 100);
+    let made = ticket_issuer::emission::Emission::new(&store_b, 1)
+        .generate(
+            &secrets_b,
+            Game::IleAuTresor,
+            100,
+            ticket_issuer::emission::BlockChoice::Number(1),
+            &|_| {},
+        )
+        .unwrap();
+    assert_eq!(
+        std::fs::read(&pa).unwrap(),
+        std::fs::read(&made[0].path).unwrap()
+    );
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+/// Applies a mutation from fixtures/tamper/cases.txt to a copy of a block.
+fn mutate(bytes: &mut Vec<u8>, block: &BlockFile, mutation: &str) {
+    let words: Vec<&str> = mutation.split_whitespace().collect();
+    let h = &block.header;
+    let at = |section: &str, offset: i64| -> usize {
+        let (start, len) = match section {
+            "header" => (0, h.len() as u64),
+            "index" => (h.index_offset(), h.index_len() as u64),
+            "seal" => (h.seal_offset, 64),
+            chunk => {
+                let n: usize = chunk.strip_prefix("chunk").unwrap().parse().unwrap();
+                let e = &block.index[n];
+                (e.offset, u64::from(e.length))
+            }
+        };
+        let offset = if offset < 0 {
+            len as i64 + offset
+        } else {
+            offset
+        };
+        assert!(
+            (offset as u64) < len,
+            "{mutation}: offset outside {section}"
+        );
+        (start as i64 + offset) as usize
+    };
+    match words.as_slice() {
+        ["flip", section, offset, bit] => {
+            let i = at(section, offset.parse().unwrap());
+            bytes[i] ^= 1 << bit.parse::<u8>().unwrap();
+        }
+        ["set16", section, offset, value] => {
+            let i = at(section, offset.parse().unwrap());
+            bytes[i..i + 2].copy_from_slice(&value.parse::<u16>().unwrap().to_le_bytes());
+        }
+        ["truncate", n] => bytes.truncate(bytes.len() - n.parse::<usize>().unwrap()),
+        ["append", n] => bytes.extend(std::iter::repeat_n(0u8, n.parse().unwrap())),
+        other => panic!("unknown mutation {other:?}"),
+    }
+}
+
+/// Every case of fixtures/tamper/cases.txt: the mutation and the exact set
+/// of failure kinds verify (with the key) must report, or the error class
+/// for a file that can't be read at all.
+#[test]
+fn every_tampering_is_caught_with_the_matching_failure() {
+    let fx = Fixture::new();
+    let original = fx.block(1, 100);
+    let block = BlockFile::open(&original).unwrap();
+    let pristine = std::fs::read(&original).unwrap();
+    let cases = std::fs::read_to_string(format!(
+        "{}/fixtures/tamper/cases.txt",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let mut seen = 0;
+    let mut mismatches = Vec::new();
+    for line in cases
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let parts: Vec<&str> = line.split('|').map(str::trim).collect();
+        let [name, mutation, expect] = parts.as_slice() else {
+            panic!("bad case {line}")
+        };
+        let mut bytes = pristine.clone();
+        mutate(&mut bytes, &block, mutation);
+        let path = fx.dir.path().join(format!("{name}.tkb"));
+        std::fs::write(&path, &bytes).unwrap();
+        match expect.strip_prefix("error:") {
+            Some(message) => {
+                let err = fx.try_verify(&path, true).expect_err(name).to_string();
+                assert!(err.contains(message.trim()), "{name}: {err}");
+            }
+            None => {
+                let report = fx.verify(&path, true);
+                let mut kinds: Vec<String> = report
+                    .failures
+                    .iter()
+                    .map(|f| {
+                        serde_json::to_value(f.kind)
+                            .unwrap()
+                            .as_str()
+                            .unwrap()
+                            .to_string()
+                    })
+                    .collect();
+                kinds.sort();
+                kinds.dedup();
+                let mut wanted: Vec<&str> = expect.split(',').map(str::trim).collect();
+                wanted.sort();
+                assert!(!report.ok, "{name}");
+                if kinds != wanted {
+                    mismatches.push(format!("{name}: got {kinds:?}, expected {wanted:?}"));
+                }
+            }
+        }
+        seen += 1;
+    }
+    assert!(mismatches.is_empty(), "{mismatches:#?}");
+    assert!(seen >= 12);
+}
+
+/// Issue 3: no plaintext of any chunk appears in the file, and the file
+/// looks random to a compressor.
+#[test]
+fn a_block_file_reveals_no_record() {
+    let fx = Fixture::new();
+    let path = fx.block(1, 100);
+    let file = std::fs::read(&path).unwrap();
+    let block = AuthenticBlock::open(
+        &path,
+        &fx.trusted,
+        KeyAccess {
+            secrets: Some(&fx.secrets),
+            file: None,
+        },
+        "test",
+    )
+    .unwrap();
+    for chunk in 0..block.file.header.chunk_count {
+        let records = block.chunk_records(chunk).unwrap();
+        for probe in [
+            &records[..16],
+            &records[53..69],
+            &zstd::bulk::compress(&records, 3).unwrap()[..16],
+        ] {
+            assert!(
+                !file.windows(16).any(|w| w == probe),
+                "chunk {chunk}: plaintext found"
+            );
+        }
+    }
+    assert!(
+        zstd::decode_all(&file[..]).is_err(),
+        "the file must not be a zstd stream"
+    );
+    let squeezed = zstd::bulk::compress(&file, 19).unwrap();
+    assert!(
+        squeezed.len() * 1000 >= file.len() * 999,
+        "zstd gained {} of {} bytes",
+        file.len() - squeezed.len(),
+        file.len()
+    );
+}
+
+#[test]
+fn verify_without_a_key_checks_structure_and_says_what_it_did_not_check() {
+    let fx = Fixture::new();
+    let path = fx.block(1, 100);
+    let report = fx.verify(&path, false);
+    assert!(report.ok && !report.complete);
+    let status = |name: &str| {
+        report
+            .checks
+            .iter()
+            .find(|c| c.check == name)
+            .unwrap()
+            .status
+    };
+    for passed in [
+        "format",
+        "layout",
+        "index_digest",
+        "seal",
+        "index_roots",
+        "chunk_digests",
+    ] {
+        assert_eq!(status(passed), Status::Passed, "{passed}");
+    }
+    for not_done in [
+        "records",
+        "lot_table",
+        "merkle_root",
+        "check_codes",
+        "seed_commitment",
+    ] {
+        assert_eq!(status(not_done), Status::NotDone, "{not_done}");
+    }
+    let with_key = fx.verify(&path, true);
+    assert!(with_key.ok && with_key.complete);
+}
+
+/// Rewrites chunk `at`'s ciphertext with `replacement`, fixing the index
+/// entries so that only the index digest (keyless) and the AEAD (with the
+/// key) can notice.
+fn replace_chunk(bytes: &[u8], block: &BlockFile, at: usize, replacement: &[u8]) -> Vec<u8> {
+    let h = &block.header;
+    let mut index = block.index.clone();
+    let mut chunks: Vec<Vec<u8>> = index
+        .iter()
+        .map(|e| bytes[e.offset as usize..(e.offset + u64::from(e.length)) as usize].to_vec())
+        .collect();
+    chunks[at] = replacement.to_vec();
+    let mut out = bytes[..h.len()].to_vec();
+    let mut offset = h.chunks_offset();
+    for (e, c) in index.iter_mut().zip(&chunks) {
+        e.offset = offset;
+        e.length = c.len() as u32;
+        e.ciphertext_sha256 = Sha256::digest(c).into();
+        offset += c.len() as u64;
+    }
+    for e in &index {
+        e.encode(&mut out);
+    }
+    assert_eq!(out.len(), h.len() + INDEX_ENTRY_LEN * index.len());
+    for c in &chunks {
+        out.extend_from_slice(c);
+    }
+    // Keep the seal where the header says it is by padding or cutting.
+    out.resize(h.seal_offset as usize, 0);
+    out.extend_from_slice(&bytes[h.seal_offset as usize..]);
+    out
+}
+
+fn kinds(report: &ticket_issuer::verify::BlockReport) -> HashSet<FailureKind> {
+    report.failures.iter().map(|f| f.kind).collect()
+}
+
+#[test]
+fn swapped_or_foreign_chunks_are_caught_with_and_without_the_key() {
+    let fx = Fixture::new();
+    let a = fx.block(1, 100);
+    let b = fx.block(2, 100);
+    let block_a = BlockFile::open(&a).unwrap();
+    let bytes_a = std::fs::read(&a).unwrap();
+    let ct = |block: &BlockFile, n: u32| block.read_ciphertext(n).unwrap();
+    // Chunk 1's ciphertext at position 0 (a swap), and block 2's chunk 0.
+    let swapped = replace_chunk(&bytes_a, &block_a, 0, &ct(&block_a, 1));
+    let foreign = replace_chunk(&bytes_a, &block_a, 0, &ct(&BlockFile::open(&b).unwrap(), 0));
+    for (name, bytes) in [("swapped", swapped), ("foreign", foreign)] {
+        let path = fx.dir.path().join(format!("{name}.tkb"));
+        std::fs::write(&path, bytes).unwrap();
+        let keyless = kinds(&fx.verify(&path, false));
+        assert!(
+            keyless.contains(&FailureKind::IndexDigest),
+            "{name}: {keyless:?}"
+        );
+        let keyed = kinds(&fx.verify(&path, true));
+        assert!(keyed.contains(&FailureKind::Decrypt), "{name}: {keyed:?}");
+    }
+    // The AEAD alone refuses a chunk opened at another place or block.
+    let key_a = fx.secrets.block_records_key(Game::IleAuTresor, 1, 1);
+    let c1 = ct(&block_a, 1);
+    assert!(block_a.open_chunk(1, &c1, &key_a).is_ok());
+    assert!(block_a.open_chunk(0, &c1, &key_a).is_err());
+    let key_b = fx.secrets.block_records_key(Game::IleAuTresor, 1, 2);
+    assert!(block_a.open_chunk(1, &c1, &key_b).is_err());
+}
+
+#[test]
+fn a_records_key_of_another_block_or_a_wrong_key_file_is_refused() {
+    use ticket_issuer::records_key::RecordsKeyFile;
+    let fx = Fixture::new();
+    let a = fx.block(1, 100);
+    fx.block(2, 100);
+    let block_a = BlockFile::open(&a).unwrap();
+    let check = |file: RecordsKeyFile| {
+        let p = fx.dir.path().join("key.json");
+        KeyAccess {
+            secrets: None,
+            file: Some((&file, &p)),
+        }
+        .records_key(&block_a)
+        .map(|k| k.is_some())
+    };
+    let emission_key = RecordsKeyFile::export(&fx.secrets, Game::IleAuTresor, 1, None);
+    assert!(check(emission_key.clone()).unwrap());
+    assert!(check(RecordsKeyFile::export(
+        &fx.secrets,
+        Game::IleAuTresor,
+        1,
+        Some(1)
+    ))
+    .unwrap());
+    let other_block = check(RecordsKeyFile::export(
+        &fx.secrets,
+        Game::IleAuTresor,
+        1,
+        Some(2),
+    ))
+    .unwrap_err();
+    assert!(
+        other_block.to_string().contains("is for block 2"),
+        "{other_block}"
+    );
+    let other_emission = check(RecordsKeyFile::export(
+        &fx.secrets,
+        Game::IleAuTresor,
+        2,
+        None,
+    ))
+    .unwrap_err();
+    assert!(
+        other_emission.to_string().contains("emission 2"),
+        "{other_emission}"
+    );
+    let mut forged = emission_key;
+    forged.key = "11".repeat(32);
+    let wrong = check(forged).unwrap_err();
+    assert!(
+        matches!(wrong, ticket_issuer::Error::WrongRecordsKey { .. }),
+        "{wrong}"
+    );
+    assert!(
+        wrong.to_string().contains("not this block's records key"),
+        "{wrong}"
+    );
+    // A file that is not a key file at all.
+    let junk = fx.dir.path().join("junk.json");
+    std::fs::write(&junk, "{\"kind\":\"something else\"}").unwrap();
+    assert!(matches!(
+        RecordsKeyFile::read(&junk),
+        Err(ticket_issuer::Error::BadKey { .. })
+    ));
+    // Index entries parse back to what was written (layout sanity).
+    let first = IndexEntry::parse(&block_a.index_bytes[..INDEX_ENTRY_LEN]);
+    assert_eq!(first, block_a.index[0]);
+}

@@ -1,0 +1,100 @@
+//! Shared test helpers: a temporary store with one generated block, and an
+//! independent reading of article 4.5.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use ed25519_dalek::VerifyingKey;
+use tempfile::TempDir;
+use ticket_issuer::emission::{BlockChoice, Emission};
+use ticket_issuer::game::Game;
+use ticket_issuer::records_key::KeyAccess;
+use ticket_issuer::store::{Secrets, Store};
+use ticket_issuer::verify::{verify_block, BlockReport, VerifyOptions};
+
+/// A temporary store holding generated blocks of emission 1.
+pub struct Fixture {
+    pub dir: TempDir,
+    pub store: Store,
+    pub secrets: Secrets,
+    pub trusted: VerifyingKey,
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path().join("store"));
+        store.keygen().unwrap();
+        let secrets = store.secrets().unwrap();
+        let trusted = store.public_key().unwrap();
+        Fixture {
+            dir,
+            store,
+            secrets,
+            trusted,
+        }
+    }
+
+    /// Generates block `block` of emission 1 at `price_cents`.
+    pub fn block(&self, block: u32, price_cents: u32) -> PathBuf {
+        let made = Emission::new(&self.store, 1)
+            .generate(
+                &self.secrets,
+                Game::IleAuTresor,
+                price_cents,
+                BlockChoice::Number(block),
+                &|_| {},
+            )
+            .unwrap();
+        PathBuf::from(&made[0].path)
+    }
+
+    /// A copy of `path` under the temp dir, for tampering.
+    pub fn copy(&self, path: &Path, name: &str) -> PathBuf {
+        let to = self.dir.path().join(name);
+        std::fs::copy(path, &to).unwrap();
+        to
+    }
+
+    pub fn verify(&self, path: &Path, with_secrets: bool) -> BlockReport {
+        self.try_verify(path, with_secrets).unwrap()
+    }
+
+    pub fn try_verify(
+        &self,
+        path: &Path,
+        with_secrets: bool,
+    ) -> Result<BlockReport, ticket_issuer::Error> {
+        let opts = VerifyOptions {
+            public_key: Some(&self.trusted),
+            keys: KeyAccess {
+                secrets: with_secrets.then_some(&self.secrets),
+                file: None,
+            },
+            revealed_seed: None,
+        };
+        verify_block(path, &opts)
+    }
+}
+
+/// Counts of each content among four uncovered chests → the lot name under
+/// an independent reading of article 4.5 (`Err` for an illegal set).
+pub fn article_4_5(uncovered: &[&str]) -> Result<Option<String>, String> {
+    let count = |c: &str| uncovered.iter().filter(|u| **u == c).count();
+    let mut wins = Vec::new();
+    for symbol in ["chandelier", "singe", "saphir", "tete_de_mort"] {
+        let n = count(symbol);
+        let min = if symbol == "chandelier" { 1 } else { 2 };
+        if n == 4 {
+            return Err(format!("four {symbol}"));
+        }
+        if n >= min {
+            wins.push(format!("{symbol}-{n}"));
+        }
+    }
+    match wins.len() {
+        0 => Ok(None),
+        1 => Ok(wins.pop()),
+        _ => Err(format!("several winning groups {wins:?}")),
+    }
+}
