@@ -226,10 +226,14 @@ fn unlanded_chests_have_the_same_distribution_for_every_lot() {
 fn pictures_show_start_landings_and_chests() {
     let unit = Unit::generate(&mut Stream::new(&seed_from(5), 1), 1);
     let picture = unit.picture();
-    assert_eq!(picture.lines().count(), 8);
-    // Three landings uncover a chandelier (C), marked with their throw number.
-    assert_eq!(picture.matches('C').count(), 3, "{picture}");
+    let grid: Vec<&str> = picture.lines().take(8).collect();
+    assert_eq!(picture.lines().count(), 9, "8 rows and a legend");
+    // Three landings uncover a chandelier (C), marked with their throw number;
+    // the five closed chests show nothing of their contents.
+    assert_eq!(grid.concat().matches('C').count(), 3, "{picture}");
+    assert_eq!(grid.concat().matches('#').count(), 5, "{picture}");
+    assert_eq!(grid.concat().matches('@').count(), 1, "{picture}");
     for n in 1..=4 {
-        assert!(picture.contains(&n.to_string()), "{picture}");
+        assert!(grid.concat().contains(&n.to_string()), "{picture}");
     }
 }

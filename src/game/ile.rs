@@ -66,7 +66,7 @@ impl Content {
     /// One letter for text pictures.
     pub fn letter(self) -> char {
         match self {
-            Content::Vide => 'x',
+            Content::Vide => 'X',
             Content::Chandelier => 'C',
             Content::Singe => 'S',
             Content::Saphir => 'P',
@@ -264,6 +264,10 @@ pub fn judge(uncovered: &[Content; THROWS]) -> Result<u8, String> {
         )),
     }
 }
+
+/// The legend printed under a unit's picture.
+pub const PICTURE_LEGEND: &str =
+    "@ start; 1-4 landing of each throw with what it uncovered (C chandelier, S singe, P saphir, T tete de mort, X empty chest); # chest left closed\n";
 
 /// A square of the map: x counts columns from the west edge, y rows from the
 /// north edge.
@@ -569,8 +573,8 @@ impl Unit {
     }
 
     /// The map as text, as the player sees it once all four throws are
-    /// played: `@` start, digits the landings, letters the chests' contents
-    /// (uncovered ones in brackets).
+    /// played: `@` the start, `1C` … `4X` each landing with what it
+    /// uncovered, `#` the chests left closed, then a legend line.
     pub fn picture(&self) -> String {
         let landings = self.landings().ok();
         let mut out = String::new();
@@ -583,7 +587,7 @@ impl Unit {
                 let chest = self.chests.iter().find(|c| c.square == sq);
                 let cell = match (chest, landed) {
                     (Some(c), Some(n)) => format!("{}{}", n + 1, c.content.letter()),
-                    (Some(c), None) => format!(" {}", c.content.letter().to_ascii_lowercase()),
+                    (Some(_), None) => " #".to_string(),
                     (None, _) if sq == self.start => " @".to_string(),
                     (None, _) => " .".to_string(),
                 };
@@ -592,6 +596,7 @@ impl Unit {
             }
             out.push('\n');
         }
+        out.push_str(PICTURE_LEGEND);
         out
     }
 }
