@@ -1,0 +1,437 @@
+//! The `issuer` binary as a user meets it: first run, JSON shapes, the
+//! export schema, key files OpenSSL can read, and each bad input's message
+//! and exit code (README §Exit codes).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tempfile::TempDir;
+
+fn issuer(store: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_issuer"))
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .output()
+        .expect("run issuer")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", String::from_utf8_lossy(&o.stdout), stderr(o)))
+}
+
+/// A store with one 1 € block; returns (dir, store, block path, generate JSON).
+fn generated() -> (TempDir, PathBuf, PathBuf, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let out = issuer(
+        &store,
+        &[
+            "generate",
+            "--game",
+            "ile-au-tresor",
+            "--emission",
+            "1",
+            "--block",
+            "1",
+            "--price",
+            "1",
+            "--json",
+            "--quiet",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("created issuer keys"),
+        "{}",
+        stderr(&out)
+    );
+    let report = json(&out);
+    let path = PathBuf::from(report["blocks"][0]["path"].as_str().unwrap());
+    (dir, store, path, report)
+}
+
+#[test]
+fn generate_on_a_fresh_store_creates_keys_and_reports_the_block() {
+    let (_dir, store, path, report) = generated();
+    let b = &report["blocks"][0];
+    let mut keys: Vec<&str> = b.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "block",
+            "emission",
+            "file_sha256",
+            "game",
+            "merkle_root",
+            "path",
+            "price",
+            "seed_commitment",
+            "units"
+        ]
+    );
+    assert_eq!(b["game"], "ile-au-tresor");
+    assert_eq!(b["price"], "1");
+    assert_eq!(b["units"], 450_000);
+    assert_eq!(b["merkle_root"].as_str().unwrap().len(), 64);
+    assert_eq!(path, store.join("emissions/e000001/b000001.tkb"));
+    // The file digest printed is the file's.
+    let sha = ticket_issuer::verify::file_sha256(&path).unwrap();
+    assert_eq!(b["file_sha256"].as_str().unwrap(), hex::encode(sha));
+
+    let verify = issuer(&store, &["verify", path.to_str().unwrap(), "--json"]);
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stdout)
+    );
+    let v = json(&verify);
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["blocks"][0]["merkle_root"], b["merkle_root"]);
+
+    // The same block again is refused, and the file is untouched.
+    let again = issuer(
+        &store,
+        &[
+            "generate",
+            "--game",
+            "ile-au-tresor",
+            "--emission",
+            "1",
+            "--block",
+            "1",
+            "--price",
+            "1",
+            "--quiet",
+        ],
+    );
+    assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("already exists"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(
+        hex::encode(ticket_issuer::verify::file_sha256(&path).unwrap()),
+        b["file_sha256"].as_str().unwrap()
+    );
+}
+
+#[test]
+fn keys_are_pem_files_openssl_reads_and_the_private_one_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let out = issuer(&store, &["keygen"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let private = store.join("keys/issuer.key.pem");
+    let public = store.join("keys/issuer.pub.pem");
+    for (file, mode) in [(&private, 0o600), (&store.join("keys/master.key"), 0o600)] {
+        assert_eq!(
+            std::fs::metadata(file).unwrap().permissions().mode() & 0o777,
+            mode,
+            "{}",
+            file.display()
+        );
+    }
+    let text = std::fs::read_to_string(&private).unwrap();
+    assert!(text.starts_with("-----BEGIN PRIVATE KEY-----"), "{text}");
+    // OpenSSL derives the same public key from the private PEM (PKCS#8 v1).
+    let derived = Command::new("openssl")
+        .args(["pkey", "-pubout", "-in"])
+        .arg(&private)
+        .output()
+        .unwrap();
+    assert!(derived.status.success(), "{}", stderr(&derived));
+    assert_eq!(
+        String::from_utf8_lossy(&derived.stdout),
+        std::fs::read_to_string(&public).unwrap()
+    );
+    // keygen never overwrites.
+    let again = issuer(&store, &["keygen"]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        stderr(&again).contains("refusing to overwrite"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(std::fs::read_to_string(&private).unwrap(), text);
+}
+
+#[test]
+fn export_writes_the_auditors_schema() {
+    let (_dir, store, path, _) = generated();
+    let out = issuer(
+        &store,
+        &["export", path.to_str().unwrap(), "--format", "jsonl"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 450_000);
+    // Field order and names exactly as the schema lists them.
+    let first = lines[0];
+    let order = [
+        "\"id\":",
+        "\"index\":0,",
+        "\"prize\":",
+        "\"lot\":",
+        "\"map\":{\"width\":8,\"height\":8}",
+        "\"start\":{\"x\":",
+        "\"chests\":[",
+        "\"throws\":[",
+    ];
+    let mut at = 0;
+    for field in order {
+        let found = first[at..]
+            .find(field)
+            .unwrap_or_else(|| panic!("{field} after {at} in {first}"));
+        at += found + field.len();
+    }
+    let unit: serde_json::Value = serde_json::from_str(first).unwrap();
+    assert_eq!(unit["chests"].as_array().unwrap().len(), 9);
+    assert_eq!(unit["throws"].as_array().unwrap().len(), 4);
+    let winner: serde_json::Value = lines
+        .iter()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|u| u["lot"] == "chandelier-2")
+        .unwrap();
+    assert_eq!(winner["prize"], "25");
+    let contents = ["chandelier", "singe", "saphir", "tete_de_mort", "vide"];
+    assert!(winner["chests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| contents.contains(&c["content"].as_str().unwrap())));
+}
+
+#[test]
+fn outcome_commands_say_when_the_records_key_is_missing() {
+    let (dir, store, path, _) = generated();
+    // An auditor's store: the public key only.
+    let auditor = dir.path().join("auditor");
+    std::fs::create_dir_all(auditor.join("keys")).unwrap();
+    std::fs::copy(
+        store.join("keys/issuer.pub.pem"),
+        auditor.join("keys/issuer.pub.pem"),
+    )
+    .unwrap();
+    let export = issuer(&auditor, &["export", path.to_str().unwrap()]);
+    assert_eq!(export.status.code(), Some(2));
+    assert!(
+        stderr(&export).contains("export needs the records key"),
+        "{}",
+        stderr(&export)
+    );
+    let verify = issuer(&auditor, &["verify", path.to_str().unwrap()]);
+    assert_eq!(verify.status.code(), Some(0));
+    let words = String::from_utf8_lossy(&verify.stdout);
+    assert!(
+        words.contains("not done") && words.contains("needs the records key"),
+        "{words}"
+    );
+    // With an exported records key, the outcome checks are made.
+    let key = dir.path().join("key.json");
+    let exported = issuer(
+        &store,
+        &[
+            "keys",
+            "export-records-key",
+            "--emission",
+            "1",
+            "--out",
+            key.to_str().unwrap(),
+        ],
+    );
+    assert!(exported.status.success(), "{}", stderr(&exported));
+    let full = issuer(
+        &auditor,
+        &[
+            "verify",
+            path.to_str().unwrap(),
+            "--records-key",
+            key.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert!(full.status.success());
+    let report = json(&full);
+    let records = report["blocks"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "records")
+        .unwrap()
+        .clone();
+    assert_eq!(records["status"], "passed");
+    let lines = issuer(
+        &auditor,
+        &[
+            "export",
+            path.to_str().unwrap(),
+            "--records-key",
+            key.to_str().unwrap(),
+        ],
+    );
+    assert!(lines.status.success());
+    assert_eq!(
+        lines.stdout.iter().filter(|b| **b == b'\n').count(),
+        450_000
+    );
+}
+
+#[test]
+fn bad_inputs_get_clear_errors_and_documented_exit_codes() {
+    let (dir, store, path, _) = generated();
+    let not_block = dir.path().join("notes.txt");
+    std::fs::write(&not_block, "hello, this is not a block file at all").unwrap();
+    let missing = dir.path().join("missing.tkb");
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (vec!["verify", missing.to_str().unwrap()], 2, "missing.tkb"),
+        (
+            vec!["verify", not_block.to_str().unwrap()],
+            2,
+            "not a ticket-issuer block file",
+        ),
+        (
+            vec![
+                "generate",
+                "--game",
+                "loto",
+                "--emission",
+                "1",
+                "--price",
+                "1",
+            ],
+            2,
+            "unknown game \"loto\"",
+        ),
+        (
+            vec![
+                "generate",
+                "--game",
+                "ile-au-tresor",
+                "--emission",
+                "1",
+                "--price",
+                "3",
+            ],
+            2,
+            "not sold at 3 €",
+        ),
+        (
+            vec![
+                "verify",
+                path.to_str().unwrap(),
+                "--public-key",
+                not_block.to_str().unwrap(),
+            ],
+            2,
+            "not an Ed25519 SPKI public key",
+        ),
+        (
+            vec![
+                "verify",
+                path.to_str().unwrap(),
+                "--records-key",
+                not_block.to_str().unwrap(),
+            ],
+            2,
+            "not a records key file",
+        ),
+        (vec!["redeem", "IAT-1-1-5"], 2, "malformed"),
+        (vec!["frobnicate"], 2, "unrecognized subcommand"),
+    ];
+    for (args, code, says) in cases {
+        let out = issuer(&store, &args);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+    // A block sealed by another issuer fails verification (exit 1).
+    let other = dir.path().join("other");
+    assert!(issuer(&other, &["keygen"]).status.success());
+    let foreign = issuer(&other, &["verify", path.to_str().unwrap()]);
+    assert_eq!(foreign.status.code(), Some(1), "{}", stderr(&foreign));
+    let words = String::from_utf8_lossy(&foreign.stdout);
+    assert!(words.contains("not by the trusted issuer key"), "{words}");
+    // The right public key, but the other store's secret: a wrong records key.
+    let mixed = issuer(
+        &other,
+        &[
+            "verify",
+            path.to_str().unwrap(),
+            "--public-key",
+            store.join("keys/issuer.pub.pem").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(mixed.status.code(), Some(2), "{}", stderr(&mixed));
+    assert!(
+        stderr(&mixed).contains("is not this block's records key"),
+        "{}",
+        stderr(&mixed)
+    );
+}
+
+/// A full disk: generation fails naming the file and the OS error, exits 2,
+/// and leaves neither a block nor a partial file, nor a manifest entry.
+#[test]
+fn a_full_disk_leaves_nothing_half_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let mount = dir.path().join("small");
+    std::fs::create_dir_all(&mount).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4M", "tmpfs"])
+        .arg(&mount)
+        .status()
+        .unwrap();
+    assert!(
+        mounted.success(),
+        "this test needs root to mount a 4 MiB tmpfs"
+    );
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _guard = Unmount(mount.clone());
+    let store = mount.join("store");
+    let out = issuer(
+        &store,
+        &[
+            "generate",
+            "--game",
+            "ile-au-tresor",
+            "--emission",
+            "1",
+            "--block",
+            "1",
+            "--price",
+            "1",
+            "--quiet",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("No space left on device") && err.contains("b000001.tkb"),
+        "{err}"
+    );
+    let left: Vec<String> = std::fs::read_dir(store.join("emissions/e000001"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !left
+            .iter()
+            .any(|n| n.ends_with(".tkb") || n.ends_with(".partial")),
+        "{left:?}"
+    );
+    assert!(!left.contains(&"manifest.json".to_string()), "{left:?}");
+}
