@@ -83,8 +83,8 @@ pub enum Error {
     UnsupportedPrice {
         /// The game.
         game: &'static str,
-        /// The price asked for.
-        price: Decimal,
+        /// The price asked for, as given.
+        price: String,
         /// The allowed prices.
         allowed: String,
     },

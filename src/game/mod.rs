@@ -98,16 +98,21 @@ impl Game {
         match self {
             Game::IleAuTresor => ile::lot_table(price_cents),
         }
-        .ok_or(Error::UnsupportedPrice {
+        .ok_or_else(|| self.unsupported_price(cents_to_euros(price_cents).to_string()))
+    }
+
+    /// The error for a price (as given) this game is not sold at.
+    pub fn unsupported_price(self, price: String) -> Error {
+        Error::UnsupportedPrice {
             game: self.slug(),
-            price: cents_to_euros(price_cents),
+            price,
             allowed: self
                 .prices_cents()
                 .iter()
                 .map(|&c| cents_to_euros(c).to_string())
                 .collect::<Vec<_>>()
                 .join(", "),
-        })
+        }
     }
 
     /// Draws the payload of a unit that must win `lot` (0: a losing unit)
