@@ -1,8 +1,9 @@
 //! Chunk confidentiality (docs/FORMAT.md §Chunks): each chunk's records are
 //! compressed as one zstd frame, then encrypted with ChaCha20-Poly1305 under
-//! the block's records key. The nonce is the chunk number (unique per key:
-//! one key per block) and the associated data binds the chunk to its block
-//! and position, so chunks cannot be swapped or moved between blocks.
+//! the block's records key. The nonce is the chunk number with the price and
+//! versions (unique per key: one key per block) and the associated data binds
+//! the chunk to its block and position, so chunks cannot be swapped or moved
+//! between blocks.
 
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
@@ -26,6 +27,10 @@ pub struct ChunkPlace {
     pub chunk: u32,
     /// Units in the chunk.
     pub units: u32,
+    /// Unit price in cents (part of the nonce).
+    pub price_cents: u32,
+    /// The game's rules version (part of the nonce).
+    pub rules_version: u16,
 }
 
 impl ChunkPlace {
@@ -42,10 +47,17 @@ impl ChunkPlace {
         ad
     }
 
-    /// The 12-byte nonce: the chunk number (u32 LE) then 8 zero bytes.
+    /// The 12-byte nonce: chunk number (u32 LE), price in cents (u32 LE),
+    /// rules version (u16 LE), format version (u16 LE). The key is the
+    /// block's own; the nonce names everything else that shapes a chunk's
+    /// plaintext, so even a block number regenerated at another price or
+    /// under another model never reuses a (key, nonce) pair.
     pub fn nonce(&self) -> [u8; 12] {
         let mut n = [0u8; 12];
         n[..4].copy_from_slice(&self.chunk.to_le_bytes());
+        n[4..8].copy_from_slice(&self.price_cents.to_le_bytes());
+        n[8..10].copy_from_slice(&self.rules_version.to_le_bytes());
+        n[10..].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
         n
     }
 }

@@ -1,5 +1,5 @@
 //! `issuer export`: every unit of a block as one JSON object per line, in
-//! block order, in the schema auditors' tools read (docs/EXPORT.md).
+//! block order, in the schema auditors' tools read (README §Using it, docs/GAMES.md).
 
 use std::io::Write;
 

@@ -1,5 +1,5 @@
 //! The reproducible random stream: raw ChaCha20 words, our own bounded draw
-//! and our own Fisher-Yates shuffle (docs/RANDOMNESS.md).
+//! and our own Fisher-Yates shuffle (docs/FORMAT.md §Randomness).
 //!
 //! rand's `random_range` and `shuffle` may change output between minor
 //! versions, so nothing here calls them: only `next_u32` of the raw
@@ -57,19 +57,5 @@ impl Stream {
             let j = self.below(bound) as usize;
             items.swap(i, j);
         }
-    }
-
-    /// Picks an index by integer weights (each weight > 0 counts): a draw
-    /// `r = below(sum)` selects the first index whose running sum exceeds `r`.
-    pub fn weighted(&mut self, weights: &[u32]) -> usize {
-        let total: u32 = weights.iter().sum();
-        let mut r = self.below(total);
-        for (i, &w) in weights.iter().enumerate() {
-            if r < w {
-                return i;
-            }
-            r -= w;
-        }
-        unreachable!("r < total by construction")
     }
 }

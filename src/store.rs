@@ -1,6 +1,6 @@
 //! The issuer's store: a folder holding the keys, the emissions' blocks and
 //! manifests, and the redemption ledger, at paths derived from emission and
-//! block number so a unit is found from its ID alone (docs/OPERATIONS.md).
+//! block number so a unit is found from its ID alone (docs/FORMAT.md §Store layout).
 //!
 //! ```text
 //! <store>/keys/master.key          32-byte master secret, hex (mode 0600)

@@ -1,4 +1,4 @@
-//! Re-checking a block from the file alone (docs/VERIFY.md): structure,
+//! Re-checking a block from the file alone (README, docs/FORMAT.md): structure,
 //! digests and seal without any key; with the records key, every unit
 //! against the game rules, the regulation's exact lot table and the Merkle
 //! root. Nothing in the file that can be recomputed is trusted.

@@ -131,6 +131,8 @@ pub fn build(
                         block: spec.block,
                         chunk,
                         units,
+                        price_cents: spec.price_cents,
+                        rules_version: game.rules_version(),
                     };
                     cipher::seal_chunk(key, &place, &recs)
                 }

@@ -124,6 +124,8 @@ impl BlockFile {
             block: self.header.block,
             chunk,
             units: self.header.units_in_chunk(chunk),
+            price_cents: self.header.price_cents,
+            rules_version: self.header.rules_version,
         }
     }
 
