@@ -125,7 +125,7 @@ pub enum Error {
         path: PathBuf,
     },
     /// A block that fails its checks, so nothing in it is trusted.
-    #[error("{}: block refused: {reason}; nothing was recorded", path.display())]
+    #[error("{}: block refused: {reason}", path.display())]
     BlockRejected {
         /// The block file.
         path: PathBuf,

@@ -12,6 +12,9 @@ use crate::record::{RecordPrefix, PREFIX_SIZE};
 use crate::unit_id::UnitId;
 use crate::verify::check_unit;
 
+/// How the export's destination is named in errors.
+const OUTPUT: &str = "<export output>";
+
 /// One exported line: the common fields, then the game's own.
 #[derive(Serialize)]
 pub struct ExportLine<V: Serialize> {
@@ -46,7 +49,7 @@ pub fn write_line(
     prefix: &RecordPrefix,
     record: &[u8],
     out: &mut impl Write,
-) -> Result<(), String> {
+) -> std::io::Result<()> {
     let game = block.file.header.game;
     let common = |unit| ExportLine {
         id: unit_id(block, prefix).to_string(),
@@ -56,11 +59,13 @@ pub fn write_line(
         unit,
     };
     let payload = &record[PREFIX_SIZE..];
-    let line = match game {
-        Game::IleAuTresor => serde_json::to_string(&common(ile::Unit::decode(payload)?.view())),
+    match game {
+        Game::IleAuTresor => {
+            let unit = ile::Unit::decode(payload).map_err(std::io::Error::other)?;
+            serde_json::to_writer(&mut *out, &common(unit.view()))?;
+        }
     }
-    .map_err(|e| e.to_string())?;
-    writeln!(out, "{line}").map_err(|e| e.to_string())
+    out.write_all(b"\n")
 }
 
 /// Exports every unit of `block` to `out`, re-checking each against the
@@ -79,13 +84,10 @@ pub fn export_jsonl(block: &AuthenticBlock, out: &mut impl Write) -> Result<u64,
                     reason: format!("unit {position}: {m}"),
                 }
             })?;
-            write_line(block, &prefix, record, out).map_err(|e| Error::Io {
-                path: "<stdout>".into(),
-                source: std::io::Error::other(e),
-            })?;
+            write_line(block, &prefix, record, out).map_err(|e| Error::io(OUTPUT.as_ref(), e))?;
             lines += 1;
         }
     }
-    out.flush().map_err(|e| Error::io("<stdout>".as_ref(), e))?;
+    out.flush().map_err(|e| Error::io(OUTPUT.as_ref(), e))?;
     Ok(lines)
 }

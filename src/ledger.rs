@@ -3,9 +3,9 @@
 //! one transaction with its block's running totals (docs/REDEMPTION.md).
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -38,6 +38,33 @@ CREATE TABLE IF NOT EXISTS block_totals (
     PRIMARY KEY (game, emission, block)
 ) WITHOUT ROWID;
 ";
+
+/// Switches the database to WAL (which then persists in the file). The
+/// switch needs an exclusive lock that SQLite will not wait for (it skips
+/// the busy handler there to avoid deadlock), so when several processes
+/// create the ledger at once the losers retry until `BUSY_TIMEOUT`.
+fn set_wal(conn: &Connection) -> Result<(), rusqlite::Error> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
+            // SQLite keeps its old mode where WAL can't work (some network
+            // file systems): refuse rather than run with weaker durability.
+            Ok(mode) if !mode.eq_ignore_ascii_case("wal") => {
+                return Err(rusqlite::Error::InvalidParameterName(format!(
+                    "the ledger's file system does not support WAL (journal mode stays {mode}); put the store on a local disk"
+                )))
+            }
+            Ok(_) => return Ok(()),
+            Err(e)
+                if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
+                    && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
 
 /// A unit to record.
 #[derive(Clone, Debug)]
@@ -128,9 +155,7 @@ impl Ledger {
         };
         let conn = Connection::open(path).map_err(err)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
-        // journal_mode returns a row; WAL persists in the file once set.
-        conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
-            .map_err(err)?;
+        set_wal(&conn).map_err(err)?;
         conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
             .map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;

@@ -144,12 +144,16 @@ pub fn redeem(
             "the unit's inclusion proof does not reach the sealed root".into(),
         ));
     }
-    let mut ledger = Ledger::open(&store.ledger_path())?;
+    let ledger_path = store.ledger_path();
     let (redeemed_at, already_redeemed_at) = if check_only {
-        let earlier = ledger.lookup(id.game, id.emission, id.block, id.index)?;
+        // A check writes nothing, not even an empty ledger.
+        let earlier = match ledger_path.exists() {
+            true => Ledger::open(&ledger_path)?.lookup(id.game, id.emission, id.block, id.index)?,
+            false => None,
+        };
         (None, earlier.map(|r| r.redeemed_at))
     } else {
-        let at = ledger.redeem(&Entry {
+        let at = Ledger::open(&ledger_path)?.redeem(&Entry {
             game: id.game,
             emission: id.emission,
             block: id.block,

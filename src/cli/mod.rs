@@ -68,6 +68,9 @@ pub fn main() -> i32 {
     let cli = Cli::parse();
     match run(&cli) {
         Ok(code) => code,
+        // The reader of our output went away (`issuer export … | head`):
+        // not an error of ours, and nothing is left to say.
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
             eprintln!("error: {e}");
             e.exit_code()

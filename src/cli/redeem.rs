@@ -8,6 +8,7 @@ use crate::ledger::Ledger;
 use crate::records_key::KeyAccess;
 use crate::redeem::{redeem, RedeemKeys, Redemption};
 use crate::store::Store;
+use crate::unit_id::UnitId;
 
 /// Arguments of `redeem`.
 #[derive(clap::Args, Debug)]
@@ -46,6 +47,8 @@ pub fn outcome_words(r: &Redemption) -> String {
 
 /// Runs `redeem`.
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
+    // A malformed ID is named as such before any key file is read.
+    args.id.parse::<UnitId>()?;
     let trusted = trusted_key(store, args.public_key.as_deref())?;
     let secrets = secrets_if_any(store)?;
     let key_file = records_key_file(args.records_key.as_deref())?;
