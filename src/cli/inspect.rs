@@ -2,11 +2,10 @@
 
 use std::path::PathBuf;
 
-use super::{records_key_file, secrets_if_any, trusted_key};
+use super::{KeyArgs, LoadedKeys};
 use crate::block::authentic::AuthenticBlock;
 use crate::error::Error;
 use crate::export::export_jsonl;
-use crate::records_key::KeyAccess;
 use crate::redeem::{redeem, RedeemKeys};
 use crate::store::Store;
 
@@ -25,12 +24,9 @@ pub struct ExportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "jsonl")]
     pub format: Format,
-    /// The issuer's public key (SPKI PEM); default: the store's.
-    #[arg(long)]
-    pub public_key: Option<PathBuf>,
-    /// A records key file, when the store has no master secret.
-    #[arg(long)]
-    pub records_key: Option<PathBuf>,
+    /// Keys.
+    #[command(flatten)]
+    pub keys: KeyArgs,
 }
 
 /// Arguments of `show`.
@@ -38,24 +34,16 @@ pub struct ExportArgs {
 pub struct ShowArgs {
     /// The unit ID.
     pub id: String,
-    /// The issuer's public key (SPKI PEM); default: the store's.
-    #[arg(long)]
-    pub public_key: Option<PathBuf>,
-    /// A records key file, when the store has no master secret.
-    #[arg(long)]
-    pub records_key: Option<PathBuf>,
+    /// Keys.
+    #[command(flatten)]
+    pub keys: KeyArgs,
 }
 
 /// Runs `export`.
 pub fn export(store: &Store, args: &ExportArgs) -> Result<i32, Error> {
-    let trusted = trusted_key(store, args.public_key.as_deref())?;
-    let secrets = secrets_if_any(store)?;
-    let key_file = records_key_file(args.records_key.as_deref())?;
-    let access = KeyAccess {
-        secrets: secrets.as_ref(),
-        file: key_file.as_ref().map(|(f, p)| (f, p.as_path())),
-    };
-    let block = AuthenticBlock::open(&args.block, &trusted, access, "export")?;
+    let keys = LoadedKeys::load(store, &args.keys)?;
+    let access = keys.access();
+    let block = AuthenticBlock::open(&args.block, &keys.trusted, access, "export")?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
     match args.format {
@@ -66,15 +54,10 @@ pub fn export(store: &Store, args: &ExportArgs) -> Result<i32, Error> {
 
 /// Runs `show`: the unit as its player sees it, without recording anything.
 pub fn show(store: &Store, args: &ShowArgs) -> Result<i32, Error> {
-    let trusted = trusted_key(store, args.public_key.as_deref())?;
-    let secrets = secrets_if_any(store)?;
-    let key_file = records_key_file(args.records_key.as_deref())?;
+    let keys = LoadedKeys::load(store, &args.keys)?;
     let keys = RedeemKeys {
-        public_key: &trusted,
-        access: KeyAccess {
-            secrets: secrets.as_ref(),
-            file: key_file.as_ref().map(|(f, p)| (f, p.as_path())),
-        },
+        public_key: &keys.trusted,
+        access: keys.access(),
     };
     let r = redeem(store, &keys, &args.id, true)?;
     println!(

@@ -11,14 +11,14 @@ mod progress;
 mod redeem;
 mod verify;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use ed25519_dalek::VerifyingKey;
 use serde::Serialize;
 
 use crate::error::Error;
-use crate::records_key::RecordsKeyFile;
+use crate::records_key::{KeyAccess, RecordsKeyFile};
 use crate::store::{Secrets, Store, DEFAULT_STORE};
 
 /// Issues pre-decided online instant-game units: generate, seal, verify,
@@ -113,25 +113,53 @@ fn print_json<T: Serialize>(value: &T) {
     );
 }
 
-/// The trusted public key: `--public-key FILE`, else the store's.
-fn trusted_key(store: &Store, public_key: Option<&Path>) -> Result<VerifyingKey, Error> {
-    match public_key {
-        Some(path) => crate::seal::read_public(path),
-        None => store.public_key(),
-    }
+/// The key options shared by every command that reads a block.
+#[derive(clap::Args, Debug)]
+pub struct KeyArgs {
+    /// The issuer's public key (SPKI PEM); default: the store's.
+    #[arg(long)]
+    pub public_key: Option<PathBuf>,
+    /// A records key file (`issuer keys export-records-key`), for an auditor
+    /// or a redemption service without the issuer's master secret.
+    #[arg(long)]
+    pub records_key: Option<PathBuf>,
 }
 
-/// The store's secrets if it has keys (an auditor's store has none).
-fn secrets_if_any(store: &Store) -> Result<Option<Secrets>, Error> {
-    if store.master_path().exists() {
-        store.secrets().map(Some)
-    } else {
-        Ok(None)
-    }
+/// The keys a command works with: the trusted public key, the store's
+/// secrets if it has them, and a records key file if one was given.
+struct LoadedKeys {
+    trusted: VerifyingKey,
+    secrets: Option<Secrets>,
+    file: Option<(RecordsKeyFile, PathBuf)>,
 }
 
-/// Reads `--records-key FILE` if given.
-fn records_key_file(path: Option<&Path>) -> Result<Option<(RecordsKeyFile, PathBuf)>, Error> {
-    path.map(|p| RecordsKeyFile::read(p).map(|f| (f, p.to_path_buf())))
-        .transpose()
+impl LoadedKeys {
+    fn load(store: &Store, args: &KeyArgs) -> Result<LoadedKeys, Error> {
+        let trusted = match &args.public_key {
+            Some(path) => crate::seal::read_public(path)?,
+            None => store.public_key()?,
+        };
+        // An auditor's store has the public key only.
+        let secrets = match store.master_path().exists() {
+            true => Some(store.secrets()?),
+            false => None,
+        };
+        let file = args
+            .records_key
+            .as_deref()
+            .map(|p| RecordsKeyFile::read(p).map(|f| (f, p.to_path_buf())))
+            .transpose()?;
+        Ok(LoadedKeys {
+            trusted,
+            secrets,
+            file,
+        })
+    }
+
+    fn access(&self) -> KeyAccess<'_> {
+        KeyAccess {
+            secrets: self.secrets.as_ref(),
+            file: self.file.as_ref().map(|(f, p)| (f, p.as_path())),
+        }
+    }
 }

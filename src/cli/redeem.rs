@@ -1,11 +1,8 @@
 //! `issuer redeem` and `issuer ledger`.
 
-use std::path::PathBuf;
-
-use super::{print_json, records_key_file, secrets_if_any, trusted_key};
+use super::{print_json, KeyArgs, LoadedKeys};
 use crate::error::Error;
 use crate::ledger::Ledger;
-use crate::records_key::KeyAccess;
 use crate::redeem::{redeem, RedeemKeys, Redemption};
 use crate::store::Store;
 use crate::unit_id::UnitId;
@@ -21,12 +18,9 @@ pub struct Args {
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,
-    /// The issuer's public key (SPKI PEM); default: the store's.
-    #[arg(long)]
-    pub public_key: Option<PathBuf>,
-    /// A records key file, for a redemption service without the master secret.
-    #[arg(long)]
-    pub records_key: Option<PathBuf>,
+    /// Keys.
+    #[command(flatten)]
+    pub keys: KeyArgs,
 }
 
 /// Arguments of `ledger`.
@@ -49,15 +43,10 @@ pub fn outcome_words(r: &Redemption) -> String {
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     // A malformed ID is named as such before any key file is read.
     args.id.parse::<UnitId>()?;
-    let trusted = trusted_key(store, args.public_key.as_deref())?;
-    let secrets = secrets_if_any(store)?;
-    let key_file = records_key_file(args.records_key.as_deref())?;
+    let keys = LoadedKeys::load(store, &args.keys)?;
     let keys = RedeemKeys {
-        public_key: &trusted,
-        access: KeyAccess {
-            secrets: secrets.as_ref(),
-            file: key_file.as_ref().map(|(f, p)| (f, p.as_path())),
-        },
+        public_key: &keys.trusted,
+        access: keys.access(),
     };
     let r = redeem(store, &keys, &args.id, args.check)?;
     if args.json {

@@ -2,11 +2,10 @@
 
 use std::path::PathBuf;
 
-use super::{print_json, records_key_file, secrets_if_any, trusted_key};
+use super::{print_json, KeyArgs, LoadedKeys};
 use crate::audit::{verify_emission, EmissionReport};
 use crate::emission::{Emission, Reveal};
 use crate::error::Error;
-use crate::records_key::KeyAccess;
 use crate::store::Store;
 use crate::verify::{verify_block, BlockReport, Status, VerifyOptions};
 
@@ -22,12 +21,9 @@ pub struct Args {
     /// A reveal file: check each seed and regenerate each block from it.
     #[arg(long, requires = "emission")]
     pub seeds: Option<PathBuf>,
-    /// The issuer's public key (SPKI PEM); default: the store's.
-    #[arg(long)]
-    pub public_key: Option<PathBuf>,
-    /// A records key file, for the outcome checks without the issuer's store.
-    #[arg(long)]
-    pub records_key: Option<PathBuf>,
+    /// Keys.
+    #[command(flatten)]
+    pub keys: KeyArgs,
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,
@@ -35,15 +31,10 @@ pub struct Args {
 
 /// Runs `verify`.
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
-    let trusted = trusted_key(store, args.public_key.as_deref())?;
-    let secrets = secrets_if_any(store)?;
-    let key_file = records_key_file(args.records_key.as_deref())?;
+    let keys = LoadedKeys::load(store, &args.keys)?;
     let opts = VerifyOptions {
-        public_key: Some(&trusted),
-        keys: KeyAccess {
-            secrets: secrets.as_ref(),
-            file: key_file.as_ref().map(|(f, p)| (f, p.as_path())),
-        },
+        public_key: Some(&keys.trusted),
+        keys: keys.access(),
         revealed_seed: None,
     };
     if let Some(number) = args.emission {
