@@ -19,6 +19,8 @@ pub const CHESTS: usize = 9;
 pub const THROWS: usize = 4;
 /// Longest throw: a step count takes the pion at most across the map.
 pub const MAX_STEPS: u8 = 7;
+/// Squares on the map.
+const SQUARES: usize = MAP_WIDTH as usize * MAP_HEIGHT as usize;
 /// Bytes of a unit payload: map size, start, 9 chests, 4 throws.
 pub const PAYLOAD_SIZE: usize = 4 + CHESTS * 3 + THROWS * 2;
 
@@ -245,13 +247,17 @@ pub fn judge(uncovered: &[Content; THROWS]) -> Result<u8, String> {
     if let Some(c) = Content::ALL[1..].iter().find(|c| counts[**c as usize] == 4) {
         return Err(format!("uncovered four identical symbols ({})", c.name()));
     }
-    let groups: Vec<usize> = ARTICLE_4_5
-        .iter()
-        .enumerate()
-        .filter(|(_, (content, n, _))| counts[*content as usize] == *n)
-        .map(|(i, _)| i)
-        .collect();
-    match groups.as_slice() {
+    // At most three groups fit in four chests; count without allocating
+    // (this runs for every drawn fill of every unit).
+    let mut groups = [0usize; 4];
+    let mut found = 0;
+    for (i, (content, n, _)) in ARTICLE_4_5.iter().enumerate() {
+        if counts[*content as usize] == *n {
+            groups[found] = i;
+            found += 1;
+        }
+    }
+    match &groups[..found] {
         [] => Ok(0),
         [one] => Ok(*one as u8 + 1),
         many => Err(format!(
@@ -376,13 +382,17 @@ impl Unit {
         }
         stream.shuffle(&mut uncovered);
         // 4. Five more chests on distinct free squares, each content uniform.
-        let mut free: Vec<Square> = (0..squares)
-            .map(Square::from_number)
-            .filter(|s| *s != start && !landings.contains(s))
-            .collect();
+        let mut free = [start; SQUARES];
+        let mut free_len = 0;
+        for sq in (0..squares).map(Square::from_number) {
+            if sq != start && !landings.contains(&sq) {
+                free[free_len] = sq;
+                free_len += 1;
+            }
+        }
         let others = CHESTS - THROWS;
         for i in 0..others {
-            let j = i + stream.below((free.len() - i) as u32) as usize;
+            let j = i + stream.below((free_len - i) as u32) as usize;
             free.swap(i, j);
         }
         let mut chests = [Chest {
@@ -611,22 +621,26 @@ fn draw_path(stream: &mut Stream, start: Square) -> Option<([Square; THROWS], [T
         direction: Direction::N,
         steps: 1,
     }; THROWS];
-    let mut moves: Vec<(Throw, Square)> = Vec::with_capacity(Direction::ALL.len() * 7);
+    let none = (throws[0], start);
+    let mut moves = [none; Direction::ALL.len() * MAX_STEPS as usize];
     for i in 0..THROWS {
-        moves.clear();
+        let mut len = 0;
         for direction in Direction::ALL {
             for steps in 1..=MAX_STEPS {
-                if let Some(to) = at.moved(direction, steps) {
-                    if to != start && !landings[..i].contains(&to) {
-                        moves.push((Throw { direction, steps }, to));
-                    }
+                let Some(to) = at.moved(direction, steps) else {
+                    // Farther steps in this direction leave the map too.
+                    break;
+                };
+                if to != start && !landings[..i].contains(&to) {
+                    moves[len] = (Throw { direction, steps }, to);
+                    len += 1;
                 }
             }
         }
-        if moves.is_empty() {
+        if len == 0 {
             return None;
         }
-        let (throw, to) = moves[stream.below(moves.len() as u32) as usize];
+        let (throw, to) = moves[stream.below(len as u32) as usize];
         throws[i] = throw;
         landings[i] = to;
         at = to;
