@@ -93,21 +93,51 @@ pub fn verify_emission(
         .ok()
         .and_then(|s| <[u8; 64]>::try_from(s.as_slice()).ok())
         .is_some_and(|s| seal::verify(trusted, &bytes, &s));
-    if !signature_ok {
-        problem(
-            ProblemKind::ManifestSignature,
-            None,
-            format!(
-                "{} is not signed by the issuer key ({} missing or does not verify): the manifest was altered",
-                manifest_path.display(),
-                sig_path.display()
-            ),
-        );
-    }
     let manifest: Manifest = serde_json::from_slice(&bytes).map_err(|e| Error::BadFile {
         path: manifest_path.clone(),
         reason: format!("not a manifest ({e})"),
     })?;
+    if !signature_ok {
+        // An unsigned manifest is no evidence: comparing the blocks with it
+        // would blame them for its alteration. Each block file is still
+        // checked on its own.
+        problem(
+            ProblemKind::ManifestSignature,
+            None,
+            format!(
+                "{} is not signed by the issuer key ({} missing or does not verify): the manifest was altered; \
+                 the block files were checked on their own, not against it (nor against any seeds): \
+                 restore the signed manifest (the published copy) and verify again",
+                manifest_path.display(),
+                sig_path.display()
+            ),
+        );
+        let mut blocks = Vec::new();
+        for name in block_files(&emission.dir())? {
+            let report = verify_block(&emission.dir().join(&name), opts)?;
+            if !report.ok {
+                problem(
+                    ProblemKind::BlockFails,
+                    Some(report.block),
+                    format!(
+                        "{name} fails {} check(s); see its report",
+                        report.failure_count
+                    ),
+                );
+            }
+            blocks.push(report);
+        }
+        return Ok(EmissionReport {
+            emission: manifest.emission,
+            game: manifest.game,
+            closed: manifest.closed,
+            manifest_signature_ok: false,
+            seeds_checked: false,
+            blocks,
+            problems,
+            ok: false,
+        });
+    }
     if let Some(r) = reveal {
         if r.emission != manifest.emission || r.game != manifest.game {
             problem(

@@ -149,6 +149,11 @@ impl<'s> Emission<'s> {
         self.dir().join("manifest.json.sig")
     }
 
+    /// A manifest being saved, until its signature and it are both in place.
+    fn next_manifest_path(&self) -> PathBuf {
+        self.dir().join("manifest.json.next")
+    }
+
     fn pending_path(&self) -> PathBuf {
         self.dir().join("pending.json")
     }
@@ -176,28 +181,41 @@ impl<'s> Emission<'s> {
         };
         let sig_path = self.signature_path();
         let sig = std::fs::read(&sig_path).map_err(|e| Error::io(&sig_path, e))?;
-        let valid =
-            <[u8; 64]>::try_from(sig.as_slice()).is_ok_and(|s| seal::verify(trusted, &bytes, &s));
-        if !valid {
-            return Err(Error::BadFile {
-                path,
-                reason: format!(
-                    "the manifest's signature ({}) does not verify with the issuer key: the manifest was altered or signed by another key",
-                    sig_path.display()
-                ),
-            });
+        let signs = |data: &[u8]| {
+            <[u8; 64]>::try_from(sig.as_slice()).is_ok_and(|s| seal::verify(trusted, data, &s))
+        };
+        if signs(&bytes) {
+            return parse_manifest(&path, &bytes).map(Some);
         }
-        parse_manifest(&path, &bytes).map(Some)
+        // A save interrupted between the signature and the manifest: the
+        // new manifest waits in its `.next` file, which the signature signs.
+        let next_path = self.next_manifest_path();
+        match std::fs::read(&next_path) {
+            Ok(next) if signs(&next) => {
+                fsutil::write_atomic(&path, &next, 0o644, true)?;
+                std::fs::remove_file(&next_path).map_err(|e| Error::io(&next_path, e))?;
+                parse_manifest(&path, &next).map(Some)
+            }
+            Ok(_) => Err(bad_signature(path, &sig_path)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(bad_signature(path, &sig_path))
+            }
+            Err(e) => Err(Error::io(&next_path, e)),
+        }
     }
 
     fn save_manifest(&self, manifest: &Manifest, secrets: &Secrets) -> Result<(), Error> {
         let mut bytes = serde_json::to_vec_pretty(manifest).expect("a manifest serialises");
         bytes.push(b'\n');
         let signature = seal::sign(&secrets.signing, &bytes);
-        // Signature first: a crash between the two leaves a manifest whose
-        // old signature fails, which verify reports and a rerun repairs.
+        // New manifest aside, then its signature, then the manifest: a crash
+        // at any point leaves either the old signed pair or a signature that
+        // the `.next` file matches, which `load_manifest` completes.
+        let next_path = self.next_manifest_path();
+        fsutil::write_atomic(&next_path, &bytes, 0o644, true)?;
         fsutil::write_atomic(&self.signature_path(), &signature, 0o644, true)?;
-        fsutil::write_atomic(&self.manifest_path(), &bytes, 0o644, true)
+        fsutil::write_atomic(&self.manifest_path(), &bytes, 0o644, true)?;
+        std::fs::remove_file(&next_path).map_err(|e| Error::io(&next_path, e))
     }
 
     /// Generates blocks (docs/EMISSIONS.md §Generation). Blocks already
@@ -472,6 +490,16 @@ impl<'s> Emission<'s> {
     }
 }
 
+fn bad_signature(path: PathBuf, sig_path: &Path) -> Error {
+    Error::BadFile {
+        path,
+        reason: format!(
+            "the manifest's signature ({}) does not verify with the issuer key: the manifest was altered or signed by another key",
+            sig_path.display()
+        ),
+    }
+}
+
 /// The game a manifest names.
 pub fn manifest_game(manifest: &Manifest, path: &Path) -> Result<Game, Error> {
     Game::from_slug(&manifest.game).ok_or_else(|| Error::BadFile {
@@ -544,6 +572,17 @@ impl Reveal {
             });
         }
         Ok(reveal)
+    }
+
+    /// The emission's records key, as a records key file.
+    pub fn records_key_file(&self) -> crate::records_key::RecordsKeyFile {
+        crate::records_key::RecordsKeyFile {
+            kind: crate::records_key::KIND.into(),
+            game: self.game.clone(),
+            emission: self.emission,
+            block: None,
+            key: self.records_key.clone(),
+        }
     }
 
     /// The seed of `block`, if revealed and well formed.

@@ -16,7 +16,8 @@ use crate::error::Error;
 use crate::game::Game;
 use crate::store::Secrets;
 
-const KIND: &str = "ticket-issuer records key";
+/// The `kind` of every records key file.
+pub const KIND: &str = "ticket-issuer records key";
 
 /// A records key file's contents.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]

@@ -53,8 +53,8 @@ pub fn parse_game(name: &str) -> Result<Game, Error> {
 /// Runs `generate`.
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let game = parse_game(&args.game)?;
-    let price_cents = parse_price(&args.price)
-        .ok_or_else(|| game.unsupported_price(args.price.clone()))?;
+    let price_cents =
+        parse_price(&args.price).ok_or_else(|| game.unsupported_price(args.price.clone()))?;
     game.lot_table(price_cents)?;
     if store.ensure_keys()? {
         eprintln!(

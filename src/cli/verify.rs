@@ -31,14 +31,19 @@ pub struct Args {
 
 /// Runs `verify`.
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
-    let keys = LoadedKeys::load(store, &args.keys)?;
+    let mut keys = LoadedKeys::load(store, &args.keys)?;
+    let reveal = args.seeds.as_deref().map(Reveal::read).transpose()?;
+    // A reveal carries the emission's records key: an auditor with only the
+    // public key and the reveal file can make every check.
+    if let (Some(r), Some(path), None, None) = (&reveal, &args.seeds, &keys.secrets, &keys.file) {
+        keys.file = Some((r.records_key_file(), path.clone()));
+    }
     let opts = VerifyOptions {
         public_key: Some(&keys.trusted),
         keys: keys.access(),
         revealed_seed: None,
     };
     if let Some(number) = args.emission {
-        let reveal = args.seeds.as_deref().map(Reveal::read).transpose()?;
         let report = verify_emission(&Emission::new(store, number), &opts, reveal.as_ref())?;
         if args.json {
             print_json(&report);

@@ -1,0 +1,649 @@
+//! Emissions through the real `issuer` binary (issue 5, docs/EMISSIONS.md):
+//! the signed manifest and what `verify --emission` calls each kind of
+//! tampering; a generation killed mid-way and finished by rerunning it;
+//! close, reveal and regeneration from the revealed seeds; the separation
+//! of two emissions' seeds.
+//!
+//! Each block is 450,000 units (about a second to make), so every test
+//! makes few blocks and shares them between its assertions by copying the
+//! store.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
+use ticket_issuer::derive;
+use ticket_issuer::game::Game;
+use ticket_issuer::seal;
+use ticket_issuer::unit_id::UnitId;
+
+const ISSUER: &str = env!("CARGO_BIN_EXE_issuer");
+
+/// What a run of the binary gave.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+
+    fn expect_code(self, code: i32) -> Run {
+        assert_eq!(
+            self.code, code,
+            "exit code; stdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+fn issuer(store: &Path, args: &[&str]) -> Run {
+    let out = Command::new(ISSUER)
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .output()
+        .expect("the issuer binary runs");
+    Run {
+        code: out.status.code().expect("exited, not killed"),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `generate --game ile-au-tresor --emission E --price P --blocks N --jobs 1 --quiet`.
+fn generate_args(emission: u32, price: &str, blocks: u32) -> Vec<String> {
+    [
+        "generate",
+        "--game",
+        "ile-au-tresor",
+        "--emission",
+        &emission.to_string(),
+        "--price",
+        price,
+        "--blocks",
+        &blocks.to_string(),
+        "--jobs",
+        "1",
+        "--quiet",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// Generates and returns the JSON list of the blocks made.
+fn generate(store: &Path, emission: u32, price: &str, blocks: u32) -> Vec<Value> {
+    let mut args = generate_args(emission, price, blocks);
+    args.push("--json".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let report = issuer(store, &args).expect_code(0).json();
+    report["blocks"]
+        .as_array()
+        .expect("a list of blocks")
+        .clone()
+}
+
+fn emission_dir(store: &Path, emission: u32) -> PathBuf {
+    store.join("emissions").join(format!("e{emission:06}"))
+}
+
+fn manifest(store: &Path, emission: u32) -> Value {
+    let path = emission_dir(store, emission).join("manifest.json");
+    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+}
+
+/// `verify --emission N --json [more…]`.
+fn verify_emission(store: &Path, emission: u32, more: &[&str]) -> Run {
+    let number = emission.to_string();
+    let mut args = vec!["verify", "--emission", &number, "--json"];
+    args.extend_from_slice(more);
+    issuer(store, &args)
+}
+
+/// The (kind, block) of every problem in a `verify --emission` report.
+fn problems(report: &Value) -> Vec<(String, Option<u64>)> {
+    report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["kind"].as_str().unwrap().to_string(), p["block"].as_u64()))
+        .collect()
+}
+
+fn problem(kind: &str, block: Option<u64>) -> (String, Option<u64>) {
+    (kind.to_string(), block)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Names in a folder, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn block_file_names(dir: &Path) -> Vec<String> {
+    names(dir)
+        .into_iter()
+        .filter(|n| n.starts_with('b') && n.ends_with(".tkb"))
+        .collect()
+}
+
+fn hex_field(value: &Value) -> [u8; 32] {
+    hex::decode(value.as_str().unwrap())
+        .unwrap()
+        .try_into()
+        .unwrap()
+}
+
+/// The IDs of the first `count` units of a block, read from `export`.
+fn first_unit_ids(store: &Path, block_file: &Path, count: usize) -> Vec<String> {
+    let mut child = Command::new(ISSUER)
+        .arg("--store")
+        .arg(store)
+        .arg("export")
+        .arg(block_file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let ids = (0..count)
+        .map(|_| {
+            let line = lines.next().expect("export printed a unit").unwrap();
+            let unit: Value = serde_json::from_str(&line).unwrap();
+            unit["id"].as_str().unwrap().to_string()
+        })
+        .collect();
+    // The rest of the block is not needed.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    ids
+}
+
+#[test]
+fn manifest_lists_blocks_at_two_prices_and_each_tampering_is_named() {
+    let tmp = TempDir::new().unwrap();
+    let template = tmp.path().join("template");
+
+    let first = generate(&template, 1, "1", 2);
+    let second = generate(&template, 1, "2", 1);
+    let made: Vec<&Value> = first.iter().chain(&second).collect();
+    let numbers: Vec<u64> = made.iter().map(|b| b["block"].as_u64().unwrap()).collect();
+    assert_eq!(numbers, [1, 2, 3], "blocks are numbered on from the last");
+
+    let m = manifest(&template, 1);
+    assert_eq!(m["kind"], "ticket-issuer emission manifest");
+    assert_eq!(m["version"], 1);
+    assert_eq!(m["game"], "ile-au-tresor");
+    assert_eq!(m["emission"], 1);
+    assert_eq!(m["closed"], false);
+    let listed = m["blocks"].as_array().unwrap();
+    assert_eq!(listed.len(), 3);
+    for (entry, made) in listed.iter().zip(&made) {
+        for field in [
+            "block",
+            "price",
+            "units",
+            "merkle_root",
+            "file_sha256",
+            "seed_commitment",
+        ] {
+            assert_eq!(entry[field], made[field], "manifest field {field}");
+        }
+        assert_eq!(entry["units"], 450_000);
+        assert_eq!(
+            entry["file"],
+            format!("b{:06}.tkb", entry["block"].as_u64().unwrap())
+        );
+    }
+    let prices: Vec<&str> = listed
+        .iter()
+        .map(|b| b["price"].as_str().unwrap())
+        .collect();
+    assert_eq!(prices, ["1", "1", "2"]);
+
+    // The detached signature: 64 raw bytes, Ed25519 over the file as stored,
+    // by the key the manifest names.
+    let dir = emission_dir(&template, 1);
+    let manifest_bytes = std::fs::read(dir.join("manifest.json")).unwrap();
+    let signature: [u8; 64] = std::fs::read(dir.join("manifest.json.sig"))
+        .unwrap()
+        .try_into()
+        .expect("the signature is 64 bytes");
+    let public = seal::read_public(&template.join("keys/issuer.pub.pem")).unwrap();
+    assert_eq!(m["issuer_public_key"], hex::encode(public.to_bytes()));
+    assert!(seal::verify(&public, &manifest_bytes, &signature));
+
+    let report = verify_emission(&template, 1, &[]).expect_code(0).json();
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["manifest_signature_ok"], true);
+    assert_eq!(problems(&report), []);
+    let reports = report["blocks"].as_array().unwrap();
+    assert_eq!(reports.len(), 3);
+    for (r, price) in reports.iter().zip(["1", "1", "2"]) {
+        // Each header carries its own price's lot table, and it is the
+        // regulation's for that price.
+        assert_eq!(r["price"], price);
+        let lot_table = r["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == "lot_table")
+            .expect("a lot_table check");
+        assert_eq!(lot_table["status"], "passed", "block {}", r["block"]);
+    }
+
+    // Each tampering on its own copy of the emission.
+    let tampered = |case: &str, tamper: &dyn Fn(&Path)| -> Value {
+        let store = tmp.path().join(case);
+        copy_dir(&template, &store);
+        tamper(&emission_dir(&store, 1));
+        let run = verify_emission(&store, 1, &[]).expect_code(1);
+        let report = run.json();
+        assert_eq!(report["ok"], false, "{case}");
+        report
+    };
+
+    let root = listed[1]["merkle_root"].as_str().unwrap().to_string();
+    let report = tampered("manifest", &|dir| {
+        let path = dir.join("manifest.json");
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = find(&bytes, root.as_bytes()) + 10;
+        bytes[at] = if bytes[at] == b'0' { b'1' } else { b'0' };
+        std::fs::write(&path, bytes).unwrap();
+    });
+    assert_eq!(problems(&report), [problem("manifest_signature", None)]);
+    assert_eq!(report["manifest_signature_ok"], false);
+
+    let report = tampered("deleted", &|dir| {
+        std::fs::remove_file(dir.join("b000002.tkb")).unwrap();
+    });
+    assert_eq!(problems(&report), [problem("missing_block", Some(2))]);
+    assert!(report["problems"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("b000002.tkb"));
+
+    let report = tampered("swapped", &|dir| {
+        let (a, b, tmp) = (
+            dir.join("b000001.tkb"),
+            dir.join("b000003.tkb"),
+            dir.join("swap"),
+        );
+        std::fs::rename(&a, &tmp).unwrap();
+        std::fs::rename(&b, &a).unwrap();
+        std::fs::rename(&tmp, &b).unwrap();
+    });
+    assert_eq!(
+        problems(&report),
+        [
+            problem("misplaced_block", Some(1)),
+            problem("misplaced_block", Some(3))
+        ]
+    );
+
+    let report = tampered("altered", &|dir| {
+        let path = dir.join("b000002.tkb");
+        let mut bytes = std::fs::read(&path).unwrap();
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0x01;
+        std::fs::write(&path, bytes).unwrap();
+    });
+    assert_eq!(
+        problems(&report),
+        [
+            problem("altered_block", Some(2)),
+            problem("block_fails", Some(2))
+        ]
+    );
+
+    let report = tampered("extra", &|dir| {
+        std::fs::copy(dir.join("b000001.tkb"), dir.join("b000099.tkb")).unwrap();
+    });
+    assert_eq!(problems(&report), [problem("extra_block", None)]);
+    assert!(report["problems"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("b000099.tkb"));
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> usize {
+    haystack
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .expect("the bytes are there")
+}
+
+#[test]
+fn killed_generation_is_finished_by_the_same_command_identically() {
+    let tmp = TempDir::new().unwrap();
+    let killed = tmp.path().join("killed");
+    let reference = tmp.path().join("reference");
+    issuer(&killed, &["keygen"]).expect_code(0);
+    // Same keys, so the same blocks: they derive from the master secret.
+    copy_dir(&killed.join("keys"), &reference.join("keys"));
+    let args = generate_args(7, "1", 4);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    issuer(&reference, &args).expect_code(0);
+
+    let dir = emission_dir(&killed, 7);
+    let mut child = Command::new(ISSUER)
+        .arg("--store")
+        .arg(&killed)
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !dir.join("b000001.tkb").exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the generation ended before it could be killed"
+        );
+        assert!(start.elapsed() < Duration::from_secs(120), "no block made");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    // Interrupted mid-way: an unfinished plan, some blocks, and only whole
+    // blocks under final names (a `.partial` file may be left).
+    let files = names(&dir);
+    assert!(files.contains(&"pending.json".to_string()), "{files:?}");
+    let sealed = block_file_names(&dir);
+    assert!(
+        !sealed.is_empty() && sealed.len() < 4,
+        "killed mid-way: {files:?}"
+    );
+    for name in &files {
+        assert!(
+            name.ends_with(".partial")
+                || name.starts_with("manifest.json")
+                || name == "pending.json"
+                || sealed.contains(name),
+            "unexpected file {name}"
+        );
+    }
+    let paths: Vec<String> = sealed
+        .iter()
+        .map(|n| dir.join(n).display().to_string())
+        .collect();
+    let mut verify_args = vec!["verify", "--json"];
+    verify_args.extend(paths.iter().map(String::as_str));
+    let report = issuer(&killed, &verify_args).expect_code(0).json();
+    assert_eq!(report["ok"], true);
+
+    // Another command is refused while the plan is unfinished.
+    let other = issuer(
+        &killed,
+        &[
+            "generate",
+            "--game",
+            "ile-au-tresor",
+            "--emission",
+            "7",
+            "--price",
+            "2",
+            "--blocks",
+            "1",
+            "--quiet",
+        ],
+    )
+    .expect_code(1);
+    assert!(
+        other.stderr.contains("interrupted") && other.stderr.contains("blocks 1 to 4"),
+        "{}",
+        other.stderr
+    );
+    assert_eq!(block_file_names(&dir), sealed, "nothing was generated");
+
+    // The same command finishes the job, keeping the sealed blocks.
+    let rerun = issuer(&killed, &args).expect_code(0);
+    for name in &sealed {
+        let block: u32 = name[1..7].parse().unwrap();
+        assert!(
+            rerun
+                .stdout
+                .contains(&format!("kept already sealed block {block} of emission 7")),
+            "{}",
+            rerun.stdout
+        );
+    }
+    assert_eq!(
+        names(&dir),
+        [
+            "b000001.tkb",
+            "b000002.tkb",
+            "b000003.tkb",
+            "b000004.tkb",
+            "manifest.json",
+            "manifest.json.sig"
+        ],
+        "no plan, partial file or manifest draft left"
+    );
+
+    // Identical to the uninterrupted run: every block's root and file
+    // digest, the manifest and its signature, and every file's bytes.
+    let (resumed, uninterrupted) = (manifest(&killed, 7), manifest(&reference, 7));
+    let (a, b) = (
+        resumed["blocks"].as_array().unwrap(),
+        uninterrupted["blocks"].as_array().unwrap(),
+    );
+    assert_eq!(a.len(), 4);
+    for (x, y) in a.iter().zip(b) {
+        assert_eq!(x["block"], y["block"]);
+        assert_eq!(x["merkle_root"], y["merkle_root"], "block {}", x["block"]);
+        assert_eq!(x["file_sha256"], y["file_sha256"], "block {}", x["block"]);
+    }
+    let reference_dir = emission_dir(&reference, 7);
+    for name in names(&dir) {
+        assert!(
+            std::fs::read(dir.join(&name)).unwrap()
+                == std::fs::read(reference_dir.join(&name)).unwrap(),
+            "{name} differs from the uninterrupted run's"
+        );
+    }
+    for entry in a {
+        let bytes = std::fs::read(dir.join(entry["file"].as_str().unwrap())).unwrap();
+        assert_eq!(
+            hex::encode(derive::sha256(&bytes)),
+            entry["file_sha256"].as_str().unwrap()
+        );
+    }
+}
+
+#[test]
+fn closed_emission_reveals_seeds_that_regenerate_every_block() {
+    let tmp = TempDir::new().unwrap();
+    let store = tmp.path().join("store");
+    generate(&store, 1, "1", 2);
+    let dir = emission_dir(&store, 1);
+    let seeds = tmp.path().join("seeds.json");
+    let seeds_arg = seeds.display().to_string();
+
+    let early = issuer(&store, &["reveal", "--emission", "1", "--out", &seeds_arg]).expect_code(1);
+    assert!(early.stderr.contains("not closed"), "{}", early.stderr);
+    assert!(!seeds.exists());
+
+    // A unit that is redeemable while the seeds are secret.
+    let id = first_unit_ids(&store, &dir.join("b000001.tkb"), 1).remove(0);
+    issuer(&store, &["show", &id]).expect_code(0);
+
+    let open_manifest = std::fs::read(dir.join("manifest.json")).unwrap();
+    issuer(&store, &["close", "--emission", "1"]).expect_code(0);
+    assert_eq!(manifest(&store, 1)["closed"], true);
+    let refused = issuer(
+        &store,
+        &generate_args(1, "1", 1)
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    )
+    .expect_code(1);
+    assert!(refused.stderr.contains("closed"), "{}", refused.stderr);
+    assert_eq!(block_file_names(&dir).len(), 2);
+
+    // As if `close` were killed after writing the new signature and before
+    // the manifest: the next command completes the save from its draft.
+    std::fs::rename(dir.join("manifest.json"), dir.join("manifest.json.next")).unwrap();
+    std::fs::write(dir.join("manifest.json"), &open_manifest).unwrap();
+
+    issuer(&store, &["reveal", "--emission", "1", "--out", &seeds_arg]).expect_code(0);
+    assert_eq!(manifest(&store, 1)["closed"], true);
+    assert!(!dir.join("manifest.json.next").exists());
+
+    let reveal: Value = serde_json::from_slice(&std::fs::read(&seeds).unwrap()).unwrap();
+    assert_eq!(reveal["kind"], "ticket-issuer emission reveal");
+    assert_eq!(reveal["game"], "ile-au-tresor");
+    assert_eq!(reveal["emission"], 1);
+    hex_field(&reveal["records_key"]);
+    let revealed = reveal["blocks"].as_array().unwrap();
+    let listed = manifest(&store, 1)["blocks"].as_array().unwrap().clone();
+    assert_eq!(revealed.len(), 2);
+    for (r, m) in revealed.iter().zip(&listed) {
+        assert_eq!(r["block"], m["block"]);
+        let seed = hex_field(&r["seed"]);
+        assert_eq!(
+            hex::encode(derive::seed_commitment(&seed)),
+            m["seed_commitment"].as_str().unwrap(),
+            "block {}'s seed matches its commitment",
+            r["block"]
+        );
+    }
+
+    let report = verify_emission(&store, 1, &["--seeds", &seeds_arg])
+        .expect_code(0)
+        .json();
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["seeds_checked"], true);
+    let blocks = report["blocks"].as_array().unwrap();
+    assert_eq!(blocks.len(), 2);
+    for b in blocks {
+        let regeneration = b["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == "regeneration")
+            .unwrap_or_else(|| panic!("block {} was regenerated", b["block"]));
+        assert_eq!(regeneration["status"], "passed");
+    }
+
+    // An auditor with only the public key, the emission folder and the
+    // reveal file: the reveal's records key opens the blocks, so every
+    // check is made, none left "not done".
+    let auditor = tmp.path().join("auditor");
+    std::fs::create_dir_all(auditor.join("keys")).unwrap();
+    std::fs::copy(
+        store.join("keys/issuer.pub.pem"),
+        auditor.join("keys/issuer.pub.pem"),
+    )
+    .unwrap();
+    copy_dir(&dir, &emission_dir(&auditor, 1));
+    let report = verify_emission(&auditor, 1, &["--seeds", &seeds_arg])
+        .expect_code(0)
+        .json();
+    for b in report["blocks"].as_array().unwrap() {
+        assert_eq!(b["complete"], true, "{b}");
+        assert_eq!(b["ok"], true, "{b}");
+    }
+
+    // One block's seed changed: rejected, naming that block.
+    let mut wrong = reveal.clone();
+    let seed = wrong["blocks"][1]["seed"].as_str().unwrap().to_string();
+    let flipped = if seed.starts_with('0') { "1" } else { "0" };
+    wrong["blocks"][1]["seed"] = Value::from(format!("{flipped}{}", &seed[1..]));
+    let wrong_path = tmp.path().join("wrong-seeds.json");
+    std::fs::write(&wrong_path, serde_json::to_vec(&wrong).unwrap()).unwrap();
+    let report = verify_emission(&store, 1, &["--seeds", &wrong_path.display().to_string()])
+        .expect_code(1)
+        .json();
+    assert_eq!(problems(&report), [problem("seed_mismatch", Some(2))]);
+    assert!(report["problems"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("block 2"));
+
+    // Revealed seeds make IDs computable, so redemption is closed.
+    let computed = UnitId {
+        game: Game::IleAuTresor,
+        emission: 1,
+        block: 1,
+        index: 0,
+        check_code: derive::check_code(&hex_field(&revealed[0]["seed"]), 0),
+    };
+    assert_eq!(computed.to_string(), id);
+    let redeem = issuer(&store, &["redeem", &id]).expect_code(1);
+    assert!(redeem.stderr.contains("revealed"), "{}", redeem.stderr);
+}
+
+#[test]
+fn two_emissions_reveal_unrelated_seeds() {
+    let tmp = TempDir::new().unwrap();
+    let store = tmp.path().join("store");
+    // Same game, price and block number: only the emission differs.
+    generate(&store, 1, "1", 1);
+    generate(&store, 2, "1", 1);
+    let mut files = Vec::new();
+    let mut reveals = Vec::new();
+    for emission in ["1", "2"] {
+        issuer(&store, &["close", "--emission", emission]).expect_code(0);
+        let path = tmp.path().join(format!("seeds-{emission}.json"));
+        let out = path.display().to_string();
+        issuer(&store, &["reveal", "--emission", emission, "--out", &out]).expect_code(0);
+        let text = std::fs::read_to_string(&path).unwrap();
+        reveals.push(serde_json::from_str::<Value>(&text).unwrap());
+        files.push((path, text));
+    }
+    let secrets = |r: &Value| {
+        [
+            r["blocks"][0]["seed"].as_str().unwrap().to_string(),
+            r["records_key"].as_str().unwrap().to_string(),
+        ]
+    };
+    let (one, two) = (secrets(&reveals[0]), secrets(&reveals[1]));
+    assert_ne!(one[0], two[0], "block 1 seeds");
+    assert_ne!(one[1], two[1], "records keys");
+    for secret in &one {
+        assert!(!files[1].1.contains(secret.as_str()));
+    }
+    for secret in &two {
+        assert!(!files[0].1.contains(secret.as_str()));
+    }
+
+    // Emission 2's seed file opens nothing of emission 1.
+    let report = verify_emission(&store, 1, &["--seeds", &files[1].0.display().to_string()])
+        .expect_code(1)
+        .json();
+    assert_eq!(
+        problems(&report),
+        [
+            problem("reveal_mismatch", None),
+            problem("seed_mismatch", Some(1))
+        ]
+    );
+}
