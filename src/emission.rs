@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::block::build::{self, BlockSpec};
 use crate::block::reader::BlockFile;
 use crate::block::writer;
+use crate::block::Header;
 use crate::error::Error;
 use crate::fsutil;
 use crate::game::{cents_to_euros, parse_price, Game};
@@ -102,6 +103,24 @@ pub struct GeneratedBlock {
     /// False when an interrupted run had already sealed it.
     #[serde(skip)]
     pub fresh: bool,
+}
+
+impl GeneratedBlock {
+    /// The report of the block at `path` with header `h`.
+    fn new(path: &Path, h: &Header, file_sha256: &[u8; 32], fresh: bool) -> GeneratedBlock {
+        GeneratedBlock {
+            path: path.display().to_string(),
+            game: h.game.slug().into(),
+            emission: h.emission,
+            block: h.block,
+            price: cents_to_euros(h.price_cents).to_string(),
+            units: h.unit_count,
+            merkle_root: hex::encode(h.merkle_root),
+            file_sha256: hex::encode(file_sha256),
+            seed_commitment: hex::encode(h.seed_commitment),
+            fresh,
+        }
+    }
 }
 
 impl From<&GeneratedBlock> for ManifestBlock {
@@ -371,18 +390,12 @@ impl<'s> Emission<'s> {
         let key = secrets.block_records_key(spec.game, spec.emission, spec.block);
         let built = build::build(spec, &seed, Some(&key), progress)?;
         let written = writer::write(&built, &key, &secrets.signing, &path)?;
-        Ok(GeneratedBlock {
-            path: path.display().to_string(),
-            game: spec.game.slug().into(),
-            emission: spec.emission,
-            block: spec.block,
-            price: cents_to_euros(spec.price_cents).to_string(),
-            units: written.header.unit_count,
-            merkle_root: hex::encode(written.header.merkle_root),
-            file_sha256: hex::encode(written.file_sha256),
-            seed_commitment: hex::encode(written.header.seed_commitment),
-            fresh: true,
-        })
+        Ok(GeneratedBlock::new(
+            &path,
+            &written.header,
+            &written.file_sha256,
+            true,
+        ))
     }
 
     /// A block file found in place by a rerun: kept if it is this spec's
@@ -415,18 +428,7 @@ impl<'s> Emission<'s> {
                 cents_to_euros(spec.price_cents)
             )));
         }
-        Ok(GeneratedBlock {
-            path: path.display().to_string(),
-            game: spec.game.slug().into(),
-            emission: spec.emission,
-            block: spec.block,
-            price: cents_to_euros(spec.price_cents).to_string(),
-            units: h.unit_count,
-            merkle_root: hex::encode(h.merkle_root),
-            file_sha256: hex::encode(file_sha256(path)?),
-            seed_commitment: hex::encode(h.seed_commitment),
-            fresh: false,
-        })
+        Ok(GeneratedBlock::new(path, h, &file_sha256(path)?, false))
     }
 
     /// Closes the emission: no more blocks may be added.
