@@ -118,7 +118,7 @@ pub fn verify_emission(
             if !report.ok {
                 problem(
                     ProblemKind::BlockFails,
-                    Some(report.block),
+                    Some(report.summary.block),
                     format!(
                         "{name} fails {} check(s); see its report",
                         report.failure_count
@@ -197,27 +197,27 @@ pub fn verify_emission(
             ..*opts
         };
         let report = verify_block(&path, &block_opts)?;
-        if report.block != entry.block || report.emission != manifest.emission {
+        if report.summary.block != entry.block || report.summary.emission != manifest.emission {
             problem(
                 ProblemKind::MisplacedBlock,
                 Some(entry.block),
                 format!(
                     "{} holds emission {} block {}, but the manifest lists it as block {}",
-                    entry.file, report.emission, report.block, entry.block
+                    entry.file, report.summary.emission, report.summary.block, entry.block
                 ),
             );
         } else {
             let mut differs = Vec::new();
-            if report.file_sha256 != entry.file_sha256 {
+            if report.summary.file_sha256 != entry.file_sha256 {
                 differs.push("file SHA-256");
             }
-            if report.merkle_root != entry.merkle_root {
+            if report.summary.merkle_root != entry.merkle_root {
                 differs.push("Merkle root");
             }
-            if report.seed_commitment != entry.seed_commitment {
+            if report.summary.seed_commitment != entry.seed_commitment {
                 differs.push("seed commitment");
             }
-            if report.price != entry.price || report.units != entry.units {
+            if report.summary.price != entry.price || report.summary.units != entry.units {
                 differs.push("price or unit count");
             }
             if !differs.is_empty() {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::block::build::{self, BlockSpec};
 use crate::block::reader::BlockFile;
 use crate::block::writer;
-use crate::block::Header;
+use crate::block::BlockSummary;
 use crate::error::Error;
 use crate::fsutil;
 use crate::game::{cents_to_euros, parse_price, Game};
@@ -82,49 +82,17 @@ pub enum BlockChoice {
 /// A block made (or found already made) by `generate`.
 #[derive(Clone, Debug, Serialize)]
 pub struct GeneratedBlock {
-    /// The file.
-    pub path: String,
-    /// Game slug.
-    pub game: String,
-    /// Emission.
-    pub emission: u32,
-    /// Block.
-    pub block: u32,
-    /// Unit price in euros.
-    pub price: String,
-    /// Units.
-    pub units: u32,
-    /// Merkle root, hex.
-    pub merkle_root: String,
-    /// File SHA-256, hex.
-    pub file_sha256: String,
-    /// Seed commitment, hex.
-    pub seed_commitment: String,
+    /// The block.
+    #[serde(flatten)]
+    pub summary: BlockSummary,
     /// False when an interrupted run had already sealed it.
     #[serde(skip)]
     pub fresh: bool,
 }
 
-impl GeneratedBlock {
-    /// The report of the block at `path` with header `h`.
-    fn new(path: &Path, h: &Header, file_sha256: &[u8; 32], fresh: bool) -> GeneratedBlock {
-        GeneratedBlock {
-            path: path.display().to_string(),
-            game: h.game.slug().into(),
-            emission: h.emission,
-            block: h.block,
-            price: cents_to_euros(h.price_cents).to_string(),
-            units: h.unit_count,
-            merkle_root: hex::encode(h.merkle_root),
-            file_sha256: hex::encode(file_sha256),
-            seed_commitment: hex::encode(h.seed_commitment),
-            fresh,
-        }
-    }
-}
-
 impl From<&GeneratedBlock> for ManifestBlock {
     fn from(g: &GeneratedBlock) -> ManifestBlock {
+        let g = &g.summary;
         ManifestBlock {
             block: g.block,
             price: g.price.clone(),
@@ -375,7 +343,7 @@ impl<'s> Emission<'s> {
         if path.exists() {
             let kept = self.existing_block(&path, spec, &seed, secrets)?;
             if let Some(listed) = manifest.blocks.iter().find(|b| b.block == spec.block) {
-                if listed.file_sha256 != kept.file_sha256 {
+                if listed.file_sha256 != kept.summary.file_sha256 {
                     return Err(self.state_error(format!(
                         "{} differs from the manifest's block {}; run `issuer verify --emission {}`",
                         path.display(),
@@ -384,18 +352,16 @@ impl<'s> Emission<'s> {
                     )));
                 }
             }
-            progress(u64::from(kept.units));
+            progress(u64::from(kept.summary.units));
             return Ok(kept);
         }
         let key = secrets.block_records_key(spec.game, spec.emission, spec.block);
         let built = build::build(spec, &seed, Some(&key), progress)?;
         let written = writer::write(&built, &key, &secrets.signing, &path)?;
-        Ok(GeneratedBlock::new(
-            &path,
-            &written.header,
-            &written.file_sha256,
-            true,
-        ))
+        Ok(GeneratedBlock {
+            summary: BlockSummary::new(&path, &written.header, &written.file_sha256),
+            fresh: true,
+        })
     }
 
     /// A block file found in place by a rerun: kept if it is this spec's
@@ -428,7 +394,10 @@ impl<'s> Emission<'s> {
                 cents_to_euros(spec.price_cents)
             )));
         }
-        Ok(GeneratedBlock::new(path, h, &file_sha256(path)?, false))
+        Ok(GeneratedBlock {
+            summary: BlockSummary::new(path, h, &file_sha256(path)?),
+            fresh: false,
+        })
     }
 
     /// Closes the emission: no more blocks may be added.

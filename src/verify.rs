@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 
 use crate::block::build::{self, BlockSpec};
 use crate::block::reader::BlockFile;
-use crate::block::{Header, SEAL_LEN};
+use crate::block::{BlockSummary, Header, SEAL_LEN};
 use crate::cipher::OpenProblem;
 use crate::derive;
 use crate::error::Error;
@@ -113,24 +113,9 @@ pub struct Check {
 /// The report on one block file.
 #[derive(Clone, Debug, Serialize)]
 pub struct BlockReport {
-    /// The file.
-    pub path: String,
-    /// Game slug.
-    pub game: String,
-    /// Emission.
-    pub emission: u32,
-    /// Block.
-    pub block: u32,
-    /// Unit price in euros.
-    pub price: String,
-    /// Units.
-    pub units: u32,
-    /// The Merkle root in the header, hex.
-    pub merkle_root: String,
-    /// The seed commitment in the header, hex.
-    pub seed_commitment: String,
-    /// SHA-256 of the file as read, hex.
-    pub file_sha256: String,
+    /// The block.
+    #[serde(flatten)]
+    pub summary: BlockSummary,
     /// True iff no check failed (checks not done don't fail).
     pub ok: bool,
     /// True iff every check was done.
@@ -554,15 +539,7 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
 
     let complete = f.checks.iter().all(|c| c.status != Status::NotDone);
     Ok(BlockReport {
-        path: path.display().to_string(),
-        game: h.game.slug().into(),
-        emission: h.emission,
-        block: h.block,
-        price: cents_to_euros(h.price_cents).to_string(),
-        units: h.unit_count,
-        merkle_root: hex::encode(h.merkle_root),
-        seed_commitment: hex::encode(h.seed_commitment),
-        file_sha256: hex::encode(file_sha),
+        summary: BlockSummary::new(path, h, &file_sha),
         ok: f.count == 0,
         complete,
         checks: f.checks,

@@ -175,7 +175,7 @@ fn a_block_of_each_price_holds_exactly_the_regulation_table() {
         let path = fx.block(block, price);
         let report = fx.verify(&path, true);
         assert!(report.ok && report.complete, "{:#?}", report.failures);
-        assert_eq!(report.units, 450_000);
+        assert_eq!(report.summary.units, 450_000);
         let counts = check_export(&fx, &path, block, column);
         for ((lot, _), n) in ARTICLE_4_5_TEXT.iter().zip(ARTICLE_3_COUNTS) {
             assert_eq!(counts.get(*lot), Some(&n), "{lot} at {price} cents");
@@ -270,7 +270,7 @@ fn the_same_keys_write_identical_files() {
         .unwrap();
     assert_eq!(
         std::fs::read(&pa).unwrap(),
-        std::fs::read(&made[0].path).unwrap()
+        std::fs::read(&made[0].summary.path).unwrap()
     );
 }
 

@@ -8,7 +8,9 @@ pub mod build;
 pub mod reader;
 pub mod writer;
 
-use crate::game::{Game, LotTable, LotTier};
+use serde::Serialize;
+
+use crate::game::{cents_to_euros, Game, LotTable, LotTier};
 use crate::merkle::Hash;
 
 /// Magic bytes opening every block file (§Header).
@@ -367,5 +369,46 @@ impl IndexEntry {
             .chunks_exact(INDEX_ENTRY_LEN)
             .map(IndexEntry::parse)
             .collect()
+    }
+}
+
+/// What identifies a block file in reports (`generate --json`, `verify`):
+/// where it is, what it holds and its commitments.
+#[derive(Clone, Debug, Serialize)]
+pub struct BlockSummary {
+    /// The file.
+    pub path: String,
+    /// Game slug.
+    pub game: String,
+    /// Emission.
+    pub emission: u32,
+    /// Block.
+    pub block: u32,
+    /// Unit price in euros.
+    pub price: String,
+    /// Units.
+    pub units: u32,
+    /// The Merkle root in the header, hex.
+    pub merkle_root: String,
+    /// SHA-256 of the file, hex.
+    pub file_sha256: String,
+    /// The seed commitment in the header, hex.
+    pub seed_commitment: String,
+}
+
+impl BlockSummary {
+    /// The summary of the file at `path` with header `h` and digest `file_sha256`.
+    pub fn new(path: &std::path::Path, h: &Header, file_sha256: &Hash) -> BlockSummary {
+        BlockSummary {
+            path: path.display().to_string(),
+            game: h.game.slug().into(),
+            emission: h.emission,
+            block: h.block,
+            price: cents_to_euros(h.price_cents).to_string(),
+            units: h.unit_count,
+            merkle_root: hex::encode(h.merkle_root),
+            file_sha256: hex::encode(file_sha256),
+            seed_commitment: hex::encode(h.seed_commitment),
+        }
     }
 }

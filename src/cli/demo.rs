@@ -75,7 +75,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let block = &blocks[0];
     println!(
         "   sealed {}\n   merkle root {}",
-        block.path, block.merkle_root
+        block.summary.path, block.summary.merkle_root
     );
 
     println!("3. verifying emission {number} against its signed manifest");
@@ -98,11 +98,11 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         return Ok(1);
     }
 
-    let path = PathBuf::from(&block.path);
+    let path = PathBuf::from(&block.summary.path);
     let export_path = store
         .root()
         .join("exports")
-        .join(format!("e{number}-b{}.jsonl", block.block));
+        .join(format!("e{number}-b{}.jsonl", block.summary.block));
     std::fs::create_dir_all(export_path.parent().unwrap_or(store.root()))
         .map_err(|e| Error::io(&export_path, e))?;
     let opened = AuthenticBlock::open(&path, &trusted, access, "export")?;

@@ -91,13 +91,13 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
             println!(
                 "{} block {} of emission {} ({} €, {} units): {}\n  merkle root {}\n  file sha256 {}",
                 if b.fresh { "sealed" } else { "kept already sealed" },
-                b.block,
-                b.emission,
-                b.price,
-                b.units,
-                b.path,
-                b.merkle_root,
-                b.file_sha256
+                b.summary.block,
+                b.summary.emission,
+                b.summary.price,
+                b.summary.units,
+                b.summary.path,
+                b.summary.merkle_root,
+                b.summary.file_sha256
             );
         }
     }

@@ -71,7 +71,12 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
 pub fn print_block(r: &BlockReport) {
     println!(
         "{}: {} emission {} block {}, {} €, {} units",
-        r.path, r.game, r.emission, r.block, r.price, r.units
+        r.summary.path,
+        r.summary.game,
+        r.summary.emission,
+        r.summary.block,
+        r.summary.price,
+        r.summary.units
     );
     for c in &r.checks {
         let status = match c.status {

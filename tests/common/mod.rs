@@ -46,7 +46,7 @@ impl Fixture {
                 &|_| {},
             )
             .unwrap();
-        PathBuf::from(&made[0].path)
+        PathBuf::from(&made[0].summary.path)
     }
 
     /// A copy of `path` under the temp dir, for tampering.
