@@ -290,6 +290,16 @@ impl Header {
     /// Checks the fields a reader relies on to find the rest of the file.
     fn check_shape(&self) -> Result<(), HeaderProblem> {
         let field = |s: String| Err(HeaderProblem::Field(s));
+        // Sizes are the game's, so a corrupt header can't make a reader
+        // allocate an index of arbitrary size.
+        if self.unit_count != self.game.block_units() {
+            return field(format!(
+                "unit count {} (a {} block holds {})",
+                self.unit_count,
+                self.game.slug(),
+                self.game.block_units()
+            ));
+        }
         if self.chunk_units == 0 || !self.chunk_units.is_power_of_two() {
             return field(format!(
                 "chunk size {} is not a power of two",

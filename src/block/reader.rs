@@ -31,7 +31,17 @@ pub struct BlockFile {
     pub seal: Option<[u8; 64]>,
 }
 
-fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> Result<Vec<u8>, Error> {
+/// Reads up to `len` bytes at `offset`: fewer where the file ends first,
+/// so a corrupt length never allocates more than the file holds.
+fn read_at(
+    file: &File,
+    path: &Path,
+    file_len: u64,
+    offset: u64,
+    len: usize,
+) -> Result<Vec<u8>, Error> {
+    let available = file_len.saturating_sub(offset);
+    let len = len.min(usize::try_from(available).unwrap_or(usize::MAX));
     let mut buf = vec![0u8; len];
     let mut done = 0;
     while done < len {
@@ -57,14 +67,20 @@ impl BlockFile {
             path: path.to_path_buf(),
             problem,
         };
-        let prefix = read_at(&file, path, 0, 12)?;
+        let prefix = read_at(&file, path, file_len, 0, 12)?;
         let header_len = Header::announced_len(&prefix).map_err(unreadable)?;
-        let header_bytes = read_at(&file, path, 0, header_len.max(FIXED_HEADER_LEN))?;
+        let header_bytes = read_at(&file, path, file_len, 0, header_len.max(FIXED_HEADER_LEN))?;
         let header = Header::parse(&header_bytes).map_err(unreadable)?;
         let header_bytes = header_bytes[..header.len()].to_vec();
-        let index_bytes = read_at(&file, path, header.index_offset(), header.index_len())?;
+        let index_bytes = read_at(
+            &file,
+            path,
+            file_len,
+            header.index_offset(),
+            header.index_len(),
+        )?;
         let index = IndexEntry::parse_all(&index_bytes);
-        let seal_bytes = read_at(&file, path, header.seal_offset, SEAL_LEN)?;
+        let seal_bytes = read_at(&file, path, file_len, header.seal_offset, SEAL_LEN)?;
         let seal = <[u8; 64]>::try_from(seal_bytes.as_slice()).ok();
         Ok(BlockFile {
             path: path.to_path_buf(),
@@ -103,7 +119,13 @@ impl BlockFile {
     /// file is truncated).
     pub fn read_ciphertext(&self, chunk: u32) -> Result<Vec<u8>, Error> {
         let entry = self.entry(chunk)?;
-        read_at(&self.file, &self.path, entry.offset, entry.length as usize)
+        read_at(
+            &self.file,
+            &self.path,
+            self.file_len,
+            entry.offset,
+            entry.length as usize,
+        )
     }
 
     /// Index entry `chunk`.

@@ -72,6 +72,10 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         r.merkle_root,
         r.inclusion_proof.len()
     );
+    println!("record {}", r.record);
+    for (level, hash) in r.inclusion_proof.iter().enumerate() {
+        println!("  proof[{level:>2}] {hash}");
+    }
     Ok(0)
 }
 

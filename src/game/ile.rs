@@ -601,8 +601,10 @@ impl Unit {
                     (None, _) if sq == self.start => " @".to_string(),
                     (None, _) => " .".to_string(),
                 };
+                if x > 0 {
+                    out.push(' ');
+                }
                 out.push_str(&cell);
-                out.push(' ');
             }
             out.push('\n');
         }
