@@ -32,7 +32,7 @@ ISSUER="$root/target/release/issuer"
 work=$(mktemp -d "${TMPDIR:-/tmp}/redeem-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 store="$work/store"
-block="$store/emissions/e000001/b000001.tkb"
+block="$store/emissions/ile-au-tresor/e000001/b000001.tkb"
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(uname -sr)"
 echo "store:   $store ($(df -T "$work" | awk 'NR == 2 {print $2}'))"

@@ -111,19 +111,25 @@ impl From<&GeneratedBlock> for ManifestBlock {
 /// An emission in a store.
 pub struct Emission<'s> {
     store: &'s Store,
+    /// Its game.
+    pub game: Game,
     /// Its number.
     pub number: u32,
 }
 
 impl<'s> Emission<'s> {
-    /// Emission `number` of `store`.
-    pub fn new(store: &'s Store, number: u32) -> Emission<'s> {
-        Emission { store, number }
+    /// Emission `number` of `game` in `store`.
+    pub fn new(store: &'s Store, game: Game, number: u32) -> Emission<'s> {
+        Emission {
+            store,
+            game,
+            number,
+        }
     }
 
     /// Its folder.
     pub fn dir(&self) -> PathBuf {
-        self.store.emission_dir(self.number)
+        self.store.emission_dir(self.game, self.number)
     }
 
     /// The manifest file.
@@ -210,11 +216,11 @@ impl<'s> Emission<'s> {
     pub fn generate(
         &self,
         secrets: &Secrets,
-        game: Game,
         price_cents: u32,
         choice: BlockChoice,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<Vec<GeneratedBlock>, Error> {
+        let game = self.game;
         game.lot_table(price_cents)?;
         let trusted = secrets.signing.verifying_key();
         let mut manifest = self.load_manifest(&trusted)?.unwrap_or_else(|| Manifest {
@@ -319,7 +325,7 @@ impl<'s> Emission<'s> {
             if b == 0 {
                 return Err(self.state_error("blocks are numbered from 1".into()));
             }
-            let file = self.store.block_path(self.number, b);
+            let file = self.store.block_path(self.game, self.number, b);
             if manifest.blocks.iter().any(|m| m.block == b) || file.exists() {
                 return Err(Error::AlreadyExists { path: file });
             }
@@ -338,7 +344,7 @@ impl<'s> Emission<'s> {
         manifest: &Manifest,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<GeneratedBlock, Error> {
-        let path = self.store.block_path(spec.emission, spec.block);
+        let path = self.store.block_path(spec.game, spec.emission, spec.block);
         let seed = secrets.block_seed(spec.game, spec.emission, spec.block);
         if path.exists() {
             let kept = self.existing_block(&path, spec, &seed, secrets)?;

@@ -90,14 +90,14 @@ pub fn redeem(
             return Err(Error::CheckCodeMismatch { id: normalised });
         }
     }
-    if Emission::new(store, id.emission).is_revealed() {
+    if Emission::new(store, id.game, id.emission).is_revealed() {
         return Err(Error::EmissionState {
             emission: id.emission,
             reason: "its seeds were revealed, so its unit IDs are public: redemption is closed"
                 .into(),
         });
     }
-    let path: PathBuf = store.block_path(id.emission, id.block);
+    let path: PathBuf = store.block_path(id.game, id.emission, id.block);
     if !path.exists() {
         return Err(Error::UnknownBlock {
             id: normalised,

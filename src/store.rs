@@ -6,8 +6,8 @@
 //! <store>/keys/master.key          32-byte master secret, hex (mode 0600)
 //! <store>/keys/issuer.key.pem      Ed25519 private key, PKCS#8 v1 (0600)
 //! <store>/keys/issuer.pub.pem      Ed25519 public key, SPKI
-//! <store>/emissions/e000007/b000001.tkb   block 1 of emission 7
-//! <store>/emissions/e000007/manifest.json (+ .sig)
+//! <store>/emissions/ile-au-tresor/e000007/b000001.tkb   block 1 of emission 7
+//! <store>/emissions/ile-au-tresor/e000007/manifest.json (+ .sig)
 //! <store>/ledger.sqlite            redemptions
 //! ```
 
@@ -87,14 +87,60 @@ impl Store {
         self.keys_dir().join("issuer.pub.pem")
     }
 
-    /// The folder of an emission.
-    pub fn emission_dir(&self, emission: u32) -> PathBuf {
-        self.root.join("emissions").join(format!("e{emission:06}"))
+    /// The folder of one game's emissions.
+    fn game_dir(&self, game: Game) -> PathBuf {
+        self.root.join("emissions").join(game.slug())
     }
 
-    /// Where block `block` of emission `emission` lives.
-    pub fn block_path(&self, emission: u32, block: u32) -> PathBuf {
-        self.emission_dir(emission).join(format!("b{block:06}.tkb"))
+    /// The folder of an emission.
+    pub fn emission_dir(&self, game: Game, emission: u32) -> PathBuf {
+        self.game_dir(game).join(format!("e{emission:06}"))
+    }
+
+    /// Where block `block` of emission `emission` of `game` lives.
+    pub fn block_path(&self, game: Game, emission: u32, block: u32) -> PathBuf {
+        self.emission_dir(game, emission)
+            .join(format!("b{block:06}.tkb"))
+    }
+
+    /// The emission numbers of `game` the store has folders for.
+    pub fn emissions(&self, game: Game) -> Vec<u32> {
+        let mut numbers: Vec<u32> = std::fs::read_dir(self.game_dir(game))
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok())
+                    .filter_map(|e| e.file_name().to_str()?.strip_prefix('e')?.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        numbers.sort_unstable();
+        numbers
+    }
+
+    /// The game of emission `emission`: `game` if given, else the one game
+    /// that has such an emission in this store.
+    pub fn emission_game(&self, emission: u32, game: Option<Game>) -> Result<Game, Error> {
+        if let Some(game) = game {
+            return Ok(game);
+        }
+        let games: Vec<Game> = Game::ALL
+            .into_iter()
+            .filter(|g| self.emission_dir(*g, emission).is_dir())
+            .collect();
+        match games.as_slice() {
+            [one] => Ok(*one),
+            [] => Err(Error::EmissionState {
+                emission,
+                reason: format!("no such emission in store {}", self.root.display()),
+            }),
+            many => Err(Error::EmissionState {
+                emission,
+                reason: format!(
+                    "several games have an emission {emission} ({}); pass --game",
+                    many.iter().map(|g| g.slug()).collect::<Vec<_>>().join(", ")
+                ),
+            }),
+        }
     }
 
     /// The redemption ledger.

@@ -259,10 +259,9 @@ fn the_same_keys_write_identical_files() {
     copy_dir(&a.store.root().join("keys"), &store_b.root().join("keys"));
     let secrets_b = store_b.secrets().unwrap();
     let pa = a.block(1, 100);
-    let made = ticket_issuer::emission::Emission::new(&store_b, 1)
+    let made = ticket_issuer::emission::Emission::new(&store_b, Game::IleAuTresor, 1)
         .generate(
             &secrets_b,
-            Game::IleAuTresor,
             100,
             ticket_issuer::emission::BlockChoice::Number(1),
             &|_| {},

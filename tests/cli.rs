@@ -80,7 +80,10 @@ fn generate_on_a_fresh_store_creates_keys_and_reports_the_block() {
     assert_eq!(b["price"], "1");
     assert_eq!(b["units"], 450_000);
     assert_eq!(b["merkle_root"].as_str().unwrap().len(), 64);
-    assert_eq!(path, store.join("emissions/e000001/b000001.tkb"));
+    assert_eq!(
+        path,
+        store.join("emissions/ile-au-tresor/e000001/b000001.tkb")
+    );
     // The file digest printed is the file's.
     let sha = ticket_issuer::verify::file_sha256(&path).unwrap();
     assert_eq!(b["file_sha256"].as_str().unwrap(), hex::encode(sha));
@@ -423,7 +426,7 @@ fn a_full_disk_leaves_nothing_half_written() {
         err.contains("No space left on device") && err.contains("b000001.tkb"),
         "{err}"
     );
-    let left: Vec<String> = std::fs::read_dir(store.join("emissions/e000001"))
+    let left: Vec<String> = std::fs::read_dir(store.join("emissions/ile-au-tresor/e000001"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
@@ -434,4 +437,31 @@ fn a_full_disk_leaves_nothing_half_written() {
         "{left:?}"
     );
     assert!(!left.contains(&"manifest.json".to_string()), "{left:?}");
+}
+
+/// The README's main command: `demo` generates, verifies, exports and
+/// redeems on a fresh store, and runs again on the same store (a new
+/// emission each time).
+#[test]
+fn demo_runs_the_whole_job_and_can_run_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    for run in 1..=2 {
+        let out = issuer(&store, &["demo", "--quiet"]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "run {run}: {text}\n{}", stderr(&out));
+        for step in [
+            format!("2. generating emission {run}"),
+            "OK: every check passed".to_string(),
+            "4. exported 450000 units".to_string(),
+            "a second redemption is refused".to_string(),
+            format!("6. ledger: {run} unit(s)"),
+            "reconciled".to_string(),
+        ] {
+            assert!(text.contains(&step), "run {run} lacks {step:?}:\n{text}");
+        }
+    }
+    let ledger = json(&issuer(&store, &["ledger", "--json"]));
+    assert_eq!(ledger["units"], 2);
+    assert_eq!(ledger["reconciled"], true);
 }

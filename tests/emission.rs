@@ -92,7 +92,9 @@ fn generate(store: &Path, emission: u32, price: &str, blocks: u32) -> Vec<Value>
 }
 
 fn emission_dir(store: &Path, emission: u32) -> PathBuf {
-    store.join("emissions").join(format!("e{emission:06}"))
+    store
+        .join("emissions/ile-au-tresor")
+        .join(format!("e{emission:06}"))
 }
 
 fn manifest(store: &Path, emission: u32) -> Value {

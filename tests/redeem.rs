@@ -30,7 +30,7 @@ use ticket_issuer::unit_id::UnitId;
 
 const ISSUER: &str = env!("CARGO_BIN_EXE_issuer");
 /// Where the block lives inside a store (docs/OPERATIONS.md).
-const BLOCK: &str = "emissions/e000001/b000001.tkb";
+const BLOCK: &str = "emissions/ile-au-tresor/e000001/b000001.tkb";
 /// Units in a L'île au trésor block.
 const BLOCK_UNITS: u32 = 450_000;
 /// Units per chunk (docs/FORMAT.md).

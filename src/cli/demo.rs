@@ -26,27 +26,6 @@ pub struct Args {
     pub quiet: bool,
 }
 
-/// The first emission number the store does not use yet.
-fn next_emission(store: &Store) -> u32 {
-    let dir = store.root().join("emissions");
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok())
-                .filter_map(|e| {
-                    e.file_name()
-                        .to_str()?
-                        .strip_prefix('e')?
-                        .parse::<u32>()
-                        .ok()
-                })
-                .max()
-                .unwrap_or(0)
-        })
-        .unwrap_or(0)
-        + 1
-}
-
 /// Runs the demo.
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     if store.ensure_keys()? {
@@ -62,15 +41,15 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     }
     let secrets = store.secrets()?;
     let game = Game::IleAuTresor;
-    let number = next_emission(store);
-    let emission = Emission::new(store, number);
+    let number = store.emissions(game).last().map_or(1, |n| n + 1);
+    let emission = Emission::new(store, game, number);
     println!(
         "2. generating emission {number}: one block of {} units of {} at 1 €",
         game.block_units(),
         game.slug()
     );
     let bar = super::progress::bar(u64::from(game.block_units()), args.quiet);
-    let blocks = emission.generate(&secrets, game, 100, BlockChoice::Count(1), &|n| bar.inc(n))?;
+    let blocks = emission.generate(&secrets, 100, BlockChoice::Count(1), &|n| bar.inc(n))?;
     bar.finish_and_clear();
     let block = &blocks[0];
     println!(

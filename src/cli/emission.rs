@@ -5,26 +5,38 @@ use std::path::PathBuf;
 use clap::Subcommand;
 
 use super::generate::parse_game;
-use crate::emission::{manifest_game, Emission};
+use crate::emission::Emission;
 use crate::error::Error;
 use crate::fsutil;
 use crate::records_key::{default_file_name, RecordsKeyFile};
 use crate::store::Store;
 
-/// An emission number.
+/// An emission number, and its game where several games have one.
 #[derive(clap::Args, Debug)]
 pub struct EmissionArg {
     /// Emission number.
     #[arg(long)]
     pub emission: u32,
+    /// The emission's game (needed only when several games have this number).
+    #[arg(long)]
+    pub game: Option<String>,
+}
+
+impl EmissionArg {
+    /// The emission named.
+    pub fn open<'s>(&self, store: &'s Store) -> Result<Emission<'s>, Error> {
+        let game = self.game.as_deref().map(parse_game).transpose()?;
+        let game = store.emission_game(self.emission, game)?;
+        Ok(Emission::new(store, game, self.emission))
+    }
 }
 
 /// Arguments of `reveal`.
 #[derive(clap::Args, Debug)]
 pub struct RevealArgs {
-    /// Emission number.
-    #[arg(long)]
-    pub emission: u32,
+    /// The emission.
+    #[command(flatten)]
+    pub emission: EmissionArg,
     /// Where to write the reveal file (default: stdout).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -42,7 +54,7 @@ pub enum KeysCommand {
         /// Only this block's key.
         #[arg(long)]
         block: Option<u32>,
-        /// The game (default: the emission's, from its manifest).
+        /// The game (needed only when several games have this emission).
         #[arg(long)]
         game: Option<String>,
         /// Output file (default: records-key-<game>-e<N>[-b<B>].json here).
@@ -54,7 +66,7 @@ pub enum KeysCommand {
 /// Runs `close`.
 pub fn close(store: &Store, args: &EmissionArg) -> Result<i32, Error> {
     let secrets = store.secrets()?;
-    let manifest = Emission::new(store, args.emission).close(&secrets)?;
+    let manifest = args.open(store)?.close(&secrets)?;
     println!(
         "emission {} is closed: {} block(s); no more may be added",
         args.emission,
@@ -66,7 +78,7 @@ pub fn close(store: &Store, args: &EmissionArg) -> Result<i32, Error> {
 /// Runs `reveal`.
 pub fn reveal(store: &Store, args: &RevealArgs) -> Result<i32, Error> {
     let secrets = store.secrets()?;
-    let reveal = Emission::new(store, args.emission).reveal(&secrets)?;
+    let reveal = args.emission.open(store)?.reveal(&secrets)?;
     let mut text = serde_json::to_string_pretty(&reveal).expect("a reveal serialises");
     text.push('\n');
     match &args.out {
@@ -75,7 +87,7 @@ pub fn reveal(store: &Store, args: &RevealArgs) -> Result<i32, Error> {
             eprintln!(
                 "revealed {} seed(s) of emission {} to {}; its redemption is now closed",
                 reveal.blocks.len(),
-                args.emission,
+                args.emission.emission,
                 path.display()
             );
         }
@@ -93,14 +105,7 @@ pub fn keys(store: &Store, cmd: &KeysCommand) -> Result<i32, Error> {
         out,
     } = cmd;
     let secrets = store.secrets()?;
-    let game = match game {
-        Some(name) => parse_game(name)?,
-        None => {
-            let e = Emission::new(store, *emission);
-            let manifest = e.require_manifest(&secrets.signing.verifying_key())?;
-            manifest_game(&manifest, &e.manifest_path())?
-        }
-    };
+    let game = store.emission_game(*emission, game.as_deref().map(parse_game).transpose()?)?;
     let file = RecordsKeyFile::export(&secrets, game, *emission, *block);
     let path = out
         .clone()

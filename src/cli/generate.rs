@@ -80,9 +80,9 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
             source: std::io::Error::other(e.to_string()),
         })?;
     let bar = progress::bar(count * u64::from(game.block_units()), args.quiet);
-    let emission = Emission::new(store, args.emission);
+    let emission = Emission::new(store, game, args.emission);
     let blocks =
-        pool.install(|| emission.generate(&secrets, game, price_cents, choice, &|n| bar.inc(n)))?;
+        pool.install(|| emission.generate(&secrets, price_cents, choice, &|n| bar.inc(n)))?;
     bar.finish_and_clear();
     if args.json {
         print_json(&Report { blocks: &blocks });

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::{print_json, KeyArgs, LoadedKeys};
 use crate::audit::{verify_emission, EmissionReport};
-use crate::emission::{Emission, Reveal};
+use crate::emission::Reveal;
 use crate::error::Error;
 use crate::store::Store;
 use crate::verify::{verify_block, BlockReport, Status, VerifyOptions};
@@ -18,6 +18,9 @@ pub struct Args {
     /// Check every block of this emission against its signed manifest.
     #[arg(long, conflicts_with = "files")]
     pub emission: Option<u32>,
+    /// The emission's game (needed only when several games have this number).
+    #[arg(long, requires = "emission")]
+    pub game: Option<String>,
     /// A reveal file: check each seed and regenerate each block from it.
     #[arg(long, requires = "emission")]
     pub seeds: Option<PathBuf>,
@@ -44,7 +47,12 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         revealed_seed: None,
     };
     if let Some(number) = args.emission {
-        let report = verify_emission(&Emission::new(store, number), &opts, reveal.as_ref())?;
+        let emission = super::emission::EmissionArg {
+            emission: number,
+            game: args.game.clone(),
+        }
+        .open(store)?;
+        let report = verify_emission(&emission, &opts, reveal.as_ref())?;
         if args.json {
             print_json(&report);
         } else {

@@ -37,10 +37,9 @@ impl Fixture {
 
     /// Generates block `block` of emission 1 at `price_cents`.
     pub fn block(&self, block: u32, price_cents: u32) -> PathBuf {
-        let made = Emission::new(&self.store, 1)
+        let made = Emission::new(&self.store, Game::IleAuTresor, 1)
             .generate(
                 &self.secrets,
-                Game::IleAuTresor,
                 price_cents,
                 BlockChoice::Number(block),
                 &|_| {},
