@@ -112,6 +112,18 @@ pub enum Error {
         /// The last valid index.
         last: u32,
     },
+    /// A unit ID naming an emission the store does not have.
+    #[error("unit ID {id}: this store has no emission {emission} of {game} ({}); nothing was recorded", path.display())]
+    UnknownEmission {
+        /// The ID.
+        id: String,
+        /// The game's slug.
+        game: &'static str,
+        /// Emission.
+        emission: u32,
+        /// Where the emission would be.
+        path: PathBuf,
+    },
     /// A unit ID naming a block the store does not have.
     #[error("unit ID {id}: no block {block} of emission {emission} in this store ({}); nothing was recorded", path.display())]
     UnknownBlock {
@@ -182,6 +194,7 @@ impl Error {
         match self {
             Error::CheckCodeMismatch { .. }
             | Error::IndexOutOfRange { .. }
+            | Error::UnknownEmission { .. }
             | Error::UnknownBlock { .. }
             | Error::BlockRejected { .. }
             | Error::AlreadyRedeemed { .. }

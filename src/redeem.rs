@@ -97,6 +97,15 @@ pub fn redeem(
                 .into(),
         });
     }
+    let emission_dir = store.emission_dir(id.game, id.emission);
+    if !emission_dir.is_dir() {
+        return Err(Error::UnknownEmission {
+            id: normalised,
+            game: id.game.slug(),
+            emission: id.emission,
+            path: emission_dir,
+        });
+    }
     let path: PathBuf = store.block_path(id.game, id.emission, id.block);
     if !path.exists() {
         return Err(Error::UnknownBlock {

@@ -643,7 +643,7 @@ fn each_bad_id_class_has_its_own_error_and_exit_code_and_records_nothing() {
         (
             valid_id(s, 9, 1, i),
             1,
-            "no block 1 of emission 9 in this store".into(),
+            "this store has no emission 9 of ile-au-tresor".into(),
         ),
         // A real check code, moved to another unit, block or emission.
         (
