@@ -210,6 +210,8 @@ impl Store {
                 store: self.root.clone(),
             });
         }
+        private_only(&path)?;
+        private_only(&self.signing_key_path())?;
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
         let bytes = hex::decode(text.trim()).ok().filter(|b| b.len() == 32);
         let master: [u8; 32] =
@@ -235,4 +237,25 @@ impl Store {
         }
         seal::read_public(&path)
     }
+}
+
+/// Refuses a secret key file that others can read, as ssh does: a copy
+/// made with loose permissions is a leak waiting to happen.
+fn private_only(path: &Path) -> Result<(), Error> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)
+        .map_err(|e| Error::io(path, e))?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        return Err(Error::BadKey {
+            path: path.to_path_buf(),
+            reason: format!(
+                "permissions {:o} let others read this secret; run `chmod 600 {}`",
+                mode & 0o777,
+                path.display()
+            ),
+        });
+    }
+    Ok(())
 }

@@ -156,6 +156,25 @@ fn keys_are_pem_files_openssl_reads_and_the_private_one_is_private() {
         String::from_utf8_lossy(&derived.stdout),
         std::fs::read_to_string(&public).unwrap()
     );
+    // A secret that others can read is refused until its mode is fixed.
+    let master = store.join("keys/master.key");
+    std::fs::set_permissions(&master, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let loose = issuer(
+        &store,
+        &[
+            "generate",
+            "--game",
+            "ile-au-tresor",
+            "--emission",
+            "1",
+            "--price",
+            "1",
+            "--quiet",
+        ],
+    );
+    assert_eq!(loose.status.code(), Some(2), "{}", stderr(&loose));
+    assert!(stderr(&loose).contains("chmod 600"), "{}", stderr(&loose));
+    std::fs::set_permissions(&master, std::fs::Permissions::from_mode(0o600)).unwrap();
     // keygen never overwrites.
     let again = issuer(&store, &["keygen"]);
     assert_eq!(again.status.code(), Some(1));
