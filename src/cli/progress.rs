@@ -3,7 +3,7 @@
 
 use std::io::IsTerminal;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{HumanCount, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 /// A bar over `total` units.
 pub fn bar(total: u64, quiet: bool) -> ProgressBar {
@@ -13,9 +13,12 @@ pub fn bar(total: u64, quiet: bool) -> ProgressBar {
     let bar = ProgressBar::new(total);
     bar.set_style(
         ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} units, {per_sec}, {eta} left",
+            "{spinner} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} units, {rate} units/s, {eta} left",
         )
-        .expect("the template is valid"),
+        .expect("the template is valid")
+        .with_key("rate", |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = write!(w, "{}", HumanCount(state.per_sec() as u64));
+        }),
     );
     bar
 }
