@@ -600,3 +600,39 @@ fn a_records_key_of_another_block_or_a_wrong_key_file_is_refused() {
     let first = IndexEntry::parse(&block_a.index_bytes[..INDEX_ENTRY_LEN]);
     assert_eq!(first, block_a.index[0]);
 }
+
+fn chi_square(counts: &[u64], expected: f64) -> f64 {
+    counts
+        .iter()
+        .map(|&c| (c as f64 - expected).powi(2) / expected)
+        .sum()
+}
+
+/// The shuffle puts any lot anywhere with equal chance: the single top lot
+/// of 400 blocks falls evenly into ten tenths of the block, and the 119,604
+/// winners of one block spread evenly over its chunks.
+#[test]
+fn lot_positions_are_uniform() {
+    let game = Game::IleAuTresor;
+    let table = game.lot_table(100).unwrap();
+    let mut tenths = [0u64; 10];
+    for block in 1..=400 {
+        let seed = derive::block_seed(&test_master(), game, 1, block);
+        let lots = build::lot_order(&seed, &table, 450_000);
+        let top = lots.iter().position(|&l| l == 1).unwrap();
+        tenths[top * 10 / 450_000] += 1;
+    }
+    // 9 degrees of freedom, P(chi2 > 27.88) = 0.001.
+    assert!(chi_square(&tenths, 40.0) < 27.88, "{tenths:?}");
+
+    let seed = derive::block_seed(&test_master(), game, 1, 1);
+    let lots = build::lot_order(&seed, &table, 450_000);
+    let per_chunk: Vec<u64> = lots[..109 * 4096]
+        .chunks(4096)
+        .map(|c| c.iter().filter(|&&l| l != 0).count() as u64)
+        .collect();
+    let expected = 4096.0 * 119_604.0 / 450_000.0;
+    // 108 degrees of freedom, P(chi2 > 157.0) ≈ 0.001.
+    let chi2 = chi_square(&per_chunk, expected);
+    assert!(chi2 < 157.0, "chi2 {chi2}");
+}
