@@ -7,6 +7,36 @@
 //! → [`cipher`] (chunk encryption) → [`block`] (the sealed file) →
 //! [`verify`], [`export`], [`ledger`] (redemption).
 
+//!
+//! ```
+//! use ticket_issuer::emission::{BlockChoice, Emission};
+//! use ticket_issuer::game::Game;
+//! use ticket_issuer::records_key::KeyAccess;
+//! use ticket_issuer::store::Store;
+//! use ticket_issuer::verify::{verify_block, VerifyOptions};
+//!
+//! # fn main() -> Result<(), ticket_issuer::Error> {
+//! let dir = tempfile::tempdir().expect("a temp dir");
+//! let store = Store::new(dir.path().join("issuer-data"));
+//! store.keygen()?;
+//! let secrets = store.secrets()?;
+//! // Block 1 of emission 1, 450,000 units at 1 € (100 cents).
+//! let made = Emission::new(&store, Game::IleAuTresor, 1)
+//!     .generate(&secrets, 100, BlockChoice::Number(1), &|_units| {})?;
+//! let trusted = store.public_key()?;
+//! let report = verify_block(
+//!     made[0].summary.path.as_ref(),
+//!     &VerifyOptions {
+//!         public_key: Some(&trusted),
+//!         keys: KeyAccess { secrets: Some(&secrets), file: None },
+//!         revealed_seed: None,
+//!     },
+//! )?;
+//! assert!(report.ok && report.complete);
+//! # Ok(())
+//! # }
+//! ```
+
 #![deny(missing_docs)]
 
 pub mod block;
