@@ -6,7 +6,6 @@
 //! → [`record`] (fixed-width unit records) → [`merkle`] (RFC 9162 tree)
 //! → [`cipher`] (chunk encryption) → [`block`] (the sealed file) →
 //! [`verify`], [`export`], [`ledger`] (redemption).
-
 //!
 //! ```
 //! use ticket_issuer::emission::{BlockChoice, Emission};
