@@ -24,7 +24,13 @@ use crate::store::{Secrets, Store, DEFAULT_STORE};
 /// Issues pre-decided online instant-game units: generate, seal, verify,
 /// export and redeem blocks.
 #[derive(Parser, Debug)]
-#[command(name = "issuer", version, about, long_about = None)]
+#[command(
+    name = "issuer",
+    version,
+    about,
+    long_about = None,
+    after_help = "Exit codes: 0 done, every check passed; 1 a check failed or the request was refused; 2 bad usage or unreadable input."
+)]
 pub struct Cli {
     /// The issuer's store folder (keys, blocks, manifests, ledger).
     #[arg(long, global = true, env = "ISSUER_STORE", default_value = DEFAULT_STORE)]
