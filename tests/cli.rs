@@ -2,9 +2,12 @@
 //! export schema, key files OpenSSL can read, and each bad input's message
 //! and exit code (README §Exit codes).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::GENERATE_ONE_BLOCK;
 use tempfile::TempDir;
 
 fn issuer(store: &Path, args: &[&str]) -> Output {
@@ -29,22 +32,7 @@ fn json(o: &Output) -> serde_json::Value {
 fn generated() -> (TempDir, PathBuf, PathBuf, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
-    let out = issuer(
-        &store,
-        &[
-            "generate",
-            "--game",
-            "ile-au-tresor",
-            "--emission",
-            "1",
-            "--block",
-            "1",
-            "--price",
-            "1",
-            "--json",
-            "--quiet",
-        ],
-    );
+    let out = issuer(&store, &GENERATE_ONE_BLOCK);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("created issuer keys"),

@@ -8,56 +8,20 @@
 //! makes few blocks and shares them between its assertions by copying the
 //! store.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::{issuer, Run, ISSUER};
 use serde_json::Value;
 use tempfile::TempDir;
 use ticket_issuer::derive;
 use ticket_issuer::game::Game;
 use ticket_issuer::seal;
 use ticket_issuer::unit_id::UnitId;
-
-const ISSUER: &str = env!("CARGO_BIN_EXE_issuer");
-
-/// What a run of the binary gave.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
-    }
-
-    fn expect_code(self, code: i32) -> Run {
-        assert_eq!(
-            self.code, code,
-            "exit code; stdout:\n{}\nstderr:\n{}",
-            self.stdout, self.stderr
-        );
-        self
-    }
-}
-
-fn issuer(store: &Path, args: &[&str]) -> Run {
-    let out = Command::new(ISSUER)
-        .arg("--store")
-        .arg(store)
-        .args(args)
-        .output()
-        .expect("the issuer binary runs");
-    Run {
-        code: out.status.code().expect("exited, not killed"),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
 
 /// `generate --game ile-au-tresor --emission E --price P --blocks N --jobs 1 --quiet`.
 fn generate_args(emission: u32, price: &str, blocks: u32) -> Vec<String> {

@@ -8,10 +8,13 @@
 //! randomness and derivation vectors are checked against OpenSSL and the
 //! library.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+use common::GENERATE_ONE_BLOCK;
 use serde_json::Value;
 use tempfile::TempDir;
 use ticket_issuer::block::build::{lot_order, records};
@@ -82,19 +85,7 @@ fn made() -> &'static Made {
             c.arg("--store").arg(&store).current_dir(&dir);
             c
         };
-        let generated = json(&run(issuer().args([
-            "generate",
-            "--game",
-            "ile-au-tresor",
-            "--emission",
-            "1",
-            "--block",
-            "1",
-            "--price",
-            "1",
-            "--quiet",
-            "--json",
-        ])));
+        let generated = json(&run(issuer().args(GENERATE_ONE_BLOCK)));
         let block = &generated["blocks"][0];
         let records_key = dir.join("records-key.json");
         run(issuer()

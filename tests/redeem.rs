@@ -10,6 +10,8 @@
 //! transcription of RFC 9162 §2.1.3.2 that does not call the crate's own
 //! Merkle code.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
@@ -18,6 +20,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use common::{issuer, Run, GENERATE_ONE_BLOCK, ISSUER};
 use rusqlite::Connection;
 use serde::Deserialize;
 use serde_json::Value;
@@ -28,8 +31,7 @@ use ticket_issuer::game::Game;
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
 
-const ISSUER: &str = env!("CARGO_BIN_EXE_issuer");
-/// Where the block lives inside a store (docs/OPERATIONS.md).
+/// Where the block lives inside a store (docs/FORMAT.md §Store layout).
 const BLOCK: &str = "emissions/ile-au-tresor/e000001/b000001.tkb";
 /// Units in a L'île au trésor block.
 const BLOCK_UNITS: u32 = 450_000;
@@ -77,22 +79,7 @@ fn fixture() -> &'static Fixture {
         }
         let store = base.join(format!("redeem-fixture-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&store);
-        let generated = issuer(
-            &store,
-            &[
-                "generate",
-                "--game",
-                "ile-au-tresor",
-                "--emission",
-                "1",
-                "--block",
-                "1",
-                "--price",
-                "1",
-                "--quiet",
-                "--json",
-            ],
-        );
+        let generated = issuer(&store, &GENERATE_ONE_BLOCK);
         assert_eq!(generated.code, 0, "generate failed: {}", generated.stderr);
         let report = json_of(&generated);
         let merkle_root = report["blocks"][0]["merkle_root"]
@@ -178,26 +165,6 @@ fn first_loser(from: u32) -> &'static Unit {
 // ---------------------------------------------------------------------------
 // Running the binary
 // ---------------------------------------------------------------------------
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn issuer(store: &Path, args: &[&str]) -> Run {
-    let out = Command::new(ISSUER)
-        .arg("--store")
-        .arg(store)
-        .args(args)
-        .output()
-        .expect("run issuer");
-    Run {
-        code: out.status.code().expect("issuer was not killed"),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
 
 fn redeem(store: &Path, id: &str) -> Run {
     issuer(store, &["redeem", id, "--json"])

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use ed25519_dalek::VerifyingKey;
 use tempfile::TempDir;
@@ -95,5 +96,67 @@ pub fn article_4_5(uncovered: &[&str]) -> Result<Option<String>, String> {
         0 => Ok(None),
         1 => Ok(wins.pop()),
         _ => Err(format!("several winning groups {wins:?}")),
+    }
+}
+
+/// The binary under test.
+pub const ISSUER: &str = env!("CARGO_BIN_EXE_issuer");
+
+/// `generate` of block 1 of emission 1 at 1 €, quiet, with a JSON report.
+pub const GENERATE_ONE_BLOCK: [&str; 11] = [
+    "generate",
+    "--game",
+    "ile-au-tresor",
+    "--emission",
+    "1",
+    "--block",
+    "1",
+    "--price",
+    "1",
+    "--quiet",
+    "--json",
+];
+
+/// A finished run of the binary.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Its stdout as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+
+    /// Asserts the exit code, showing both streams if it differs.
+    pub fn expect_code(self, code: i32) -> Run {
+        assert_eq!(
+            self.code, code,
+            "exit code; stdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+/// Runs `issuer --store STORE ARGS…` to completion.
+pub fn issuer(store: &Path, args: &[&str]) -> Run {
+    let out = Command::new(ISSUER)
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .output()
+        .expect("the issuer binary runs");
+    Run {
+        code: out.status.code().expect("exited, not killed"),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
