@@ -28,6 +28,9 @@ pub enum ProblemKind {
     AlteredBlock,
     /// A block that fails its own checks.
     BlockFails,
+    /// A block file that can't be read as a block at all (not a block, an
+    /// unsupported version, a header cut short, an I/O error).
+    UnreadableBlock,
     /// The reveal file has no seed for a block.
     SeedMissing,
     /// A revealed seed does not match the block's commitment.
@@ -114,7 +117,13 @@ pub fn verify_emission(
         );
         let mut blocks = Vec::new();
         for name in block_files(&emission.dir())? {
-            let report = verify_block(&emission.dir().join(&name), opts)?;
+            let report = match verify_block(&emission.dir().join(&name), opts) {
+                Ok(report) => report,
+                Err(e) => {
+                    problem(ProblemKind::UnreadableBlock, None, e.to_string());
+                    continue;
+                }
+            };
             if !report.ok {
                 problem(
                     ProblemKind::BlockFails,
@@ -196,7 +205,19 @@ pub fn verify_emission(
             revealed_seed: seed,
             ..*opts
         };
-        let report = verify_block(&path, &block_opts)?;
+        // One unreadable file is a problem of the emission, not the end of
+        // its verification: the other blocks are still checked.
+        let report = match verify_block(&path, &block_opts) {
+            Ok(report) => report,
+            Err(e) => {
+                problem(
+                    ProblemKind::UnreadableBlock,
+                    Some(entry.block),
+                    e.to_string(),
+                );
+                continue;
+            }
+        };
         if report.summary.block != entry.block || report.summary.emission != manifest.emission {
             problem(
                 ProblemKind::MisplacedBlock,

@@ -287,6 +287,16 @@ fn manifest_lists_blocks_at_two_prices_and_each_tampering_is_named() {
         ]
     );
 
+    let report = tampered("unreadable", &|dir| {
+        std::fs::write(dir.join("b000002.tkb"), b"not a block at all").unwrap();
+    });
+    assert_eq!(problems(&report), [problem("unreadable_block", Some(2))]);
+    assert!(report["problems"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("not a ticket-issuer block file"));
+    assert_eq!(report["blocks"].as_array().unwrap().len(), 2);
+
     let report = tampered("extra", &|dir| {
         std::fs::copy(dir.join("b000001.tkb"), dir.join("b000099.tkb")).unwrap();
     });
