@@ -363,6 +363,22 @@ fn bad_inputs_get_clear_errors_and_documented_exit_codes() {
         assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
         assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
     }
+    // Several files: an unreadable one doesn't stop the others' checks.
+    let both = issuer(
+        &store,
+        &[
+            "verify",
+            not_block.to_str().unwrap(),
+            path.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
+    assert!(
+        stderr(&both).contains("notes.txt: not a ticket-issuer block file"),
+        "{}",
+        stderr(&both)
+    );
+    assert!(String::from_utf8_lossy(&both.stdout).contains("OK: every check passed"));
     // A block sealed by another issuer fails verification (exit 1).
     let other = dir.path().join("other");
     assert!(issuer(&other, &["keygen"]).status.success());

@@ -39,6 +39,11 @@ fn a_header_parses_back_to_itself() {
     assert_eq!(&bytes[..8], &MAGIC);
     assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), FORMAT_VERSION);
     assert_eq!(Header::parse(&bytes).unwrap(), h);
+    // A short file that is not a block's beginning is named as not a block.
+    assert!(matches!(
+        Header::parse(b"abc"),
+        Err(HeaderProblem::BadMagic(_))
+    ));
     // Cut anywhere: named as truncated, not as corrupt.
     for len in [0, 5, 11, 12, 100, 293] {
         match Header::parse(&bytes[..len]) {

@@ -193,9 +193,12 @@ impl Header {
     /// magic and version (so a short or foreign file is named as such).
     pub fn announced_len(prefix: &[u8]) -> Result<usize, HeaderProblem> {
         if prefix.len() < 12 {
-            if prefix.len() >= 8 && prefix[..8] != MAGIC {
+            // Whatever bytes there are must begin the magic, or this is
+            // some other file, not a block cut short.
+            let n = prefix.len().min(8);
+            if prefix[..n] != MAGIC[..n] {
                 let mut m = [0u8; 8];
-                m.copy_from_slice(&prefix[..8]);
+                m[..n].copy_from_slice(&prefix[..n]);
                 return Err(HeaderProblem::BadMagic(m));
             }
             return Err(HeaderProblem::Truncated {

@@ -60,19 +60,37 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         }
         return Ok(if report.ok { 0 } else { 1 });
     }
+    // Every file is checked even when one can't be read; the exit code is
+    // the worst outcome: 2 unreadable, 1 a check failed, 0 all passed.
     let mut reports = Vec::new();
+    let mut unreadable = Vec::new();
     for path in &args.files {
-        reports.push(verify_block(path, &opts)?);
+        match verify_block(path, &opts) {
+            Ok(report) => reports.push(report),
+            Err(e) if args.files.len() > 1 => unreadable.push((path, e)),
+            Err(e) => return Err(e),
+        }
     }
-    let ok = reports.iter().all(|r| r.ok);
+    let ok = unreadable.is_empty() && reports.iter().all(|r| r.ok);
     if args.json {
-        print_json(&serde_json::json!({ "ok": ok, "blocks": reports }));
+        let errors: Vec<_> = unreadable
+            .iter()
+            .map(|(p, e)| serde_json::json!({ "path": p, "error": e.to_string() }))
+            .collect();
+        print_json(&serde_json::json!({ "ok": ok, "blocks": reports, "unreadable": errors }));
     } else {
         for r in &reports {
             print_block(r);
         }
     }
-    Ok(if ok { 0 } else { 1 })
+    for (_, e) in &unreadable {
+        eprintln!("error: {e}");
+    }
+    Ok(match (unreadable.first(), ok) {
+        (Some((_, e)), _) => e.exit_code(),
+        (None, true) => 0,
+        (None, false) => 1,
+    })
 }
 
 /// Prints one block report in words.
