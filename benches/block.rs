@@ -55,7 +55,7 @@ fn block(c: &mut Criterion) {
     writer::write(&built, &key, &secrets.signing, &path).expect("write");
     for (name, with_key) in [("verify_keyless", false), ("verify_full", true)] {
         let opts = VerifyOptions {
-            public_key: Some(&trusted),
+            public_key: &trusted,
             keys: KeyAccess {
                 secrets: with_key.then_some(&secrets),
                 file: None,

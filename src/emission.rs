@@ -260,9 +260,6 @@ impl<'s> Emission<'s> {
             }
             done.push(generated);
         }
-        if manifest.blocks.is_empty() {
-            self.save_manifest(&manifest, secrets)?;
-        }
         let pending_path = self.pending_path();
         std::fs::remove_file(&pending_path).map_err(|e| Error::io(&pending_path, e))?;
         Ok(done)

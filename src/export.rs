@@ -75,7 +75,7 @@ pub fn export_jsonl(block: &AuthenticBlock, out: &mut impl Write) -> Result<u64,
     let size = usize::from(h.record_size);
     let mut lines = 0u64;
     for chunk in 0..h.chunk_count {
-        let records = block.chunk_records(chunk)?;
+        let records = block.chunk_records(chunk)?.records;
         for (i, record) in records.chunks_exact(size).enumerate() {
             let position = chunk * h.chunk_units + i as u32;
             let prefix = check_unit(h, &block.regulation, position, record).map_err(|(_, m)| {

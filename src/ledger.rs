@@ -10,7 +10,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::error::Error;
-use crate::game::{cents_to_euros, cents_to_euros_u64, Game};
+use crate::game::{cents_to_euros, Game};
 
 /// How long a redeemer waits for another's transaction before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -303,7 +303,7 @@ impl Ledger {
                 block,
                 units: n,
                 winners,
-                paid: cents_to_euros_u64(sum).to_string(),
+                paid: cents_to_euros(sum).to_string(),
                 reconciled,
             });
         }
@@ -312,7 +312,7 @@ impl Ledger {
             path: self.path.display().to_string(),
             blocks,
             units,
-            paid: cents_to_euros_u64(paid).to_string(),
+            paid: cents_to_euros(paid).to_string(),
             digest: hex::encode(self.digest()?),
             integrity_ok: integrity == "ok",
             reconciled,

@@ -26,7 +26,7 @@
 //! let report = verify_block(
 //!     made[0].summary.path.as_ref(),
 //!     &VerifyOptions {
-//!         public_key: Some(&trusted),
+//!         public_key: &trusted,
 //!         keys: KeyAccess { secrets: Some(&secrets), file: None },
 //!         revealed_seed: None,
 //!     },

@@ -66,15 +66,15 @@ pub struct RedeemKeys<'a> {
     pub access: KeyAccess<'a>,
 }
 
-/// Parses `id_text`, checks it, finds and authenticates its unit, and
-/// (unless `check_only`) records it in the ledger.
+/// Checks unit `id` (range and check code before any file is read), finds
+/// and authenticates its unit, and (unless `check_only`) records it in the
+/// ledger.
 pub fn redeem(
     store: &Store,
     keys: &RedeemKeys,
-    id_text: &str,
+    id: &UnitId,
     check_only: bool,
 ) -> Result<Redemption, Error> {
-    let id: UnitId = id_text.parse()?;
     let normalised = id.to_string();
     let units = id.game.block_units();
     if id.index >= units {
@@ -129,21 +129,20 @@ pub fn redeem(
     }
     let chunk = id.index / h.chunk_units;
     let in_chunk = (id.index % h.chunk_units) as usize;
-    let records = block.chunk_records(chunk)?;
+    let opened = block.chunk_records(chunk)?;
     let size = usize::from(h.record_size);
+    let records = &opened.records;
     let record = &records[in_chunk * size..(in_chunk + 1) * size];
     let prefix = check_unit(h, &block.regulation, id.index, record)
         .map_err(|(_, m)| reject(format!("unit {}: {m}", id.index)))?;
     if !same_code(&prefix.check_code, &id.check_code) {
         return Err(Error::CheckCodeMismatch { id: normalised });
     }
-    let leaves: Vec<Hash> = records.chunks_exact(size).map(merkle::leaf_hash).collect();
     let roots: Vec<Hash> = block.file.index.iter().map(|e| e.subtree_root).collect();
-    let proof = merkle::chunked_inclusion_proof(&leaves, in_chunk, &roots, chunk as usize)
+    let proof = merkle::chunked_inclusion_proof(&opened.leaves, in_chunk, &roots, chunk as usize)
         .ok_or_else(|| reject("no inclusion proof can be built for this unit".into()))?;
-    let leaf = merkle::leaf_hash(record);
     if !merkle::verify_inclusion(
-        &leaf,
+        &opened.leaves[in_chunk],
         u64::from(id.index),
         u64::from(h.unit_count),
         &proof,

@@ -17,7 +17,7 @@ use crate::block::{BlockSummary, Header, SEAL_LEN};
 use crate::cipher::OpenProblem;
 use crate::derive;
 use crate::error::Error;
-use crate::game::{cents_to_euros, cents_to_euros_u64, LotTable};
+use crate::game::{cents_to_euros, LotTable};
 use crate::merkle::{self, Hash};
 use crate::record::RecordPrefix;
 use crate::records_key::KeyAccess;
@@ -129,10 +129,10 @@ pub struct BlockReport {
 }
 
 /// What a verification may use.
-#[derive(Default, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct VerifyOptions<'a> {
-    /// The trusted public key of the issuer.
-    pub public_key: Option<&'a VerifyingKey>,
+    /// The trusted public key of the issuer: the seal is checked against it.
+    pub public_key: &'a VerifyingKey,
     /// Where records keys and seeds come from.
     pub keys: KeyAccess<'a>,
     /// A revealed seed to regenerate the block from.
@@ -259,10 +259,7 @@ struct ChunkOutcome {
 /// (exit 2); a block that fails checks gives a report with `ok == false`.
 pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Error> {
     let block = BlockFile::open(path)?;
-    let trusted = opts.public_key.ok_or_else(|| Error::BadKey {
-        path: path.to_path_buf(),
-        reason: "no trusted public key to check the seal against: use a store with keys or pass --public-key FILE".into(),
-    })?;
+    let trusted = opts.public_key;
     let file_sha = file_sha256(path)?;
     let h = &block.header;
     let mut f = Findings {
@@ -272,7 +269,7 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
             detail: format!(
                 "magic, format version {}, header of {} bytes",
                 crate::block::FORMAT_VERSION,
-                h.len()
+                h.encoded_len()
             ),
         }],
         failures: Vec::new(),
@@ -421,6 +418,12 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
         }
     };
     let records_key = records_key.filter(|_| regulation.is_some());
+    // The block seed: revealed, or derived from the issuer's secret.
+    let seed = opts.revealed_seed.or_else(|| {
+        opts.keys
+            .secrets
+            .map(|s| s.block_seed(h.game, h.emission, h.block))
+    });
     let chunk_results: Vec<ChunkOutcome> = (0..h.chunk_count.min(block.index.len() as u32))
         .into_par_iter()
         .map(|chunk| {
@@ -429,7 +432,7 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
                 chunk,
                 records_key.as_ref(),
                 regulation.as_ref(),
-                opts,
+                seed.as_ref(),
             )
         })
         .collect::<Result<_, Error>>()?;
@@ -461,11 +464,6 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
         }
     }
 
-    let seed = opts.revealed_seed.or_else(|| {
-        opts.keys
-            .secrets
-            .map(|s| s.block_seed(h.game, h.emission, h.block))
-    });
     match (seed, records_key) {
         (Some(_), Some(_)) => {
             let before = f.count;
@@ -642,8 +640,8 @@ fn outcome_findings(
             None,
             format!(
                 "prizes total {} €, the regulation's table totals {} €",
-                cents_to_euros_u64(total),
-                cents_to_euros_u64(regulation.total_cents())
+                cents_to_euros(total),
+                cents_to_euros(regulation.total_cents())
             ),
         );
     }
@@ -653,7 +651,7 @@ fn outcome_findings(
         format!(
             "{} winners and {} € in prizes, exactly the regulation's table",
             regulation.winners(),
-            cents_to_euros_u64(regulation.total_cents())
+            cents_to_euros(regulation.total_cents())
         ),
     );
 
@@ -702,7 +700,7 @@ fn check_chunk(
     chunk: u32,
     records_key: Option<&[u8; 32]>,
     regulation: Option<&LotTable>,
-    opts: &VerifyOptions,
+    seed: Option<&[u8; 32]>,
 ) -> Result<ChunkOutcome, Error> {
     let h = &block.header;
     let mut out = ChunkOutcome {
@@ -757,11 +755,6 @@ fn check_chunk(
         ));
         return Ok(out);
     }
-    let seed = opts.revealed_seed.or_else(|| {
-        opts.keys
-            .secrets
-            .map(|s| s.block_seed(h.game, h.emission, h.block))
-    });
     let first = chunk * h.chunk_units;
     let mut leaves = Vec::with_capacity(units as usize);
     for (i, record) in records.chunks_exact(size).enumerate() {
@@ -771,7 +764,7 @@ fn check_chunk(
             Ok(prefix) => {
                 out.lot_counts[usize::from(prefix.lot)] += 1;
                 out.prize_cents += u64::from(prefix.prize_cents);
-                if let Some(seed) = &seed {
+                if let Some(seed) = seed {
                     if derive::check_code(seed, position) != prefix.check_code {
                         out.failures.push((
                             FailureKind::CheckCode,

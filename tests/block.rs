@@ -287,7 +287,7 @@ fn mutate(bytes: &mut Vec<u8>, block: &BlockFile, mutation: &str) {
     let h = &block.header;
     let at = |section: &str, offset: i64| -> usize {
         let (start, len) = match section {
-            "header" => (0, h.len() as u64),
+            "header" => (0, h.encoded_len() as u64),
             "index" => (h.index_offset(), h.index_len() as u64),
             "seal" => (h.seal_offset, 64),
             chunk => {
@@ -402,7 +402,7 @@ fn a_block_file_reveals_no_record() {
     )
     .unwrap();
     for chunk in 0..block.file.header.chunk_count {
-        let records = block.chunk_records(chunk).unwrap();
+        let records = block.chunk_records(chunk).unwrap().records;
         for probe in [
             &records[..16],
             &records[53..69],
@@ -475,7 +475,7 @@ fn replace_chunk(bytes: &[u8], block: &BlockFile, at: usize, replacement: &[u8])
         .map(|e| bytes[e.offset as usize..(e.offset + u64::from(e.length)) as usize].to_vec())
         .collect();
     chunks[at] = replacement.to_vec();
-    let mut out = bytes[..h.len()].to_vec();
+    let mut out = bytes[..h.encoded_len()].to_vec();
     let mut offset = h.chunks_offset();
     for (e, c) in index.iter_mut().zip(&chunks) {
         e.offset = offset;
@@ -486,7 +486,7 @@ fn replace_chunk(bytes: &[u8], block: &BlockFile, at: usize, replacement: &[u8])
     for e in &index {
         e.encode(&mut out);
     }
-    assert_eq!(out.len(), h.len() + INDEX_ENTRY_LEN * index.len());
+    assert_eq!(out.len(), h.encoded_len() + INDEX_ENTRY_LEN * index.len());
     for c in &chunks {
         out.extend_from_slice(c);
     }

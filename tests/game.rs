@@ -53,9 +53,9 @@ fn unsupported_prices_are_refused() {
     assert_eq!(parse_price("1.005"), None);
     assert_eq!(parse_price("-1"), None);
     assert_eq!(parse_price("un euro"), None);
-    assert_eq!(cents_to_euros(1250).to_string(), "12.5");
-    assert_eq!(cents_to_euros(0).to_string(), "0");
-    assert_eq!(cents_to_euros(1_000_000).to_string(), "10000");
+    assert_eq!(cents_to_euros(1250u32).to_string(), "12.5");
+    assert_eq!(cents_to_euros(0u32).to_string(), "0");
+    assert_eq!(cents_to_euros(1_000_000u32).to_string(), "10000");
 }
 
 /// An independent reading of article 4.5: the lot of four uncovered chests,

@@ -87,8 +87,9 @@ impl AuthenticBlock {
     }
 
     /// The records of chunk `chunk`, read, checked against the index
-    /// (ciphertext digest, then subtree root) and decrypted.
-    pub fn chunk_records(&self, chunk: u32) -> Result<Vec<u8>, Error> {
+    /// (ciphertext digest, then subtree root) and decrypted, with their leaf
+    /// hashes (computed for the check, kept for inclusion proofs).
+    pub fn chunk_records(&self, chunk: u32) -> Result<OpenedChunk, Error> {
         let reject = |reason: String| Error::BlockRejected {
             path: self.file.path().to_path_buf(),
             reason,
@@ -118,16 +119,20 @@ impl AuthenticBlock {
                 "chunk {chunk} holds the wrong number of records"
             )));
         }
-        if crate::block::build::records_root(&records, size) != entry.subtree_root {
+        let leaves = crate::block::build::leaf_hashes(&records, size);
+        if merkle::root_from_hashes(&leaves) != entry.subtree_root {
             return Err(reject(format!(
                 "chunk {chunk}'s records do not hash to its sealed subtree root"
             )));
         }
-        Ok(records)
+        Ok(OpenedChunk { records, leaves })
     }
+}
 
-    /// The records key (for tests and key export checks).
-    pub fn records_key(&self) -> &[u8; 32] {
-        &self.records_key
-    }
+/// A chunk's records, authenticated, and their RFC 9162 leaf hashes.
+pub struct OpenedChunk {
+    /// The records, concatenated, in unit order.
+    pub records: Vec<u8>,
+    /// One leaf hash per record.
+    pub leaves: Vec<Hash>,
 }

@@ -92,13 +92,17 @@ pub fn records(
     out
 }
 
-/// RFC 9162 root of concatenated fixed-size records.
-pub fn records_root(records: &[u8], record_size: usize) -> Hash {
-    let leaves: Vec<Hash> = records
+/// The RFC 9162 leaf hashes of concatenated fixed-size records.
+pub fn leaf_hashes(records: &[u8], record_size: usize) -> Vec<Hash> {
+    records
         .chunks_exact(record_size)
         .map(merkle::leaf_hash)
-        .collect();
-    merkle::root_from_hashes(&leaves)
+        .collect()
+}
+
+/// RFC 9162 root of concatenated fixed-size records.
+pub fn records_root(records: &[u8], record_size: usize) -> Hash {
+    merkle::root_from_hashes(&leaf_hashes(records, record_size))
 }
 
 /// Makes a block from its seed. With a records key the chunks are sealed;

@@ -129,19 +129,14 @@ fn hash_at(b: &[u8], at: usize) -> Hash {
 }
 
 impl Header {
-    /// Length of this header in bytes.
-    pub fn len(&self) -> usize {
+    /// Length of this header in bytes, as encoded.
+    pub fn encoded_len(&self) -> usize {
         FIXED_HEADER_LEN + TIER_LEN * self.lot_table.tiers.len()
-    }
-
-    /// Always false: a header is never empty (for clippy's len convention).
-    pub fn is_empty(&self) -> bool {
-        false
     }
 
     /// Offset of the chunk index (right after the header).
     pub fn index_offset(&self) -> u64 {
-        self.len() as u64
+        self.encoded_len() as u64
     }
 
     /// Length of the chunk index.
@@ -156,10 +151,10 @@ impl Header {
 
     /// The header bytes (§Header table).
     pub fn encode(&self) -> Vec<u8> {
-        let mut b = Vec::with_capacity(self.len());
+        let mut b = Vec::with_capacity(self.encoded_len());
         b.extend_from_slice(&MAGIC);
         b.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        b.extend_from_slice(&(self.len() as u16).to_le_bytes());
+        b.extend_from_slice(&(self.encoded_len() as u16).to_le_bytes());
         b.extend_from_slice(&self.game.code().to_le_bytes());
         b.extend_from_slice(&self.rules_version.to_le_bytes());
         for v in [self.emission, self.block, self.price_cents, self.unit_count] {
@@ -185,7 +180,7 @@ impl Header {
             b.extend_from_slice(&t.count.to_le_bytes());
             b.extend_from_slice(&t.amount_cents.to_le_bytes());
         }
-        debug_assert_eq!(b.len(), self.len());
+        debug_assert_eq!(b.len(), self.encoded_len());
         b
     }
 

@@ -71,7 +71,7 @@ impl BlockFile {
         let header_len = Header::announced_len(&prefix).map_err(unreadable)?;
         let header_bytes = read_at(&file, path, file_len, 0, header_len.max(FIXED_HEADER_LEN))?;
         let header = Header::parse(&header_bytes).map_err(unreadable)?;
-        let header_bytes = header_bytes[..header.len()].to_vec();
+        let header_bytes = header_bytes[..header.encoded_len()].to_vec();
         let index_bytes = read_at(
             &file,
             path,

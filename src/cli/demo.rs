@@ -64,7 +64,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         file: None,
     };
     let opts = VerifyOptions {
-        public_key: Some(&trusted),
+        public_key: &trusted,
         keys: access,
         revealed_seed: None,
     };
@@ -90,7 +90,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     println!("4. exported {lines} units to {}", export_path.display());
 
     // The best lot in the first chunk: a winner to redeem.
-    let records = opened.chunk_records(0)?;
+    let records = opened.chunk_records(0)?.records;
     let size = usize::from(opened.file.header.record_size);
     let best = records
         .chunks_exact(size)
@@ -101,7 +101,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
             path: path.clone(),
             reason: "its first chunk holds no winner".into(),
         })?;
-    let id = unit_id(&opened, &best).to_string();
+    let id = unit_id(&opened, &best);
     println!("5. redeeming unit {id}");
     let keys = RedeemKeys {
         public_key: &trusted,

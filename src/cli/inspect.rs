@@ -54,12 +54,13 @@ pub fn export(store: &Store, args: &ExportArgs) -> Result<i32, Error> {
 
 /// Runs `show`: the unit as its player sees it, without recording anything.
 pub fn show(store: &Store, args: &ShowArgs) -> Result<i32, Error> {
+    let id = args.id.parse()?;
     let keys = LoadedKeys::load(store, &args.keys)?;
     let keys = RedeemKeys {
         public_key: &keys.trusted,
         access: keys.access(),
     };
-    let r = redeem(store, &keys, &args.id, true)?;
+    let r = redeem(store, &keys, &id, true)?;
     println!(
         "unit {} ({} emission {} block {} index {})",
         r.id, r.game, r.emission, r.block, r.index

@@ -42,13 +42,13 @@ pub fn outcome_words(r: &Redemption) -> String {
 /// Runs `redeem`.
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     // A malformed ID is named as such before any key file is read.
-    args.id.parse::<UnitId>()?;
+    let id: UnitId = args.id.parse()?;
     let keys = LoadedKeys::load(store, &args.keys)?;
     let keys = RedeemKeys {
         public_key: &keys.trusted,
         access: keys.access(),
     };
-    let r = redeem(store, &keys, &args.id, args.check)?;
+    let r = redeem(store, &keys, &id, args.check)?;
     if args.json {
         print_json(&r);
         return Ok(0);

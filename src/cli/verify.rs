@@ -42,7 +42,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         keys.file = Some((r.records_key_file(), path.clone()));
     }
     let opts = VerifyOptions {
-        public_key: Some(&keys.trusted),
+        public_key: &keys.trusted,
         keys: keys.access(),
         revealed_seed: None,
     };

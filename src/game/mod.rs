@@ -197,14 +197,14 @@ impl LotTable {
     }
 }
 
-/// Cents as an exact decimal amount of euros ("12.5", "10000", "0").
-pub fn cents_to_euros(cents: u32) -> Decimal {
-    Decimal::new(i64::from(cents), 2).normalize()
-}
-
-/// Cents (a sum) as an exact decimal amount of euros.
-pub fn cents_to_euros_u64(cents: u64) -> Decimal {
-    Decimal::new(cents as i64, 2).normalize()
+/// Cents (an amount or a sum) as an exact decimal amount of euros
+/// ("12.5", "10000", "0").
+pub fn cents_to_euros(cents: impl Into<u64>) -> Decimal {
+    let mut euros = Decimal::from(cents.into());
+    euros
+        .set_scale(2)
+        .expect("a scale of 2 is within rust_decimal's 28");
+    euros.normalize()
 }
 
 /// Parses a price in euros ("0.5", "1", "2", "0,5") into cents, exactly.

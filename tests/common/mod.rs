@@ -66,7 +66,7 @@ impl Fixture {
         with_secrets: bool,
     ) -> Result<BlockReport, ticket_issuer::Error> {
         let opts = VerifyOptions {
-            public_key: Some(&self.trusted),
+            public_key: &self.trusted,
             keys: KeyAccess {
                 secrets: with_secrets.then_some(&self.secrets),
                 file: None,
