@@ -54,14 +54,13 @@ fn block(c: &mut Criterion) {
     let path = dir.path().join("kept.tkb");
     writer::write(&built, &key, &secrets.signing, &path).expect("write");
     for (name, with_key) in [("verify_keyless", false), ("verify_full", true)] {
-        let opts = VerifyOptions {
-            public_key: &trusted,
-            keys: KeyAccess {
+        let opts = VerifyOptions::new(
+            &trusted,
+            KeyAccess {
                 secrets: with_key.then_some(&secrets),
                 file: None,
             },
-            revealed_seed: None,
-        };
+        );
         g.bench_function(name, |b| {
             b.iter(|| {
                 let report = verify_block(&path, &opts).expect("verify");

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::emission::{Emission, Manifest, Reveal};
 use crate::error::Error;
 use crate::seal;
-use crate::verify::{verify_block, BlockReport, VerifyOptions};
+use crate::verify::{verify_block, BlockReport, Scope, VerifyOptions};
 
 /// What kind of emission-level problem was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -67,8 +67,13 @@ pub struct EmissionReport {
     pub blocks: Vec<BlockReport>,
     /// Emission-level problems.
     pub problems: Vec<Problem>,
+    /// What was asked for.
+    pub scope: Scope,
     /// True iff no problem and every block report is ok.
     pub ok: bool,
+    /// True iff the manifest was checked and every block's report is
+    /// complete for the scope (seeds are a further step: `seeds_checked`).
+    pub complete: bool,
 }
 
 /// Verifies emission `emission` of its store against its manifest.
@@ -141,7 +146,9 @@ pub fn verify_emission(
             seeds_checked: false,
             blocks,
             problems,
+            scope: opts.scope,
             ok: false,
+            complete: false,
         });
     }
     if let Some(r) = reveal {
@@ -272,15 +279,18 @@ pub fn verify_emission(
         }
     }
     let ok = problems.is_empty() && blocks.iter().all(|b| b.ok);
+    let complete = blocks.len() == manifest.blocks.len() && blocks.iter().all(|b| b.complete);
     Ok(EmissionReport {
         emission: manifest.emission,
         game: manifest.game,
         closed: manifest.closed,
         manifest_signature_ok: signature_ok,
-        seeds_checked: reveal.is_some(),
+        seeds_checked: reveal.is_some() && opts.scope == Scope::Full,
         blocks,
         problems,
+        scope: opts.scope,
         ok,
+        complete,
     })
 }
 

@@ -156,13 +156,6 @@ impl<'s> Emission<'s> {
         self.dir().join("revealed")
     }
 
-    fn state_error(&self, reason: String) -> Error {
-        Error::EmissionState {
-            emission: self.number,
-            reason,
-        }
-    }
-
     /// Reads the manifest and checks its signature; `None` if the emission
     /// has none yet.
     pub fn load_manifest(&self, trusted: &VerifyingKey) -> Result<Option<Manifest>, Error> {
@@ -233,14 +226,16 @@ impl<'s> Emission<'s> {
             blocks: Vec::new(),
         });
         if manifest.game != game.slug() {
-            return Err(self.state_error(format!(
-                "it is an emission of {}, not {}",
-                manifest.game,
-                game.slug()
-            )));
+            return Err(Error::EmissionOfAnotherGame {
+                emission: self.number,
+                found: manifest.game,
+                asked: game.slug(),
+            });
         }
         if manifest.closed {
-            return Err(self.state_error("it is closed: no more blocks may be added".into()));
+            return Err(Error::EmissionClosed {
+                emission: self.number,
+            });
         }
         fsutil::clean_partials(&self.dir())?;
         let pending = self.plan(&manifest, game, price_cents, choice)?;
@@ -292,14 +287,7 @@ impl<'s> Emission<'s> {
                 explicit: false,
             },
         };
-        if path.exists() {
-            let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-            let saved: Pending = serde_json::from_str(&text).map_err(|e| Error::BadFile {
-                path: path.clone(),
-                reason: format!(
-                    "unreadable unfinished-generation record ({e}); remove it to start afresh"
-                ),
-            })?;
+        if let Some(saved) = self.saved_plan()? {
             let same = saved.game == wanted.game
                 && saved.price_cents == wanted.price_cents
                 && saved.count == wanted.count
@@ -308,19 +296,20 @@ impl<'s> Emission<'s> {
             if same {
                 return Ok(saved);
             }
-            return Err(self.state_error(format!(
-                "an earlier generation was interrupted: blocks {} to {} at {} €; run that command again to finish it first",
-                saved.first_block,
-                saved.first_block + saved.count - 1,
-                cents_to_euros(saved.price_cents)
-            )));
+            return Err(self.unfinished(&saved));
         }
         if wanted.count == 0 {
-            return Err(self.state_error("asked to generate 0 blocks".into()));
+            return Err(Error::InvalidBlockChoice {
+                emission: self.number,
+                reason: "asked to generate 0 blocks",
+            });
         }
         if let BlockChoice::Number(b) = choice {
             if b == 0 {
-                return Err(self.state_error("blocks are numbered from 1".into()));
+                return Err(Error::InvalidBlockChoice {
+                    emission: self.number,
+                    reason: "blocks are numbered from 1",
+                });
             }
             let file = self.store.block_path(self.game, self.number, b);
             if manifest.blocks.iter().any(|m| m.block == b) || file.exists() {
@@ -331,6 +320,33 @@ impl<'s> Emission<'s> {
         let bytes = serde_json::to_vec(&wanted).expect("a plan serialises");
         fsutil::write_atomic(&path, &bytes, 0o644, true)?;
         Ok(wanted)
+    }
+
+    /// The unfinished-generation record, if a run was interrupted.
+    fn saved_plan(&self) -> Result<Option<Pending>, Error> {
+        let path = self.pending_path();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| Error::BadFile {
+                path,
+                reason: format!(
+                    "unreadable unfinished-generation record ({e}); remove it to start afresh"
+                ),
+            })
+    }
+
+    fn unfinished(&self, saved: &Pending) -> Error {
+        Error::GenerationUnfinished {
+            emission: self.number,
+            first: saved.first_block,
+            last: saved.first_block + saved.count - 1,
+            price: cents_to_euros(saved.price_cents),
+        }
     }
 
     /// Makes one block, or keeps it if a sealed, valid file is already there.
@@ -347,12 +363,11 @@ impl<'s> Emission<'s> {
             let kept = self.existing_block(&path, spec, &seed, secrets)?;
             if let Some(listed) = manifest.blocks.iter().find(|b| b.block == spec.block) {
                 if listed.file_sha256 != kept.summary.file_sha256 {
-                    return Err(self.state_error(format!(
-                        "{} differs from the manifest's block {}; run `issuer verify --emission {}`",
-                        path.display(),
-                        spec.block,
-                        self.number
-                    )));
+                    return Err(Error::BlockDiffersFromManifest {
+                        emission: self.number,
+                        block: spec.block,
+                        path,
+                    });
                 }
             }
             progress(u64::from(kept.summary.units));
@@ -390,12 +405,12 @@ impl<'s> Emission<'s> {
             && h.seed_commitment == crate::derive::seed_commitment(seed)
             && file.file_len == h.seal_offset + crate::block::SEAL_LEN as u64;
         if !(sealed && matches) {
-            return Err(self.state_error(format!(
-                "{} is in the way and is not the sealed block {} at {} €; move it aside and run again",
-                path.display(),
-                spec.block,
-                cents_to_euros(spec.price_cents)
-            )));
+            return Err(Error::BlockInTheWay {
+                emission: self.number,
+                block: spec.block,
+                price: cents_to_euros(spec.price_cents),
+                path: path.to_path_buf(),
+            });
         }
         Ok(GeneratedBlock {
             summary: BlockSummary::new(path, h, &file_sha256(path)?),
@@ -406,10 +421,8 @@ impl<'s> Emission<'s> {
     /// Closes the emission: no more blocks may be added.
     pub fn close(&self, secrets: &Secrets) -> Result<Manifest, Error> {
         let mut manifest = self.require_manifest(&secrets.signing.verifying_key())?;
-        if self.pending_path().exists() {
-            return Err(self.state_error(
-                "a generation is unfinished; run it again to finish it before closing".into(),
-            ));
+        if let Some(saved) = self.saved_plan()? {
+            return Err(self.unfinished(&saved));
         }
         if !manifest.closed {
             manifest.closed = true;
@@ -420,12 +433,11 @@ impl<'s> Emission<'s> {
 
     /// The manifest, which must exist.
     pub fn require_manifest(&self, trusted: &VerifyingKey) -> Result<Manifest, Error> {
-        self.load_manifest(trusted)?.ok_or_else(|| {
-            self.state_error(format!(
-                "no such emission in store {}",
-                self.store.root().display()
-            ))
-        })
+        self.load_manifest(trusted)?
+            .ok_or_else(|| Error::NoSuchEmission {
+                emission: self.number,
+                store: self.store.root().to_path_buf(),
+            })
     }
 
     /// The reveal of a closed emission: every block's seed and the
@@ -433,10 +445,9 @@ impl<'s> Emission<'s> {
     pub fn reveal(&self, secrets: &Secrets) -> Result<Reveal, Error> {
         let manifest = self.require_manifest(&secrets.signing.verifying_key())?;
         if !manifest.closed {
-            return Err(self.state_error(format!(
-                "it is not closed; run `issuer close --emission {}` first (no seed is revealed while blocks may still be added)",
-                self.number
-            )));
+            return Err(Error::EmissionNotClosed {
+                emission: self.number,
+            });
         }
         let game = manifest_game(&manifest, &self.manifest_path())?;
         let reveal = Reveal {

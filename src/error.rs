@@ -1,17 +1,110 @@
 //! The library's error type: one variant per distinct failure, each message
-//! saying what went wrong, where, and what to do. `exit_code` maps each to
-//! the documented exit status (README §Exit codes).
+//! saying what went wrong, where, and what to do. Every variant has a
+//! [`ErrorKind`] from a small closed set and a stable [`Error::code`]; the
+//! command line maps kinds to exit codes and a service maps them to HTTP
+//! statuses, each at its own edge.
 
 use std::path::{Path, PathBuf};
 
 use rust_decimal::Decimal;
+use serde::Serialize;
 
-use crate::block::HeaderProblem;
+/// What kind of failure an error is: the closed set every edge (exit code,
+/// HTTP status) is mapped from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The request or an input file is malformed, or a needed input is
+    /// missing: fix the input and try again.
+    InvalidInput,
+    /// The request names something that does not exist (an emission, a block).
+    NotFound,
+    /// The request conflicts with the current state (already redeemed, a
+    /// file that exists, an emission closed to new blocks).
+    Conflict,
+    /// The thing exists but is no longer available (a revealed emission).
+    Gone,
+    /// A check failed: the request was refused for the reason given.
+    Rejected,
+    /// The system could not do it now (I/O failure, full disk, busy ledger
+    /// or emission); nothing was half-done: retry once the cause is fixed.
+    Unavailable,
+    /// A fault of the tool itself; please report it.
+    Internal,
+}
 
-/// Exit status: a check failed or the request was refused.
-pub const EXIT_REFUSED: i32 = 1;
-/// Exit status: bad usage or unreadable input.
-pub const EXIT_BAD_INPUT: i32 = 2;
+impl ErrorKind {
+    /// The kind's stable name (`invalid_input`, `not_found`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidInput => "invalid_input",
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::Gone => "gone",
+            ErrorKind::Rejected => "rejected",
+            ErrorKind::Unavailable => "unavailable",
+            ErrorKind::Internal => "internal",
+        }
+    }
+}
+
+/// Why a block file's header could not be read at all (the file is then
+/// unreadable, not a failed check).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeaderProblem {
+    /// The file does not start with the block magic `TKTBLOCK`.
+    BadMagic([u8; 8]),
+    /// A format version this code does not know.
+    UnsupportedVersion {
+        /// The version the file announces.
+        found: u16,
+        /// The version this code reads.
+        supported: u16,
+    },
+    /// Fewer bytes than the header needs.
+    Truncated {
+        /// Bytes the header needs.
+        needed: usize,
+        /// Bytes the file has.
+        found: usize,
+    },
+    /// A field holds a value no writer produces.
+    Field(String),
+}
+
+impl std::fmt::Display for HeaderProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HeaderProblem::BadMagic(m) => write!(
+                f,
+                "not a ticket-issuer block file (it starts with {}, a block starts with \"TKTBLOCK\")",
+                hex::encode(m),
+            ),
+            HeaderProblem::UnsupportedVersion { found, supported } => write!(
+                f,
+                "unsupported block format version {found} (this issuer reads version {supported}); use a ticket-issuer release that knows it"
+            ),
+            HeaderProblem::Truncated { needed, found } => write!(
+                f,
+                "file is cut short inside the header ({found} bytes, the header needs {needed})"
+            ),
+            HeaderProblem::Field(what) => write!(f, "header: {what}"),
+        }
+    }
+}
+
+/// At most this many characters of a user's input are echoed in a message.
+const ECHO_LIMIT: usize = 48;
+
+/// `text` for an error message, cut to `ECHO_LIMIT` characters so a
+/// message never echoes unbounded input.
+pub fn echo(text: &str) -> String {
+    if text.chars().count() <= ECHO_LIMIT {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(ECHO_LIMIT).collect();
+    format!("{head}… ({} bytes in all)", text.len())
+}
 
 /// Everything that can go wrong.
 #[derive(Debug, thiserror::Error)]
@@ -40,9 +133,15 @@ pub enum Error {
         /// What exists.
         path: PathBuf,
     },
-    /// The store has no keys.
-    #[error("no issuer keys in store {}; run `issuer keygen --store {}` first", store.display(), store.display())]
-    NoKeys {
+    /// The store has no issuer secrets, and the command is the issuer's own.
+    #[error("store {} has no issuer secrets (keys/master.key): generate, close, reveal and keys export-records-key run in the issuer's own store; pass --store DIR to point at it, or run `issuer keygen` only to set up a new issuer", store.display())]
+    NoSecrets {
+        /// The store folder.
+        store: PathBuf,
+    },
+    /// No trusted public key: the store has none and none was given.
+    #[error("no trusted issuer public key: store {} has none (keys/issuer.pub.pem); pass --public-key FILE with the issuer's public key (do not run keygen: a new key makes every genuine block fail)", store.display())]
+    NoPublicKey {
         /// The store folder.
         store: PathBuf,
     },
@@ -71,7 +170,7 @@ pub enum Error {
         block: String,
     },
     /// A game name the tool does not know.
-    #[error("unknown game {name:?}; known games: {known}")]
+    #[error("unknown game {:?}; known games: {known}", echo(name))]
     UnknownGame {
         /// What was given.
         name: String,
@@ -79,7 +178,7 @@ pub enum Error {
         known: String,
     },
     /// A price the game's regulation does not sell at.
-    #[error("{game} is not sold at {price} €; its prices are {allowed} €")]
+    #[error("{game} is not sold at {} €; its prices are {allowed} €", echo(price))]
     UnsupportedPrice {
         /// The game.
         game: &'static str,
@@ -89,7 +188,7 @@ pub enum Error {
         allowed: String,
     },
     /// A unit ID that is not well formed.
-    #[error("unit ID {id:?} is malformed: {reason}")]
+    #[error("unit ID {:?} is malformed: {reason}", echo(id))]
     MalformedId {
         /// What was given.
         id: String,
@@ -162,13 +261,93 @@ pub enum Error {
         /// The SQLite error.
         source: rusqlite::Error,
     },
-    /// An emission operation that its state forbids.
-    #[error("emission {emission}: {reason}")]
-    EmissionState {
+    /// An emission number the store has no folder for.
+    #[error("emission {emission}: no such emission in store {}", store.display())]
+    NoSuchEmission {
         /// The emission.
         emission: u32,
-        /// Why it is refused.
-        reason: String,
+        /// The store folder.
+        store: PathBuf,
+    },
+    /// An emission number several games have, given without a game.
+    #[error(
+        "emission {emission}: several games have an emission {emission} ({games}); pass --game"
+    )]
+    AmbiguousEmission {
+        /// The emission.
+        emission: u32,
+        /// The games that have it.
+        games: String,
+    },
+    /// An emission whose manifest names another game than its folder.
+    #[error("emission {emission}: it is an emission of {found}, not {asked}")]
+    EmissionOfAnotherGame {
+        /// The emission.
+        emission: u32,
+        /// The game its manifest names.
+        found: String,
+        /// The game asked for.
+        asked: &'static str,
+    },
+    /// A closed emission, asked for more blocks.
+    #[error("emission {emission}: it is closed: no more blocks may be added")]
+    EmissionClosed {
+        /// The emission.
+        emission: u32,
+    },
+    /// An emission not closed yet, asked to reveal its seeds.
+    #[error("emission {emission}: it is not closed; run `issuer close --emission {emission}` first (no seed is revealed while blocks may still be added)")]
+    EmissionNotClosed {
+        /// The emission.
+        emission: u32,
+    },
+    /// A revealed emission: its IDs are computable by anyone.
+    #[error("emission {emission}: its seeds were revealed, so its unit IDs are public: redemption is closed")]
+    EmissionRevealed {
+        /// The emission.
+        emission: u32,
+    },
+    /// An interrupted generation of other blocks is waiting to be finished.
+    #[error("emission {emission}: an earlier generation was interrupted: blocks {first} to {last} at {price} €; run that command again to finish it first")]
+    GenerationUnfinished {
+        /// The emission.
+        emission: u32,
+        /// Its first block.
+        first: u32,
+        /// Its last block.
+        last: u32,
+        /// Its price.
+        price: Decimal,
+    },
+    /// A block choice that names no block (block 0, zero blocks).
+    #[error("emission {emission}: {reason}")]
+    InvalidBlockChoice {
+        /// The emission.
+        emission: u32,
+        /// What is wrong with the choice.
+        reason: &'static str,
+    },
+    /// A sealed block whose file is not the one the manifest lists.
+    #[error("emission {emission}: {} differs from the manifest's block {block}; run `issuer verify --emission {emission}`", path.display())]
+    BlockDiffersFromManifest {
+        /// The emission.
+        emission: u32,
+        /// The block.
+        block: u32,
+        /// The file.
+        path: PathBuf,
+    },
+    /// A file where a block is to be written that is not that block.
+    #[error("emission {emission}: {} is in the way and is not the sealed block {block} at {price} €; move it aside and run again", path.display())]
+    BlockInTheWay {
+        /// The emission.
+        emission: u32,
+        /// The block.
+        block: u32,
+        /// The block's price.
+        price: Decimal,
+        /// The file in the way.
+        path: PathBuf,
     },
     /// A file of the tool's own (manifest, seeds, key file) that is malformed.
     #[error("{}: {reason}", path.display())]
@@ -177,6 +356,13 @@ pub enum Error {
         path: PathBuf,
         /// What is wrong.
         reason: String,
+    },
+    /// A fault of the tool or its platform (a thread pool, the OS's random
+    /// source) that no input explains.
+    #[error("internal error: {what}; please report it")]
+    Internal {
+        /// What failed.
+        what: String,
     },
 }
 
@@ -189,18 +375,181 @@ impl Error {
         }
     }
 
-    /// The documented exit status for this error.
-    pub fn exit_code(&self) -> i32 {
+    /// The kind of failure, for the edges to map (exit codes, HTTP statuses).
+    pub fn kind(&self) -> ErrorKind {
+        use ErrorKind as K;
         match self {
+            Error::Io { source, .. } => io_kind(source),
+            Error::UnreadableBlock { .. }
+            | Error::NoSecrets { .. }
+            | Error::NoPublicKey { .. }
+            | Error::BadKey { .. }
+            | Error::WrongRecordsKey { .. }
+            | Error::NeedRecordsKey { .. }
+            | Error::UnknownGame { .. }
+            | Error::UnsupportedPrice { .. }
+            | Error::MalformedId { .. }
+            | Error::AmbiguousEmission { .. }
+            | Error::InvalidBlockChoice { .. }
+            | Error::BadFile { .. } => K::InvalidInput,
+            Error::UnknownEmission { .. }
+            | Error::UnknownBlock { .. }
+            | Error::NoSuchEmission { .. } => K::NotFound,
+            Error::AlreadyExists { .. }
+            | Error::AlreadyRedeemed { .. }
+            | Error::EmissionOfAnotherGame { .. }
+            | Error::EmissionClosed { .. }
+            | Error::EmissionNotClosed { .. }
+            | Error::GenerationUnfinished { .. }
+            | Error::BlockInTheWay { .. } => K::Conflict,
+            Error::EmissionRevealed { .. } => K::Gone,
             Error::CheckCodeMismatch { .. }
             | Error::IndexOutOfRange { .. }
-            | Error::UnknownEmission { .. }
-            | Error::UnknownBlock { .. }
             | Error::BlockRejected { .. }
-            | Error::AlreadyRedeemed { .. }
-            | Error::AlreadyExists { .. }
-            | Error::EmissionState { .. } => EXIT_REFUSED,
-            _ => EXIT_BAD_INPUT,
+            | Error::BlockDiffersFromManifest { .. } => K::Rejected,
+            Error::Ledger { .. } => K::Unavailable,
+            Error::Internal { .. } => K::Internal,
         }
+    }
+
+    /// A stable name for this failure (`already_redeemed`, `invalid_id`,
+    /// …), for scripts and the JSON error object (docs/CLI.md).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Io { .. } => "io",
+            Error::UnreadableBlock { .. } => "unreadable_block",
+            Error::AlreadyExists { .. } => "already_exists",
+            Error::NoSecrets { .. } => "no_secrets",
+            Error::NoPublicKey { .. } => "no_public_key",
+            Error::BadKey { .. } => "bad_key",
+            Error::WrongRecordsKey { .. } => "wrong_records_key",
+            Error::NeedRecordsKey { .. } => "need_records_key",
+            Error::UnknownGame { .. } => "unknown_game",
+            Error::UnsupportedPrice { .. } => "unsupported_price",
+            Error::MalformedId { .. } => "invalid_id",
+            Error::CheckCodeMismatch { .. } => "wrong_check_code",
+            Error::IndexOutOfRange { .. } => "index_out_of_range",
+            Error::UnknownEmission { .. } => "unknown_emission",
+            Error::UnknownBlock { .. } => "unknown_block",
+            Error::BlockRejected { .. } => "block_rejected",
+            Error::AlreadyRedeemed { .. } => "already_redeemed",
+            Error::Ledger { .. } => "ledger_unavailable",
+            Error::NoSuchEmission { .. } => "unknown_emission",
+            Error::AmbiguousEmission { .. } => "ambiguous_emission",
+            Error::EmissionOfAnotherGame { .. } => "emission_of_another_game",
+            Error::EmissionClosed { .. } => "emission_closed",
+            Error::EmissionNotClosed { .. } => "emission_not_closed",
+            Error::EmissionRevealed { .. } => "emission_revealed",
+            Error::GenerationUnfinished { .. } => "generation_unfinished",
+            Error::InvalidBlockChoice { .. } => "invalid_block_choice",
+            Error::BlockDiffersFromManifest { .. } => "block_differs_from_manifest",
+            Error::BlockInTheWay { .. } => "block_in_the_way",
+            Error::BadFile { .. } => "bad_file",
+            Error::Internal { .. } => "internal",
+        }
+    }
+}
+
+/// An error as data: what `--json` commands print on failure and what a
+/// service answers (docs/CLI.md §Errors).
+#[derive(Clone, Debug, Serialize)]
+pub struct ErrorReport {
+    /// The stable name of the failure (`already_redeemed`, `invalid_id`, …).
+    pub error: &'static str,
+    /// Its kind (`conflict`, `invalid_input`, …).
+    pub category: ErrorKind,
+    /// The message, in words.
+    pub message: String,
+    /// The unit ID concerned, where there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The emission concerned, where there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emission: Option<u32>,
+    /// The file concerned, where there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+    /// For `already_redeemed`: when the unit was redeemed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redeemed_at: Option<String>,
+    /// For `already_redeemed`: what it paid, in euros.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prize: Option<String>,
+}
+
+impl Error {
+    /// This error as data.
+    pub fn report(&self) -> ErrorReport {
+        let mut r = ErrorReport {
+            error: self.code(),
+            category: self.kind(),
+            message: self.to_string(),
+            id: None,
+            emission: None,
+            path: None,
+            redeemed_at: None,
+            prize: None,
+        };
+        match self {
+            Error::AlreadyRedeemed { id, at, prize } => {
+                r.id = Some(id.clone());
+                r.redeemed_at = Some(at.clone());
+                r.prize = Some(prize.to_string());
+            }
+            Error::CheckCodeMismatch { id } | Error::IndexOutOfRange { id, .. } => {
+                r.id = Some(id.clone())
+            }
+            Error::UnknownEmission { id, emission, .. }
+            | Error::UnknownBlock { id, emission, .. } => {
+                r.id = Some(id.clone());
+                r.emission = Some(*emission);
+            }
+            Error::NoSuchEmission { emission, .. }
+            | Error::AmbiguousEmission { emission, .. }
+            | Error::EmissionOfAnotherGame { emission, .. }
+            | Error::EmissionClosed { emission }
+            | Error::EmissionNotClosed { emission }
+            | Error::EmissionRevealed { emission }
+            | Error::GenerationUnfinished { emission, .. }
+            | Error::InvalidBlockChoice { emission, .. } => r.emission = Some(*emission),
+            Error::BlockDiffersFromManifest { emission, path, .. }
+            | Error::BlockInTheWay { emission, path, .. } => {
+                r.emission = Some(*emission);
+                r.path = Some(path.clone());
+            }
+            Error::Io { path, .. }
+            | Error::UnreadableBlock { path, .. }
+            | Error::AlreadyExists { path }
+            | Error::BadKey { path, .. }
+            | Error::WrongRecordsKey { path, .. }
+            | Error::BlockRejected { path, .. }
+            | Error::Ledger { path, .. }
+            | Error::BadFile { path, .. } => r.path = Some(path.clone()),
+            Error::NoSecrets { .. }
+            | Error::NoPublicKey { .. }
+            | Error::NeedRecordsKey { .. }
+            | Error::UnknownGame { .. }
+            | Error::UnsupportedPrice { .. }
+            | Error::MalformedId { .. }
+            | Error::Internal { .. } => {}
+        }
+        r
+    }
+}
+
+/// An I/O error is the input's fault when the named file is missing, not
+/// readable or not a file; otherwise (full disk, a failing device) the
+/// system is unavailable.
+fn io_kind(e: &std::io::Error) -> ErrorKind {
+    use std::io::ErrorKind as Io;
+    match e.kind() {
+        Io::NotFound
+        | Io::PermissionDenied
+        | Io::IsADirectory
+        | Io::NotADirectory
+        | Io::InvalidInput
+        | Io::InvalidData
+        | Io::UnexpectedEof => ErrorKind::InvalidInput,
+        _ => ErrorKind::Unavailable,
     }
 }

@@ -25,11 +25,7 @@
 //! let trusted = store.public_key()?;
 //! let report = verify_block(
 //!     made[0].summary.path.as_ref(),
-//!     &VerifyOptions {
-//!         public_key: &trusted,
-//!         keys: KeyAccess { secrets: Some(&secrets), file: None },
-//!         revealed_seed: None,
-//!     },
+//!     &VerifyOptions::new(&trusted, KeyAccess { secrets: Some(&secrets), file: None }),
 //! )?;
 //! assert!(report.ok && report.complete);
 //! # Ok(())
@@ -53,10 +49,10 @@ pub mod unit_id;
 
 pub use error::Error;
 pub mod audit;
-pub mod cli;
 pub mod emission;
 pub mod export;
 pub mod ledger;
 pub mod records_key;
 pub mod redeem;
+pub mod status;
 pub mod verify;

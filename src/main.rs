@@ -1,5 +1,8 @@
-//! The `issuer` binary: all work is in the library (`ticket_issuer::cli`).
+//! The `issuer` binary: the command line (`cli`) parses, calls the library
+//! (`ticket_issuer`) and prints; all the work is in the library.
+
+mod cli;
 
 fn main() {
-    std::process::exit(ticket_issuer::cli::main());
+    std::process::exit(cli::main());
 }

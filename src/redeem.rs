@@ -91,10 +91,8 @@ pub fn redeem(
         }
     }
     if Emission::new(store, id.game, id.emission).is_revealed() {
-        return Err(Error::EmissionState {
+        return Err(Error::EmissionRevealed {
             emission: id.emission,
-            reason: "its seeds were revealed, so its unit IDs are public: redemption is closed"
-                .into(),
         });
     }
     let emission_dir = store.emission_dir(id.game, id.emission);

@@ -129,16 +129,13 @@ impl Store {
             .collect();
         match games.as_slice() {
             [one] => Ok(*one),
-            [] => Err(Error::EmissionState {
+            [] => Err(Error::NoSuchEmission {
                 emission,
-                reason: format!("no such emission in store {}", self.root.display()),
+                store: self.root.clone(),
             }),
-            many => Err(Error::EmissionState {
+            many => Err(Error::AmbiguousEmission {
                 emission,
-                reason: format!(
-                    "several games have an emission {emission} ({}); pass --game",
-                    many.iter().map(|g| g.slug()).collect::<Vec<_>>().join(", ")
-                ),
+                games: many.iter().map(|g| g.slug()).collect::<Vec<_>>().join(", "),
             }),
         }
     }
@@ -164,9 +161,8 @@ impl Store {
         let mut master = [0u8; 32];
         let mut signing = [0u8; 32];
         let fill = |buf: &mut [u8]| {
-            OsRng.try_fill_bytes(buf).map_err(|e| Error::Io {
-                path: PathBuf::from("<OS random source>"),
-                source: std::io::Error::other(e.to_string()),
+            OsRng.try_fill_bytes(buf).map_err(|e| Error::Internal {
+                what: format!("the OS random source failed ({e})"),
             })
         };
         fill(&mut master)?;
@@ -206,7 +202,7 @@ impl Store {
     pub fn secrets(&self) -> Result<Secrets, Error> {
         let path = self.master_path();
         if !path.exists() {
-            return Err(Error::NoKeys {
+            return Err(Error::NoSecrets {
                 store: self.root.clone(),
             });
         }
@@ -231,7 +227,7 @@ impl Store {
     pub fn public_key(&self) -> Result<VerifyingKey, Error> {
         let path = self.public_key_path();
         if !path.exists() {
-            return Err(Error::NoKeys {
+            return Err(Error::NoPublicKey {
                 store: self.root.clone(),
             });
         }

@@ -110,15 +110,45 @@ pub struct Check {
     pub detail: String,
 }
 
+/// What a verification is asked to cover.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// Every check: structure, seal, and with the records key and seed,
+    /// every unit. A check that could not be made leaves it incomplete.
+    #[default]
+    Full,
+    /// Everything but the checks that need the block seed (check codes,
+    /// seed commitment): what an auditor holding the records key but not
+    /// the seeds can make before the reveal. Asked for by name.
+    Records,
+    /// Only what needs no secret: layout, index digest, seal, index roots
+    /// and every chunk's ciphertext digest. Asked for by name
+    /// (`--structure-only`); complete when those are made.
+    Structure,
+}
+
+impl Scope {
+    fn opens_records(self) -> bool {
+        self != Scope::Structure
+    }
+
+    fn uses_seed(self) -> bool {
+        self == Scope::Full
+    }
+}
+
 /// The report on one block file.
 #[derive(Clone, Debug, Serialize)]
 pub struct BlockReport {
     /// The block.
     #[serde(flatten)]
     pub summary: BlockSummary,
+    /// What was asked for.
+    pub scope: Scope,
     /// True iff no check failed (checks not done don't fail).
     pub ok: bool,
-    /// True iff every check was done.
+    /// True iff every check of the scope was done.
     pub complete: bool,
     /// Every check.
     pub checks: Vec<Check>,
@@ -137,6 +167,23 @@ pub struct VerifyOptions<'a> {
     pub keys: KeyAccess<'a>,
     /// A revealed seed to regenerate the block from.
     pub revealed_seed: Option<[u8; 32]>,
+    /// What to cover.
+    pub scope: Scope,
+    /// Told the units of each chunk as it is checked.
+    pub progress: Option<&'a (dyn Fn(u64) + Sync)>,
+}
+
+impl<'a> VerifyOptions<'a> {
+    /// A full verification against `public_key`, with the keys of `keys`.
+    pub fn new(public_key: &'a VerifyingKey, keys: KeyAccess<'a>) -> VerifyOptions<'a> {
+        VerifyOptions {
+            public_key,
+            keys,
+            revealed_seed: None,
+            scope: Scope::Full,
+            progress: None,
+        }
+    }
 }
 
 struct Findings {
@@ -405,6 +452,7 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
         .iter()
         .any(|x| matches!(x.kind, FailureKind::SealInvalid | FailureKind::WrongSigner));
     let records_key = match opts.keys.records_key(&block) {
+        _ if !opts.scope.opens_records() => None,
         Err(Error::WrongRecordsKey { .. }) if !header_authentic => None,
         other => other?,
     };
@@ -419,21 +467,28 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
     };
     let records_key = records_key.filter(|_| regulation.is_some());
     // The block seed: revealed, or derived from the issuer's secret.
-    let seed = opts.revealed_seed.or_else(|| {
-        opts.keys
-            .secrets
-            .map(|s| s.block_seed(h.game, h.emission, h.block))
-    });
+    let seed = opts
+        .revealed_seed
+        .or_else(|| {
+            opts.keys
+                .secrets
+                .map(|s| s.block_seed(h.game, h.emission, h.block))
+        })
+        .filter(|_| opts.scope.uses_seed());
     let chunk_results: Vec<ChunkOutcome> = (0..h.chunk_count.min(block.index.len() as u32))
         .into_par_iter()
         .map(|chunk| {
-            check_chunk(
+            let outcome = check_chunk(
                 &block,
                 chunk,
                 records_key.as_ref(),
                 regulation.as_ref(),
                 seed.as_ref(),
-            )
+            );
+            if let Some(progress) = opts.progress {
+                progress(u64::from(h.units_in_chunk(chunk)));
+            }
+            outcome
         })
         .collect::<Result<_, Error>>()?;
 
@@ -453,6 +508,7 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
 
     let outcome_checks = ["records", "lot_table", "merkle_root"];
     match (records_key, &regulation) {
+        _ if !opts.scope.opens_records() => {}
         (Some(_), Some(regulation)) => outcome_findings(&mut f, &block, &chunk_results, regulation),
         _ => {
             for c in outcome_checks {
@@ -465,6 +521,7 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
     }
 
     match (seed, records_key) {
+        _ if !opts.scope.uses_seed() => {}
         (Some(_), Some(_)) => {
             let before = f.count;
             for (chunk, r) in chunk_results.iter().enumerate() {
@@ -486,6 +543,7 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
         ),
     }
     match seed {
+        _ if !opts.scope.uses_seed() => {}
         Some(seed) => {
             let before = f.count;
             if derive::seed_commitment(&seed) != h.seed_commitment {
@@ -507,7 +565,7 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
             "needs the block seed (the issuer's store, or a reveal file)",
         ),
     }
-    if let (Some(seed), Some(_)) = (opts.revealed_seed, &regulation) {
+    if let (Some(seed), Some(_), true) = (opts.revealed_seed, &regulation, opts.scope.uses_seed()) {
         let before = f.count;
         let spec = BlockSpec {
             game: h.game,
@@ -538,6 +596,7 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
     let complete = f.checks.iter().all(|c| c.status != Status::NotDone);
     Ok(BlockReport {
         summary: BlockSummary::new(path, h, &file_sha),
+        scope: opts.scope,
         ok: f.count == 0,
         complete,
         checks: f.checks,

@@ -213,13 +213,36 @@ fn outcome_commands_say_when_the_records_key_is_missing() {
         "{}",
         export.stderr
     );
+    // A check not done is not a pass: without the records key the
+    // verification is incomplete (exit 1) unless the smaller scope is named.
     let verify = issuer(&auditor, &["verify", path.to_str().unwrap()]);
-    assert_eq!(verify.code, 0);
+    assert_eq!(verify.code, 1, "{}", verify.stdout);
     let words = &verify.stdout;
     assert!(
-        words.contains("not done") && words.contains("needs the records key"),
+        words.contains("not done")
+            && words.contains("needs the records key")
+            && words.contains("INCOMPLETE"),
         "{words}"
     );
+    let structure = issuer(
+        &auditor,
+        &[
+            "verify",
+            path.to_str().unwrap(),
+            "--structure-only",
+            "--json",
+        ],
+    );
+    assert_eq!(structure.code, 0, "{}", structure.stdout);
+    let report = structure.json();
+    assert_eq!(report["kind"], "verify_blocks");
+    assert_eq!(report["complete"], true);
+    assert_eq!(report["blocks"][0]["scope"], "structure");
+    assert!(report["blocks"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["status"] == "passed"));
     // With an exported records key, the outcome checks are made.
     let key = dir.path().join("key.json");
     let exported = issuer(
@@ -234,18 +257,22 @@ fn outcome_commands_say_when_the_records_key_is_missing() {
         ],
     );
     assert!(exported.code == 0, "{}", exported.stderr);
-    let full = issuer(
-        &auditor,
-        &[
-            "verify",
-            path.to_str().unwrap(),
-            "--records-key",
-            key.to_str().unwrap(),
-            "--json",
-        ],
-    );
-    assert!(full.code == 0);
-    let report = full.json();
+    // The records key opens every unit, but the seed checks need the seed:
+    // complete only for the named scope `records`.
+    let args = [
+        "verify",
+        path.to_str().unwrap(),
+        "--records-key",
+        key.to_str().unwrap(),
+        "--json",
+    ];
+    let full = issuer(&auditor, &args);
+    assert_eq!(full.code, 1, "{}", full.stdout);
+    assert_eq!(full.json()["complete"], false);
+    let records_scope = issuer(&auditor, &[&args[..], &["--scope", "records"]].concat());
+    assert_eq!(records_scope.code, 0, "{}", records_scope.stdout);
+    let report = records_scope.json();
+    assert_eq!(report["complete"], true);
     let records = report["blocks"][0]["checks"]
         .as_array()
         .unwrap()
@@ -386,7 +413,8 @@ fn bad_inputs_get_clear_errors_and_documented_exit_codes() {
     );
 }
 
-/// A full disk: generation fails naming the file and the OS error, exits 2,
+/// A full disk: generation fails naming the file and the OS error, exits 3
+/// (unavailable: retry once there is room),
 /// and leaves neither a block nor a partial file, nor a manifest entry.
 #[test]
 fn a_full_disk_leaves_nothing_half_written() {
@@ -425,7 +453,7 @@ fn a_full_disk_leaves_nothing_half_written() {
             "--quiet",
         ],
     );
-    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(out.code, 3, "{}", out.stderr);
     let err = out.stderr;
     assert!(
         err.contains("No space left on device") && err.contains("b000001.tkb"),

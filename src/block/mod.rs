@@ -28,45 +28,7 @@ pub const SEAL_LEN: usize = 64;
 /// Units per chunk: a power of two, so chunks are complete Merkle subtrees.
 pub const CHUNK_UNITS: u32 = 4096;
 
-/// Why a header could not be read at all (the file is then unreadable, exit 2).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HeaderProblem {
-    /// The file does not start with `MAGIC`.
-    BadMagic([u8; 8]),
-    /// A format version this code does not know.
-    UnsupportedVersion(u16),
-    /// Fewer bytes than the header needs.
-    Truncated {
-        /// Bytes the header needs.
-        needed: usize,
-        /// Bytes the file has.
-        found: usize,
-    },
-    /// A field holds a value no writer produces.
-    Field(String),
-}
-
-impl std::fmt::Display for HeaderProblem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            HeaderProblem::BadMagic(m) => write!(
-                f,
-                "not a ticket-issuer block file (starts with {}, expected {})",
-                hex::encode(m),
-                hex::encode(MAGIC)
-            ),
-            HeaderProblem::UnsupportedVersion(v) => write!(
-                f,
-                "unsupported block format version {v} (this issuer reads version {FORMAT_VERSION}); use a ticket-issuer release that knows it"
-            ),
-            HeaderProblem::Truncated { needed, found } => write!(
-                f,
-                "file is cut short inside the header ({found} bytes, the header needs {needed})"
-            ),
-            HeaderProblem::Field(what) => write!(f, "header: {what}"),
-        }
-    }
-}
+pub use crate::error::HeaderProblem;
 
 /// The block header (§Header). Everything a reader needs to find, decrypt
 /// and check the rest; the seal signs its bytes as stored.
@@ -208,7 +170,10 @@ impl Header {
         }
         let version = le_u16(prefix, 8);
         if version != FORMAT_VERSION {
-            return Err(HeaderProblem::UnsupportedVersion(version));
+            return Err(HeaderProblem::UnsupportedVersion {
+                found: version,
+                supported: FORMAT_VERSION,
+            });
         }
         let len = usize::from(le_u16(prefix, 10));
         if len < FIXED_HEADER_LEN {

@@ -5,24 +5,24 @@
 use std::path::PathBuf;
 
 use super::verify::print_block;
-use crate::audit::verify_emission;
-use crate::block::authentic::AuthenticBlock;
-use crate::emission::{BlockChoice, Emission};
-use crate::error::Error;
-use crate::export::{export_jsonl, unit_id};
-use crate::game::Game;
-use crate::ledger::Ledger;
-use crate::record::RecordPrefix;
-use crate::records_key::KeyAccess;
-use crate::redeem::{redeem, RedeemKeys};
-use crate::store::Store;
-use crate::verify::VerifyOptions;
+use ticket_issuer::audit::verify_emission;
+use ticket_issuer::block::authentic::AuthenticBlock;
+use ticket_issuer::emission::{BlockChoice, Emission};
+use ticket_issuer::error::Error;
+use ticket_issuer::export::{export_jsonl, unit_id};
+use ticket_issuer::game::Game;
+use ticket_issuer::ledger::Ledger;
+use ticket_issuer::record::RecordPrefix;
+use ticket_issuer::records_key::KeyAccess;
+use ticket_issuer::redeem::{redeem, RedeemKeys};
+use ticket_issuer::store::Store;
+use ticket_issuer::verify::VerifyOptions;
 
 /// Arguments of `demo`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// No progress bar.
-    #[arg(long)]
+    #[arg(short, long)]
     pub quiet: bool,
 }
 
@@ -63,11 +63,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         secrets: Some(&secrets),
         file: None,
     };
-    let opts = VerifyOptions {
-        public_key: &trusted,
-        keys: access,
-        revealed_seed: None,
-    };
+    let opts = VerifyOptions::new(&trusted, access);
     let report = verify_emission(&emission, &opts, None)?;
     for b in &report.blocks {
         print_block(b);

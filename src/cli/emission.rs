@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use clap::Subcommand;
 
 use super::generate::parse_game;
-use crate::emission::Emission;
-use crate::error::Error;
-use crate::fsutil;
-use crate::records_key::{default_file_name, RecordsKeyFile};
-use crate::store::Store;
+use ticket_issuer::emission::Emission;
+use ticket_issuer::error::Error;
+use ticket_issuer::fsutil;
+use ticket_issuer::records_key::{default_file_name, RecordsKeyFile};
+use ticket_issuer::store::Store;
 
 /// An emission number, and its game where several games have one.
 #[derive(clap::Args, Debug)]

@@ -3,10 +3,10 @@
 use serde::Serialize;
 
 use super::{print_json, progress};
-use crate::emission::{BlockChoice, Emission, GeneratedBlock};
-use crate::error::Error;
-use crate::game::{parse_price, Game};
-use crate::store::Store;
+use ticket_issuer::emission::{BlockChoice, Emission, GeneratedBlock};
+use ticket_issuer::error::Error;
+use ticket_issuer::game::{parse_price, Game};
+use ticket_issuer::store::Store;
 
 /// Arguments of `generate`.
 #[derive(clap::Args, Debug)]
@@ -17,23 +17,24 @@ pub struct Args {
     /// Emission number.
     #[arg(long)]
     pub emission: u32,
-    /// Generate exactly this block number.
-    #[arg(long, conflicts_with = "blocks")]
+    /// Generate exactly this block number (from 1).
+    #[arg(long, conflicts_with = "blocks", value_parser = clap::value_parser!(u32).range(1..))]
     pub block: Option<u32>,
-    /// Generate this many blocks, numbered on from the emission's last one.
-    #[arg(long)]
+    /// Generate this many blocks (at least 1), numbered on from the
+    /// emission's last one.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub blocks: Option<u32>,
     /// Unit price in euros (0.5, 1 or 2 for ile-au-tresor).
     #[arg(long)]
     pub price: String,
     /// Worker threads (default: all cores).
-    #[arg(long)]
+    #[arg(short, long)]
     pub jobs: Option<usize>,
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,
     /// No progress bar.
-    #[arg(long)]
+    #[arg(short, long)]
     pub quiet: bool,
 }
 
@@ -75,9 +76,8 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.unwrap_or(0))
         .build()
-        .map_err(|e| Error::Io {
-            path: "<thread pool>".into(),
-            source: std::io::Error::other(e.to_string()),
+        .map_err(|e| Error::Internal {
+            what: format!("the worker thread pool could not start ({e})"),
         })?;
     let bar = progress::bar(count * u64::from(game.block_units()), args.quiet);
     let emission = Emission::new(store, game, args.emission);
@@ -85,7 +85,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         pool.install(|| emission.generate(&secrets, price_cents, choice, &|n| bar.inc(n)))?;
     bar.finish_and_clear();
     if args.json {
-        print_json(&Report { blocks: &blocks });
+        print_json("generate", &Report { blocks: &blocks });
     } else {
         for b in &blocks {
             println!(

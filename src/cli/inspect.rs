@@ -2,12 +2,14 @@
 
 use std::path::PathBuf;
 
-use super::{KeyArgs, LoadedKeys};
-use crate::block::authentic::AuthenticBlock;
-use crate::error::Error;
-use crate::export::export_jsonl;
-use crate::redeem::{redeem, RedeemKeys};
-use crate::store::Store;
+use serde::Serialize;
+
+use super::{print_json, KeyArgs, LoadedKeys};
+use ticket_issuer::block::authentic::AuthenticBlock;
+use ticket_issuer::error::Error;
+use ticket_issuer::export::export_jsonl;
+use ticket_issuer::redeem::{redeem, RedeemKeys, Redemption};
+use ticket_issuer::store::Store;
 
 /// Export formats.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -37,6 +39,18 @@ pub struct ShowArgs {
     /// Keys.
     #[command(flatten)]
     pub keys: KeyArgs,
+    /// Print a JSON report on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `show --json` prints: the unit, its outcome and proof, and the
+/// player's picture as lines of text.
+#[derive(Serialize)]
+struct Shown<'a> {
+    #[serde(flatten)]
+    unit: &'a Redemption,
+    picture: Vec<&'a str>,
 }
 
 /// Runs `export`.
@@ -61,6 +75,14 @@ pub fn show(store: &Store, args: &ShowArgs) -> Result<i32, Error> {
         access: keys.access(),
     };
     let r = redeem(store, &keys, &id, true)?;
+    if args.json {
+        let shown = Shown {
+            unit: &r,
+            picture: r.picture.lines().collect(),
+        };
+        print_json("unit", &shown);
+        return Ok(0);
+    }
     println!(
         "unit {} ({} emission {} block {} index {})",
         r.id, r.game, r.emission, r.block, r.index

@@ -1,14 +1,15 @@
 //! The `issuer` command line: argument parsing (clap) and one small module
-//! per subcommand; each calls the library and prints. Exit codes: 0 ok,
-//! 1 a check failed or the request was refused, 2 bad usage or unreadable
-//! input (README §Exit codes).
+//! per subcommand; each calls the library and prints. Errors are mapped to
+//! exit codes here, by kind (README §Exit codes, docs/CLI.md).
 
+mod completions;
 mod demo;
 mod emission;
 mod generate;
 mod inspect;
 mod progress;
 mod redeem;
+mod status;
 mod verify;
 
 use std::path::PathBuf;
@@ -17,9 +18,38 @@ use clap::{Parser, Subcommand};
 use ed25519_dalek::VerifyingKey;
 use serde::Serialize;
 
-use crate::error::Error;
-use crate::records_key::{KeyAccess, RecordsKeyFile};
-use crate::store::{Secrets, Store, DEFAULT_STORE};
+use ticket_issuer::error::{Error, ErrorKind};
+use ticket_issuer::records_key::{KeyAccess, RecordsKeyFile};
+use ticket_issuer::store::{Secrets, Store, DEFAULT_STORE};
+
+/// Exit status: done, every check passed.
+pub const EXIT_OK: i32 = 0;
+/// Exit status: a check failed or could not be made, or the request was
+/// refused (not found, conflict, gone, rejected).
+pub const EXIT_REFUSED: i32 = 1;
+/// Exit status: bad usage or unreadable input.
+pub const EXIT_BAD_INPUT: i32 = 2;
+/// Exit status: the system could not do it now (I/O failure, full disk,
+/// busy); nothing was half-done: retry once the cause is fixed.
+pub const EXIT_UNAVAILABLE: i32 = 3;
+/// Exit status: an internal fault of the tool.
+pub const EXIT_INTERNAL: i32 = 4;
+
+/// The version of every `--json` output's shape (docs/CLI.md).
+pub const JSON_SCHEMA: u32 = 1;
+
+/// The exit status of an error of `kind`. No default arm: a new kind must
+/// be given its exit status here.
+pub fn exit_code(kind: ErrorKind) -> i32 {
+    match kind {
+        ErrorKind::InvalidInput => EXIT_BAD_INPUT,
+        ErrorKind::NotFound | ErrorKind::Conflict | ErrorKind::Gone | ErrorKind::Rejected => {
+            EXIT_REFUSED
+        }
+        ErrorKind::Unavailable => EXIT_UNAVAILABLE,
+        ErrorKind::Internal => EXIT_INTERNAL,
+    }
+}
 
 /// Issues pre-decided online instant-game units: generate, seal, verify,
 /// export and redeem blocks.
@@ -29,7 +59,7 @@ use crate::store::{Secrets, Store, DEFAULT_STORE};
     version,
     about,
     long_about = None,
-    after_help = "Exit codes: 0 done, every check passed; 1 a check failed or the request was refused; 2 bad usage or unreadable input."
+    after_help = "Exit codes: 0 done, every check passed; 1 a check failed or could not be made, or the request was refused; 2 bad usage or unreadable input; 3 unavailable now (I/O, full disk, busy): retry; 4 internal error."
 )]
 pub struct Cli {
     /// The issuer's store folder (keys, blocks, manifests, ledger).
@@ -49,7 +79,7 @@ pub enum Command {
     Generate(generate::Args),
     /// Check block files, or a whole emission, from the files alone.
     Verify(verify::Args),
-    /// Write every unit of a block, one JSON object per line, to stdout.
+    /// Write every unit of a block, one JSON object per line.
     Export(inspect::ExportArgs),
     /// Show what the player of a unit sees (records nothing).
     Show(inspect::ShowArgs),
@@ -57,6 +87,8 @@ pub enum Command {
     Redeem(redeem::Args),
     /// What has been redeemed: per block counts, amounts and the ledger digest.
     Ledger(redeem::LedgerArgs),
+    /// Every emission of the store: game, blocks, prices, state, redemptions.
+    Status(status::Args),
     /// Close an emission: no more blocks may be added.
     Close(emission::EmissionArg),
     /// Reveal a closed emission's block seeds (and records key).
@@ -67,6 +99,33 @@ pub enum Command {
     /// Run the whole job on the default store: generate a demo emission,
     /// verify it, export a unit and redeem one.
     Demo(demo::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionArgs),
+    /// Print the manual page (roff) to stdout: `issuer man > issuer.1`.
+    Man,
+}
+
+impl Command {
+    /// Whether the command was asked for JSON output: its errors are then
+    /// printed as a JSON error object on stdout too.
+    fn wants_json(&self) -> bool {
+        match self {
+            Command::Generate(a) => a.json,
+            Command::Verify(a) => a.json,
+            Command::Show(a) => a.json,
+            Command::Redeem(a) => a.json,
+            Command::Ledger(a) => a.json,
+            Command::Status(a) => a.json,
+            Command::Keygen
+            | Command::Export(_)
+            | Command::Close(_)
+            | Command::Reveal(_)
+            | Command::Keys(_)
+            | Command::Demo(_)
+            | Command::Completions(_)
+            | Command::Man => false,
+        }
+    }
 }
 
 /// Parses the command line, runs it, prints errors; returns the exit code.
@@ -78,8 +137,11 @@ pub fn main() -> i32 {
         // not an error of ours, and nothing is left to say.
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
+            if cli.command.wants_json() {
+                print_json("error", &e.report());
+            }
             eprintln!("error: {e}");
-            e.exit_code()
+            exit_code(e.kind())
         }
     }
 }
@@ -104,18 +166,36 @@ pub fn run(cli: &Cli) -> Result<i32, Error> {
         Command::Show(args) => inspect::show(&store, args),
         Command::Redeem(args) => redeem::run(&store, args),
         Command::Ledger(args) => redeem::ledger(&store, args),
+        Command::Status(args) => status::run(&store, args),
         Command::Close(args) => emission::close(&store, args),
         Command::Reveal(args) => emission::reveal(&store, args),
         Command::Keys(cmd) => emission::keys(&store, cmd),
         Command::Demo(args) => demo::run(&store, args),
+        Command::Completions(args) => completions::completions(args),
+        Command::Man => completions::man(),
     }
 }
 
-/// Prints `value` as one line of JSON on stdout.
-fn print_json<T: Serialize>(value: &T) {
+/// The envelope of every `--json` output: its kind and schema version
+/// first, then the report's own fields (docs/CLI.md).
+#[derive(Serialize)]
+struct Envelope<'a, T: Serialize> {
+    kind: &'a str,
+    schema: u32,
+    #[serde(flatten)]
+    body: &'a T,
+}
+
+/// Prints `body` as one line of JSON on stdout, as a report of `kind`.
+fn print_json<T: Serialize>(kind: &str, body: &T) {
+    let envelope = Envelope {
+        kind,
+        schema: JSON_SCHEMA,
+        body,
+    };
     println!(
         "{}",
-        serde_json::to_string(value).expect("reports serialise")
+        serde_json::to_string(&envelope).expect("reports serialise")
     );
 }
 
@@ -142,7 +222,7 @@ struct LoadedKeys {
 impl LoadedKeys {
     fn load(store: &Store, args: &KeyArgs) -> Result<LoadedKeys, Error> {
         let trusted = match &args.public_key {
-            Some(path) => crate::seal::read_public(path)?,
+            Some(path) => ticket_issuer::seal::read_public(path)?,
             None => store.public_key()?,
         };
         // An auditor's store has the public key only.

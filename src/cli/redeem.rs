@@ -1,11 +1,11 @@
 //! `issuer redeem` and `issuer ledger`.
 
 use super::{print_json, KeyArgs, LoadedKeys};
-use crate::error::Error;
-use crate::ledger::Ledger;
-use crate::redeem::{redeem, RedeemKeys, Redemption};
-use crate::store::Store;
-use crate::unit_id::UnitId;
+use ticket_issuer::error::Error;
+use ticket_issuer::ledger::Ledger;
+use ticket_issuer::redeem::{redeem, RedeemKeys, Redemption};
+use ticket_issuer::store::Store;
+use ticket_issuer::unit_id::UnitId;
 
 /// Arguments of `redeem`.
 #[derive(clap::Args, Debug)]
@@ -50,7 +50,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     };
     let r = redeem(store, &keys, &id, args.check)?;
     if args.json {
-        print_json(&r);
+        print_json(if args.check { "check" } else { "redemption" }, &r);
         return Ok(0);
     }
     println!(
@@ -84,7 +84,7 @@ pub fn ledger(store: &Store, args: &LedgerArgs) -> Result<i32, Error> {
     let summary = Ledger::open(&store.ledger_path())?.summary()?;
     let healthy = summary.integrity_ok && summary.reconciled;
     if args.json {
-        print_json(&summary);
+        print_json("ledger", &summary);
     } else {
         println!("ledger {}", summary.path);
         for b in &summary.blocks {

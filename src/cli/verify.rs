@@ -2,12 +2,12 @@
 
 use std::path::PathBuf;
 
-use super::{print_json, KeyArgs, LoadedKeys};
-use crate::audit::{verify_emission, EmissionReport};
-use crate::emission::Reveal;
-use crate::error::Error;
-use crate::store::Store;
-use crate::verify::{verify_block, BlockReport, Status, VerifyOptions};
+use super::{exit_code, print_json, progress, KeyArgs, LoadedKeys, EXIT_OK, EXIT_REFUSED};
+use ticket_issuer::audit::{verify_emission, EmissionReport};
+use ticket_issuer::emission::{Emission, Manifest, Reveal};
+use ticket_issuer::error::Error;
+use ticket_issuer::store::Store;
+use ticket_issuer::verify::{verify_block, BlockReport, Scope, Status, VerifyOptions};
 
 /// Arguments of `verify`.
 #[derive(clap::Args, Debug)]
@@ -24,12 +24,45 @@ pub struct Args {
     /// A reveal file: check each seed and regenerate each block from it.
     #[arg(long, requires = "emission")]
     pub seeds: Option<PathBuf>,
+    /// What to check: `full` (default: every check; exit 0 only if each
+    /// was made), `records` (all but the seed checks: an auditor with the
+    /// records key before the reveal), `structure` (no secret needed:
+    /// layout, seal, digests).
+    #[arg(long, value_enum, default_value = "full")]
+    pub scope: ScopeArg,
+    /// Shorthand for `--scope structure`.
+    #[arg(long, conflicts_with = "scope")]
+    pub structure_only: bool,
     /// Keys.
     #[command(flatten)]
     pub keys: KeyArgs,
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,
+    /// No progress bar (it shows on a terminal for `--emission`).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// The `--scope` values.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum ScopeArg {
+    /// Every check.
+    Full,
+    /// All but the checks that need the block seed.
+    Records,
+    /// Only what needs no secret.
+    Structure,
+}
+
+/// The exit status of a verification: 0 only when it passed and is
+/// complete for the scope asked for.
+fn verdict_code(ok: bool, complete: bool) -> i32 {
+    if ok && complete {
+        EXIT_OK
+    } else {
+        EXIT_REFUSED
+    }
 }
 
 /// Runs `verify`.
@@ -41,10 +74,11 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     if let (Some(r), Some(path), None, None) = (&reveal, &args.seeds, &keys.secrets, &keys.file) {
         keys.file = Some((r.records_key_file(), path.clone()));
     }
-    let opts = VerifyOptions {
-        public_key: &keys.trusted,
-        keys: keys.access(),
-        revealed_seed: None,
+    let mut opts = VerifyOptions::new(&keys.trusted, keys.access());
+    opts.scope = match (args.structure_only, args.scope) {
+        (true, _) | (false, ScopeArg::Structure) => Scope::Structure,
+        (false, ScopeArg::Records) => Scope::Records,
+        (false, ScopeArg::Full) => Scope::Full,
     };
     if let Some(number) = args.emission {
         let emission = super::emission::EmissionArg {
@@ -52,13 +86,17 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
             game: args.game.clone(),
         }
         .open(store)?;
+        let bar = progress::bar(listed_units(&emission), args.quiet);
+        let tick = |n| bar.inc(n);
+        opts.progress = Some(&tick);
         let report = verify_emission(&emission, &opts, reveal.as_ref())?;
+        bar.finish_and_clear();
         if args.json {
-            print_json(&report);
+            print_json("verify_emission", &report);
         } else {
             print_emission(&report);
         }
-        return Ok(if report.ok { 0 } else { 1 });
+        return Ok(verdict_code(report.ok, report.complete));
     }
     // Every file is checked even when one can't be read; the exit code is
     // the worst outcome: 2 unreadable, 1 a check failed, 0 all passed.
@@ -72,12 +110,13 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         }
     }
     let ok = unreadable.is_empty() && reports.iter().all(|r| r.ok);
+    let complete = unreadable.is_empty() && reports.iter().all(|r| r.complete);
     if args.json {
-        let errors: Vec<_> = unreadable
-            .iter()
-            .map(|(p, e)| serde_json::json!({ "path": p, "error": e.to_string() }))
-            .collect();
-        print_json(&serde_json::json!({ "ok": ok, "blocks": reports, "unreadable": errors }));
+        let errors: Vec<_> = unreadable.iter().map(|(_, e)| e.report()).collect();
+        print_json(
+            "verify_blocks",
+            &serde_json::json!({ "ok": ok, "complete": complete, "blocks": reports, "unreadable": errors }),
+        );
     } else {
         for r in &reports {
             print_block(r);
@@ -86,11 +125,19 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     for (_, e) in &unreadable {
         eprintln!("error: {e}");
     }
-    Ok(match (unreadable.first(), ok) {
-        (Some((_, e)), _) => e.exit_code(),
-        (None, true) => 0,
-        (None, false) => 1,
+    Ok(match unreadable.first() {
+        Some((_, e)) => exit_code(e.kind()),
+        None => verdict_code(ok, complete),
     })
+}
+
+/// The units the emission's manifest lists, for the progress bar only (0
+/// when it can't be read: the verification itself will say why).
+fn listed_units(emission: &Emission) -> u64 {
+    std::fs::read(emission.manifest_path())
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Manifest>(&bytes).ok())
+        .map_or(0, |m| m.blocks.iter().map(|b| u64::from(b.units)).sum())
 }
 
 /// Prints one block report in words.
@@ -128,13 +175,21 @@ pub fn print_block(r: &BlockReport) {
             r.failure_count - r.failures.len()
         );
     }
-    let verdict = match (r.ok, r.complete) {
-        (true, true) => "OK: every check passed".to_string(),
-        (true, false) => {
-            "OK so far: structure and seal hold; the checks marked 'not done' were not made"
+    let verdict = match (r.ok, r.complete, r.scope) {
+        (true, true, Scope::Full) => "OK: every check passed".to_string(),
+        (true, true, Scope::Records) => {
+            "OK (scope records, as asked): every unit checked; the seed checks were not asked for"
                 .to_string()
         }
-        (false, _) => format!("FAILED: {} failure(s)", r.failure_count),
+        (true, true, Scope::Structure) => {
+            "OK (structure only, as asked): layout, seal and digests hold; the units were not checked"
+                .to_string()
+        }
+        (true, false, _) => {
+            "INCOMPLETE: no check failed, but those marked 'not done' were not made (give the keys they need, or name a smaller --scope)"
+                .to_string()
+        }
+        (false, _, _) => format!("FAILED: {} failure(s)", r.failure_count),
     };
     println!("  {verdict}");
 }
@@ -160,14 +215,20 @@ fn print_emission(r: &EmissionReport) {
     }
     println!(
         "{}",
-        if r.ok {
+        if r.ok && !r.complete {
+            format!(
+                "emission {}: INCOMPLETE: no check failed, but some were not made (see 'not done' above)",
+                r.emission
+            )
+        } else if r.ok {
             format!(
                 "emission {}: OK{}",
                 r.emission,
-                if r.seeds_checked {
-                    ", every block regenerated from its revealed seed"
-                } else {
-                    ""
+                match (r.scope, r.seeds_checked) {
+                    (Scope::Structure, _) => " (structure only, as asked)",
+                    (Scope::Records, _) => " (scope records, as asked: no seed checks)",
+                    (Scope::Full, true) => ", every block regenerated from its revealed seed",
+                    (Scope::Full, false) => "; seeds not checked (pass --seeds FILE after reveal)",
                 }
             )
         } else {

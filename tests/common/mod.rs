@@ -65,14 +65,13 @@ impl Fixture {
         path: &Path,
         with_secrets: bool,
     ) -> Result<BlockReport, ticket_issuer::Error> {
-        let opts = VerifyOptions {
-            public_key: &self.trusted,
-            keys: KeyAccess {
+        let opts = VerifyOptions::new(
+            &self.trusted,
+            KeyAccess {
                 secrets: with_secrets.then_some(&self.secrets),
                 file: None,
             },
-            revealed_seed: None,
-        };
+        );
         verify_block(path, &opts)
     }
 }

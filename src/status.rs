@@ -1,0 +1,163 @@
+//! What a store holds (`issuer status`): every emission of every game, its
+//! blocks and prices, whether it is open, closed or revealed, and what the
+//! ledger has redeemed of it. Reads only: nothing is created or repaired.
+
+use std::collections::BTreeSet;
+
+use rust_decimal::Decimal;
+use serde::Serialize;
+
+use crate::emission::{Emission, Manifest};
+use crate::error::Error;
+use crate::game::{cents_to_euros, parse_price, Game};
+use crate::ledger::Ledger;
+use crate::seal;
+use crate::store::Store;
+
+/// An emission's state in its life (docs/EMISSIONS.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EmissionState {
+    /// Blocks may still be added.
+    Open,
+    /// No more blocks; units may be sold and redeemed.
+    Closed,
+    /// Seeds revealed: redemption is over.
+    Revealed,
+}
+
+/// Whether an emission's manifest signature was checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SignatureCheck {
+    /// It verifies with the store's public key.
+    Ok,
+    /// It does not verify, or is missing: run `issuer verify --emission N`.
+    Failed,
+    /// The store has no public key to check it with.
+    Unchecked,
+}
+
+/// One emission, as `issuer status` lists it.
+#[derive(Clone, Debug, Serialize)]
+pub struct EmissionStatus {
+    /// Game slug.
+    pub game: &'static str,
+    /// Emission number.
+    pub emission: u32,
+    /// Open, closed or revealed.
+    pub state: EmissionState,
+    /// The manifest's signature.
+    pub manifest_signature: SignatureCheck,
+    /// Blocks listed in the manifest.
+    pub blocks: usize,
+    /// Units in those blocks.
+    pub units: u64,
+    /// The unit prices of its blocks, euros.
+    pub prices: Vec<String>,
+    /// Units the ledger has redeemed.
+    pub redeemed_units: u64,
+    /// Amount the ledger has paid, euros.
+    pub redeemed_amount: String,
+}
+
+/// Every emission of the store.
+#[derive(Clone, Debug, Serialize)]
+pub struct StoreStatus {
+    /// The store folder.
+    pub store: String,
+    /// Whether the store holds the issuer's secrets (an issuer's store) or
+    /// not (an auditor's or a redemption service's).
+    pub has_secrets: bool,
+    /// The emissions, by game then number.
+    pub emissions: Vec<EmissionStatus>,
+}
+
+/// The status of every emission in `store`.
+pub fn store_status(store: &Store) -> Result<StoreStatus, Error> {
+    let trusted = match store.public_key_path().exists() {
+        true => Some(store.public_key()?),
+        false => None,
+    };
+    // The ledger is read only when it exists: a status never creates one.
+    let ledger = match store.ledger_path().is_file() {
+        true => Some(Ledger::open(&store.ledger_path())?.summary()?),
+        false => None,
+    };
+    let mut emissions = Vec::new();
+    for game in Game::ALL {
+        for number in store.emissions(game) {
+            let emission = Emission::new(store, game, number);
+            let manifest = read_manifest(&emission)?;
+            let manifest_signature = match (&trusted, &manifest) {
+                (None, _) => SignatureCheck::Unchecked,
+                (Some(key), Some((bytes, _))) if signed(&emission, key, bytes) => {
+                    SignatureCheck::Ok
+                }
+                (Some(_), _) => SignatureCheck::Failed,
+            };
+            let manifest = manifest.map(|(_, m)| m);
+            let state = match (
+                emission.is_revealed(),
+                manifest.as_ref().is_some_and(|m| m.closed),
+            ) {
+                (true, _) => EmissionState::Revealed,
+                (false, true) => EmissionState::Closed,
+                (false, false) => EmissionState::Open,
+            };
+            let listed = manifest.as_ref().map_or(&[][..], |m| &m.blocks[..]);
+            let prices: BTreeSet<u32> = listed
+                .iter()
+                .filter_map(|b| parse_price(&b.price))
+                .collect();
+            let (mut redeemed_units, mut redeemed_amount) = (0, Decimal::ZERO);
+            for line in ledger.iter().flat_map(|l| &l.blocks) {
+                if line.game == game.slug() && line.emission == number {
+                    redeemed_units += line.units;
+                    redeemed_amount += line.paid.parse::<Decimal>().unwrap_or_default();
+                }
+            }
+            emissions.push(EmissionStatus {
+                game: game.slug(),
+                emission: number,
+                state,
+                manifest_signature,
+                blocks: listed.len(),
+                units: listed.iter().map(|b| u64::from(b.units)).sum(),
+                prices: prices
+                    .into_iter()
+                    .map(|c| cents_to_euros(c).to_string())
+                    .collect(),
+                redeemed_units,
+                redeemed_amount: redeemed_amount.normalize().to_string(),
+            });
+        }
+    }
+    Ok(StoreStatus {
+        store: store.root().display().to_string(),
+        has_secrets: store.master_path().exists(),
+        emissions,
+    })
+}
+
+/// The manifest's bytes and contents, `None` when it has none yet.
+fn read_manifest(emission: &Emission) -> Result<Option<(Vec<u8>, Manifest)>, Error> {
+    let path = emission.manifest_path();
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let manifest = serde_json::from_slice(&bytes).map_err(|e| Error::BadFile {
+        path: path.clone(),
+        reason: format!("not a manifest ({e})"),
+    })?;
+    Ok(Some((bytes, manifest)))
+}
+
+fn signed(emission: &Emission, key: &ed25519_dalek::VerifyingKey, bytes: &[u8]) -> bool {
+    std::fs::read(emission.signature_path())
+        .ok()
+        .and_then(|s| <[u8; 64]>::try_from(s.as_slice()).ok())
+        .is_some_and(|s| seal::verify(key, bytes, &s))
+}
