@@ -183,6 +183,8 @@ def parse_header(data, file_len):
     if rules != rules_version or record_size != size or h["params"] != params:
         raise Unreadable(f"{slug}: rules version {rules}, record size {record_size}, "
                          f"params {h['params']}: not the version-{rules_version} model")
+    if units != BLOCK_UNITS:
+        raise Unreadable(f"{slug}: unit count {units}, a block holds {BLOCK_UNITS}")
     if chunk_units == 0 or chunk_units & (chunk_units - 1):
         raise Unreadable(f"chunk size {chunk_units} is not a power of two")
     if chunk_count != -(-units // chunk_units):
@@ -408,7 +410,7 @@ def check_records(data, h, entries, key, r, summary):
 
     expected = [(code, count, amount) for code, (count, amount)
                 in enumerate(zip(LOT_COUNTS, LOT_AMOUNTS.get(h["price_cents"], [])), 1)]
-    if h["tiers"] != expected or h["unit_count"] != BLOCK_UNITS:
+    if h["tiers"] != expected:
         r.fail("lot_table", f"header lot table {h['tiers']} is not the regulation's "
                             f"for {h['price_cents']} cents")
     for code, count, _ in h["tiers"]:
