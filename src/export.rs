@@ -1,5 +1,5 @@
 //! `issuer export`: every unit of a block as one JSON object per line, in
-//! block order, in the schema auditors' tools read (README §Using it, docs/GAMES.md).
+//! block order, in the schema auditors' tools read (docs/FORMAT.md §Export).
 
 use std::io::Write;
 

@@ -575,6 +575,9 @@ fn closed_emission_reveals_seeds_that_regenerate_every_block() {
     assert_eq!(computed.to_string(), id);
     let redeem = issuer(&store, &["redeem", &id]).expect_code(1);
     assert!(redeem.stderr.contains("revealed"), "{}", redeem.stderr);
+    // `show` makes the same checks (docs/REDEMPTION.md), so it refuses too.
+    let show = issuer(&store, &["show", &id]).expect_code(1);
+    assert!(show.stderr.contains("revealed"), "{}", show.stderr);
 }
 
 #[test]

@@ -2,10 +2,12 @@
 //! a named problem, never a panic; what is written parses back unchanged.
 
 use proptest::prelude::*;
+use ticket_issuer::block::reader::BlockFile;
 use ticket_issuer::block::{Header, HeaderProblem, IndexEntry, CHUNK_UNITS, FORMAT_VERSION, MAGIC};
 use ticket_issuer::game::Game;
 use ticket_issuer::record::{self, RecordPrefix};
 use ticket_issuer::unit_id::UnitId;
+use ticket_issuer::Error;
 
 fn sample_header() -> Header {
     let game = Game::IleAuTresor;
@@ -50,6 +52,28 @@ fn a_header_parses_back_to_itself() {
             Err(HeaderProblem::Truncated { .. }) => {}
             other => panic!("{len} bytes: {other:?}"),
         }
+    }
+}
+
+/// A header whose `params` (offset 34, 35: map width and height) are not the
+/// game's is unreadable (exit 2) and says so, like a wrong record size: the
+/// seal is not the check that names it.
+#[test]
+fn params_other_than_the_games_make_the_header_unreadable() {
+    for (at, value) in [(34, 9), (35, 7), (34, 0)] {
+        let mut bytes = sample_header().encode();
+        bytes[at] = value;
+        match Header::parse(&bytes) {
+            Err(HeaderProblem::Field(m)) => assert!(m.contains("params"), "{m}"),
+            other => panic!("byte {at} = {value}: {other:?}"),
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("params.tkb");
+        std::fs::write(&path, &bytes).unwrap();
+        let e = BlockFile::open(&path).err().expect("the header is refused");
+        assert!(matches!(e, Error::UnreadableBlock { .. }), "{e:?}");
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("header: params ["), "{e}");
     }
 }
 

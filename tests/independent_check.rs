@@ -139,6 +139,15 @@ fn inside_chunk(chunk: usize) -> i64 {
     (le_u64(&bytes, entry) + u64::from(length / 2)) as i64
 }
 
+/// The Python checker's checks that need no records key.
+const KEYLESS_CHECKS: [&str; 5] = [
+    "layout",
+    "index_digest",
+    "seal",
+    "chunk_digests",
+    "index_roots",
+];
+
 /// Runs the Python checker; returns its exit code, JSON summary and stderr.
 fn python_check(block: &Path, with_key: bool, with_seed: bool) -> (i32, Option<Value>, String) {
     let m = made();
@@ -194,12 +203,7 @@ fn python_checker_agrees_with_the_issuer_on_every_record() {
     assert_eq!(s["lots"].as_object().unwrap().len(), expected.len());
     assert_eq!(s["total_cents"], 31_500_000);
     let checks = s["checks"].as_object().unwrap();
-    for check in [
-        "layout",
-        "index_digest",
-        "seal",
-        "chunk_digests",
-        "index_roots",
+    for check in KEYLESS_CHECKS.into_iter().chain([
         "chunks",
         "subtree_roots",
         "records",
@@ -208,7 +212,7 @@ fn python_checker_agrees_with_the_issuer_on_every_record() {
         "seed_commitment",
         "lot_order",
         "check_codes",
-    ] {
+    ]) {
         assert_eq!(checks.get(check), Some(&Value::from("passed")), "{check}");
     }
 }
@@ -337,6 +341,96 @@ fn documented_shell_commands_refuse_tampered_copies() {
     assert!(!chunk.status.success());
     let stderr = String::from_utf8_lossy(&chunk.stderr);
     assert!(stderr.contains("FAIL: chunk 0 digest"), "{stderr}");
+}
+
+/// Rewrites a block so that chunk `argv[5]`'s plaintext is two zstd frames
+/// (its records cut in two, each compressed alone), encrypted with the
+/// block's records key `argv[3]` in its place, then re-lays the index,
+/// re-digests it and reseals the header with the issuer's key `argv[4]`:
+/// the copy breaks only the rule "one frame per chunk".
+const FORGE_TWO_FRAMES: &str = r#"
+import hashlib, struct, subprocess, sys
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+src, dst, key, pem, forged = sys.argv[1], sys.argv[2], bytes.fromhex(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+b = bytearray(open(src, "rb").read())
+hlen, = struct.unpack_from("<H", b, 10)
+size, = struct.unpack_from("<H", b, 32)
+chunks, = struct.unpack_from("<I", b, 40)
+zstd = lambda args, data: subprocess.run(["zstd", "-q", "-c"] + args, input=data, capture_output=True, check=True).stdout
+cts = []
+for i in range(chunks):
+    off, length, units = struct.unpack_from("<QII", b, hlen + 80 * i)
+    ct = bytes(b[off:off + length])
+    if i == forged:
+        ad = bytes(b[0:10] + b[12:14] + b[16:24]) + struct.pack("<II", i, units)
+        nonce = struct.pack("<I", i) + bytes(b[24:28] + b[14:16] + b[8:10])
+        records = zstd(["-d"], ChaCha20Poly1305(key).decrypt(nonce, ct, ad))
+        cut = units // 2 * size
+        ct = ChaCha20Poly1305(key).encrypt(nonce, zstd([], records[:cut]) + zstd([], records[cut:]), ad)
+    cts.append(ct)
+at = hlen + 80 * chunks
+for i, ct in enumerate(cts):
+    entry = hlen + 80 * i
+    struct.pack_into("<QI", b, entry, at, len(ct))
+    b[entry + 48:entry + 80] = hashlib.sha256(ct).digest()
+    at += len(ct)
+struct.pack_into("<Q", b, 44, at)
+b[116:148] = hashlib.sha256(bytes(b[hlen:hlen + 80 * chunks])).digest()
+signer = serialization.load_pem_private_key(open(pem, "rb").read(), None)
+body = bytes(b[:hlen + 80 * chunks]) + b"".join(cts)
+open(dst, "wb").write(body + signer.sign(body[:hlen]))
+"#;
+
+/// A copy of the block, resealed, whose chunk `chunk` holds two zstd frames.
+fn two_frame_copy(dir: &TempDir, chunk: usize) -> PathBuf {
+    let m = made();
+    let key_file: Value = serde_json::from_slice(&std::fs::read(&m.records_key).unwrap()).unwrap();
+    let emission_key: [u8; 32] = hex::decode(key_file["key"].as_str().unwrap())
+        .unwrap()
+        .try_into()
+        .unwrap();
+    let path = dir.path().join("two-frames.tkb");
+    run(Command::new("python3")
+        .args(["-c", FORGE_TWO_FRAMES])
+        .arg(&m.block)
+        .arg(&path)
+        .arg(hex::encode(derive::block_records_key(&emission_key, 1)))
+        .arg(m.dir.join("store/keys/issuer.key.pem"))
+        .arg(chunk.to_string()));
+    path
+}
+
+/// Decompressing all of a chunk's frames yields the right records, so only
+/// a check of the frame count sees a chunk of two frames: the Python checker
+/// and the documented commands both refuse it, while the seal, the layout
+/// and every digest of the resealed copy hold.
+#[test]
+fn a_chunk_of_two_zstd_frames_is_refused() {
+    let tmp = scratch();
+    let path = two_frame_copy(&tmp, 3);
+
+    let (code, summary, stderr) = python_check(&path, true, false);
+    assert_eq!(code, 1, "{stderr}");
+    let s = summary.expect("a JSON summary");
+    for check in KEYLESS_CHECKS {
+        assert_eq!(s["checks"][check], "passed", "{check}: {stderr}");
+    }
+    assert_eq!(s["checks"]["chunks"], "failed");
+    assert!(
+        stderr.contains("FAIL chunks: chunk 3: not one zstd frame"),
+        "{stderr}"
+    );
+
+    let out = hand_check(&path);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stdout}");
+    assert!(stdout.contains("structure and seal OK"), "{stdout}");
+    assert!(
+        stderr.contains("FAIL: chunk 3 is not one zstd frame"),
+        "{stderr}"
+    );
 }
 
 /// Stream `s` of a seed is OpenSSL's chacha20 with `-iv` = 8 zero bytes ‖ s

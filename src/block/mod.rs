@@ -283,6 +283,16 @@ impl Header {
                 self.game.slug()
             ));
         }
+        // Params shape the payload (the map size): other values are another
+        // model, not a tampered block, so the header is unreadable.
+        if self.params != self.game.params() {
+            return field(format!(
+                "params {:?} (a {} header has {:?})",
+                self.params,
+                self.game.slug(),
+                self.game.params()
+            ));
+        }
         if self.seal_offset < self.chunks_offset() {
             return field(format!(
                 "seal offset {} lies before the chunks (at {})",

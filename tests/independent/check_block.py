@@ -45,6 +45,9 @@ TIER_LEN = 9
 INDEX_ENTRY_LEN = 80
 SEAL_LEN = 64
 
+# §Chunks: every chunk's plaintext is one zstd frame (RFC 8878).
+ZSTD_MAGIC = 0xFD2FB528
+
 # §Header, games table: code -> (slug, ID prefix, rules version, record size, params)
 GAMES = {1: ("ile-au-tresor", "IAT", 1, 53, (8, 8))}
 
@@ -180,6 +183,8 @@ def parse_header(data, file_len):
     if rules != rules_version or record_size != size or h["params"] != params:
         raise Unreadable(f"{slug}: rules version {rules}, record size {record_size}, "
                          f"params {h['params']}: not the version-{rules_version} model")
+    if units != BLOCK_UNITS:
+        raise Unreadable(f"{slug}: unit count {units}, a block holds {BLOCK_UNITS}")
     if chunk_units == 0 or chunk_units & (chunk_units - 1):
         raise Unreadable(f"chunk size {chunk_units} is not a power of two")
     if chunk_count != -(-units // chunk_units):
@@ -258,17 +263,43 @@ def block_records_key(key_file, h):
     return key
 
 
+def zstd_frame_end(data):
+    """Where the zstd frame starting data ends (RFC 8878 §3.1.1: frame
+    header, blocks up to the last one, optional checksum), or an error."""
+    if len(data) < 5 or struct.unpack_from("<I", data)[0] != ZSTD_MAGIC:
+        raise ValueError("does not start with a zstd frame")
+    fhd = data[4]
+    fcs_flag, single, checksum, dict_flag = fhd >> 6, fhd >> 5 & 1, fhd >> 2 & 1, fhd & 3
+    at = 5 + (1 - single) + [0, 1, 2, 4][dict_flag] + [single, 2, 4, 8][fcs_flag]
+    last = False
+    while not last:
+        if at + 3 > len(data):
+            raise ValueError("the zstd frame is cut short")
+        bh = int.from_bytes(data[at:at + 3], "little")
+        last, block_type, size = bh & 1, bh >> 1 & 3, bh >> 3
+        at += 3 + (1 if block_type == 1 else size)  # an RLE block stores one byte
+    at += 4 * checksum
+    if at > len(data):
+        raise ValueError("the zstd frame is cut short")
+    return at
+
+
 def open_chunk(data, h, entries, key, i):
-    """§Chunks: AEAD open, then one zstd frame."""
+    """§Chunks: AEAD open, then exactly one zstd frame, nothing after it."""
     off, length = entries[i][0], entries[i][1]
     ad = (MAGIC + struct.pack("<HH", FORMAT_VERSION, h["game"])
           + struct.pack("<IIII", h["emission"], h["block"], i, units_in_chunk(h, i)))
     nonce = struct.pack("<IIHH", i, h["price_cents"], h["rules_version"], FORMAT_VERSION)
     compressed = ChaCha20Poly1305(key).decrypt(nonce, data[off:off + length], ad)
+    end = zstd_frame_end(compressed)
+    if end != len(compressed):
+        raise ValueError(f"not one zstd frame: {len(compressed) - end} more bytes "
+                         f"(another frame?) follow the first frame's {end}")
     out = subprocess.run(["zstd", "-d", "-c", "-q"], input=compressed,
                          capture_output=True, check=False)
     if out.returncode != 0:
-        raise ValueError(out.stderr.decode(errors="replace").strip())
+        raise ValueError("the zstd frame does not decompress ("
+                         + out.stderr.decode(errors="replace").strip() + ")")
     return out.stdout
 
 
@@ -335,7 +366,7 @@ def check_records(data, h, entries, key, r, summary):
             r.fail("chunks", f"chunk {i}: ChaCha20-Poly1305 tag does not verify")
             continue
         except ValueError as e:
-            r.fail("chunks", f"chunk {i}: not a zstd frame ({e})")
+            r.fail("chunks", f"chunk {i}: {e}")
             continue
         units = units_in_chunk(h, i)
         if len(records) != units * size:
@@ -379,7 +410,7 @@ def check_records(data, h, entries, key, r, summary):
 
     expected = [(code, count, amount) for code, (count, amount)
                 in enumerate(zip(LOT_COUNTS, LOT_AMOUNTS.get(h["price_cents"], [])), 1)]
-    if h["tiers"] != expected or h["unit_count"] != BLOCK_UNITS:
+    if h["tiers"] != expected:
         r.fail("lot_table", f"header lot table {h['tiers']} is not the regulation's "
                             f"for {h['price_cents']} cents")
     for code, count, _ in h["tiers"]:
