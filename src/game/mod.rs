@@ -2,6 +2,7 @@
 //! dispatch from the shared block machinery to each game's unit model.
 
 pub mod ile;
+pub mod tresors;
 
 use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::Decimal;
