@@ -1638,6 +1638,15 @@ mod tests {
         let mut payload = Vec::new();
         u.encode(&mut payload);
         assert_eq!(hex::encode(&payload), GOLDEN_HEX);
+        // The play FORMAT.md and GAMES.md describe.
+        assert_eq!(u.prize_to_end_cents(), 320);
+        assert_eq!(u.play(None).unwrap().chests_opened, 6);
+        assert_eq!(
+            u.play(Some(8)),
+            Err(StopRefused::BeforeFirstChest { rolls: 8 })
+        );
+        assert_eq!(u.play(Some(9)).unwrap().prize_cents, 50);
+        assert_eq!(u.dice().len(), 19);
     }
 
     const GOLDEN_HEX: &str = "311417113618514117121518115217211618115117261138115117342119200000010013414232134434161564400000000000000000000000000000000000000000";
