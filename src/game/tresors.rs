@@ -121,6 +121,13 @@ impl Square {
     }
 }
 
+/// Squares serialise as their export token.
+impl Serialize for Square {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.token())
+    }
+}
+
 /// One of the three rules of 3.2.2: the squares it can give, each with its
 /// weight out of [`RULE_DENOMINATOR`], and the published "1 chance sur"
 /// figure of each.
@@ -503,11 +510,10 @@ impl Unit {
 
     /// Appends the payload of docs/FORMAT.md §Trésors Ensablés payload.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        let squares: Vec<u8> = self.board[1..].iter().map(|&q| q as u8).collect();
-        push_nibbles(out, &squares);
-        push_nibbles(out, &self.chests);
+        push_nibbles(out, self.board[1..].iter().map(|&q| q as u8));
+        push_nibbles(out, self.chests);
         out.push(self.rolls);
-        push_nibbles(out, &self.dice);
+        push_nibbles(out, self.dice);
     }
 
     /// Decodes a payload and checks it ([`Unit::check`]); refuses anything
@@ -672,9 +678,16 @@ pub const PICTURE_LEGEND: &str = "@ start; . blank; +1 +2 life; -1 -2 -3 trap; B
 
 /// Appends `values` (each < 16) two per byte, the first in the high nibble;
 /// an odd count leaves the last low nibble 0.
-fn push_nibbles(out: &mut Vec<u8>, values: &[u8]) {
-    for pair in values.chunks(2) {
-        out.push(pair[0] << 4 | pair.get(1).copied().unwrap_or(0));
+fn push_nibbles(out: &mut Vec<u8>, values: impl IntoIterator<Item = u8>) {
+    let mut high = None;
+    for v in values {
+        match high.take() {
+            None => high = Some(v),
+            Some(h) => out.push(h << 4 | v),
+        }
+    }
+    if let Some(h) = high {
+        out.push(h << 4);
     }
 }
 
@@ -682,19 +695,24 @@ fn push_nibbles(out: &mut Vec<u8>, values: &[u8]) {
 /// any places (3.2.2): only the multiset matters, as any three distinct
 /// offsets can be drawn.
 fn series_possible(series: &[Square]) -> bool {
-    let count = |squares: &mut dyn Iterator<Item = Square>| {
-        let mut counts = [0u8; Square::ALL.len()];
-        for q in squares {
-            counts[q as usize] += 1;
-        }
-        counts
-    };
-    let have = count(&mut series.iter().copied());
+    let mut have = [0u8; Square::ALL.len()];
+    for &q in series {
+        have[q as usize] += 1;
+    }
     let [r1, r2, r3] = RULES.map(|r| r.outcomes.map(|(q, _, _)| q));
-    r1.iter().any(|&a| {
-        r2.iter().any(|&b| {
-            r3.iter()
-                .any(|&c| count(&mut [a, b, c, Square::Blank, Square::Blank].into_iter()) == have)
+    // Five squares to take out of five: all found means the same multiset.
+    let takes_all = |squares: [Square; 5]| {
+        let mut left = have;
+        squares.iter().all(|&q| {
+            let n = &mut left[q as usize];
+            *n = n.wrapping_sub(1);
+            *n != u8::MAX
+        })
+    };
+    r2.iter().any(|&b| {
+        r3.iter().any(|&c| {
+            r1.iter()
+                .any(|&a| takes_all([a, b, c, Square::Blank, Square::Blank]))
         })
     })
 }
@@ -734,24 +752,30 @@ impl Outcome {
     /// One line saying how the play ended and what it pays.
     pub fn describe(&self) -> String {
         let found = cents_to_euros(self.found_cents);
-        let opened = match self.chests_opened {
-            1 => "1 chest".to_string(),
-            n => format!("{n} chests"),
-        };
+        let opened = plural(self.chests_opened, "chest");
+        let life = plural(self.life, "life point");
         match self.end {
             End::Death => format!(
                 "lost the last life point on square {} at roll {}: no gain ({opened} opened, {found} € found and lost)",
                 self.position, self.rolls
             ),
             End::Gold => format!(
-                "reached the gold chest in {} rolls with {} life points: wins {found} € ({opened})",
-                self.rolls, self.life
+                "reached the gold chest in {} rolls with {life}: wins {found} € ({opened})",
+                self.rolls
             ),
             End::Stopped => format!(
-                "stopped on square {} after {} rolls with {} life points: wins {found} € ({opened})",
-                self.position, self.rolls, self.life
+                "stopped on square {} after {} rolls with {life}: wins {found} € ({opened})",
+                self.position, self.rolls
             ),
         }
+    }
+}
+
+/// "1 chest", "3 chests".
+fn plural(n: u8, what: &str) -> String {
+    match n {
+        1 => format!("1 {what}"),
+        n => format!("{n} {what}s"),
     }
 }
 
@@ -776,12 +800,6 @@ pub struct Step {
     pub found_cents: u32,
     /// Set when this roll ended the play (a death or the gold chest).
     pub end: Option<End>,
-}
-
-impl Serialize for Square {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.token())
-    }
 }
 
 /// A stop the rules do not allow.
@@ -1274,7 +1292,7 @@ mod tests {
         );
         assert!(
             picture.ends_with(
-                "stopped on square 12 after 5 rolls with 1 life points: wins 1.1 € (2 chests)\n"
+                "stopped on square 12 after 5 rolls with 1 life point: wins 1.1 € (2 chests)\n"
             ),
             "{picture}"
         );
@@ -1628,6 +1646,33 @@ mod tests {
                 counts,
                 &probabilities(&weights, RULE_DENOMINATOR),
             );
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn decode_never_panics_and_accepts_only_canonical_bytes(
+            bytes in proptest::collection::vec(any::<u8>(), PAYLOAD_SIZE),
+            seed in any::<[u8; 32]>(),
+            flips in proptest::collection::vec((0..PAYLOAD_SIZE, 0u8..8), 1..4),
+        ) {
+            if let Ok(u) = Unit::decode(&bytes) {
+                let mut again = Vec::new();
+                u.encode(&mut again);
+                prop_assert_eq!(again, bytes);
+            }
+            // Flipped bits of a real payload: refused, or another valid unit
+            // whose encoding is exactly the bytes read.
+            let mut payload = Vec::new();
+            Unit::generate(&mut Stream::new(&seed, 1)).encode(&mut payload);
+            for (at, bit) in flips {
+                payload[at] ^= 1 << bit;
+            }
+            if let Ok(u) = Unit::decode(&payload) {
+                let mut again = Vec::new();
+                u.encode(&mut again);
+                prop_assert_eq!(again, payload);
+            }
         }
     }
 
