@@ -297,7 +297,8 @@ fn series_start(s: usize) -> usize {
     6 * s + 1
 }
 
-/// Index `i` drawn from `0..denominator` mapped through cumulative weights.
+/// The line a draw from `0..sum of weights` falls in: the first `i` with
+/// `draw < weights[0] + … + weights[i]`.
 fn pick(weights: &[u32], draw: u32) -> usize {
     let mut left = draw;
     for (i, &w) in weights.iter().enumerate() {
@@ -1673,6 +1674,74 @@ mod tests {
                 u.encode(&mut again);
                 prop_assert_eq!(again, payload);
             }
+        }
+    }
+
+    /// GAMES.md §Generation, followed literally (as an outside checker
+    /// would), with the thresholds written out.
+    fn regenerate_from_the_doc(stream: &mut Stream) -> ([Square; 61], Vec<u8>, Vec<u8>) {
+        use Square::*;
+        let rows = [
+            [Blank, LifePlus1, LifePlus2],
+            [Trap1, Trap2, Trap3],
+            [Trap1, Blank, LifePlus1],
+        ];
+        let mut board = [Blank; 61];
+        board[0] = Start;
+        for s in 0..10 {
+            let mut free: Vec<usize> = (0..5).collect();
+            let offsets: Vec<usize> = (0..3)
+                .map(|r| free.remove(stream.below(5 - r) as usize))
+                .collect();
+            for (r, offset) in offsets.into_iter().enumerate() {
+                let x = stream.below(10);
+                board[6 * s + 1 + offset] = rows[r][if x < 3 {
+                    0
+                } else if x < 7 {
+                    1
+                } else {
+                    2
+                }];
+            }
+            board[6 * s + 6] = if s == 9 {
+                Gold
+            } else if s % 2 == 0 {
+                Bronze
+            } else {
+                Silver
+            };
+        }
+        let chests = (0..10)
+            .map(|k| {
+                let (n, thresholds): (u32, &[u32]) = if k == 9 {
+                    (100_000, &[69_999, 84_999, 94_999, 99_899, 99_999])
+                } else {
+                    (100, &[60, 83])
+                };
+                let x = stream.below(n);
+                thresholds.iter().filter(|&&t| x >= t).count() as u8
+            })
+            .collect();
+        let (mut dice, mut at) = (Vec::new(), 0);
+        while at < 60 {
+            let die = stream.below(6) as u8 + 1;
+            dice.push(die);
+            at = (at + die).min(60);
+        }
+        (board, chests, dice)
+    }
+
+    #[test]
+    fn the_documented_draw_order_regenerates_units() {
+        for i in 0..2_000 {
+            let u = Unit::generate(&mut Stream::new(&[0x11; 32], i));
+            let (board, chests, dice) = regenerate_from_the_doc(&mut Stream::new(&[0x11; 32], i));
+            assert_eq!(u.board(), &board, "stream {i}");
+            assert_eq!(
+                (0..CHESTS).map(|k| u.chest_index(k)).collect::<Vec<_>>(),
+                chests
+            );
+            assert_eq!(u.dice(), dice);
         }
     }
 
