@@ -178,6 +178,78 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// An input that is not a regular file (FIFO, directory, device):
+    /// reading it could block forever or never end.
+    #[error("{} is {what}, not a regular file; give the path of a file", path.display())]
+    NotRegularFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is.
+        what: &'static str,
+    },
+    /// A small input (key, manifest, reveal, record) larger than its cap.
+    #[error("{} is larger than {limit} bytes, the most such a file holds (docs/SECURITY.md §Hostile files); is it the right file?", path.display())]
+    FileTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The cap, bytes.
+        limit: u64,
+    },
+    /// An output file that exists, written without `--force`.
+    #[error("{} already exists; refusing to overwrite it (pass --force to replace it, or choose another path)", path.display())]
+    OutputExists {
+        /// The existing file.
+        path: PathBuf,
+    },
+    /// An output path inside the store's `keys/` folder, which only
+    /// `keygen` writes.
+    #[error("refusing to write {}: it is inside the store's keys folder {}, which only `issuer keygen` writes (even with --force); choose another path", path.display(), keys.display())]
+    InsideKeys {
+        /// The output path.
+        path: PathBuf,
+        /// The keys folder.
+        keys: PathBuf,
+    },
+    /// The store's signing key does not match its public key.
+    #[error("signing key {} does not match the store's public key {}: one of them was replaced; restore the store's own key pair", private.display(), public.display())]
+    SigningKeyMismatch {
+        /// The private key file.
+        private: PathBuf,
+        /// The public key file.
+        public: PathBuf,
+    },
+    /// An emission begun with another master secret than the store's.
+    #[error("emission {emission}: its manifest {} was made with another master secret than {}; restore the master secret it was generated with (nothing was written)", manifest.display(), master.display())]
+    MasterSecretMismatch {
+        /// The emission.
+        emission: u32,
+        /// Its manifest.
+        manifest: PathBuf,
+        /// The store's master secret file.
+        master: PathBuf,
+    },
+    /// A `keys/` folder others may write: they could swap the keys.
+    #[error("keys folder {} has permissions {mode:o}: others can replace the keys in it; run `chmod 700 {}`", path.display(), path.display())]
+    LooseKeysFolder {
+        /// The folder.
+        path: PathBuf,
+        /// Its mode bits.
+        mode: u32,
+    },
+    /// Another `generate`, `close` or `reveal` is working on this emission.
+    #[error("emission {emission} is busy: another generate, close or reveal holds {}; wait for it to finish and run again", lock.display())]
+    EmissionBusy {
+        /// The emission.
+        emission: u32,
+        /// The lock file.
+        lock: PathBuf,
+    },
+    /// A read-only command pointed at a store folder that does not exist.
+    #[error("no store at {}: check --store (or $ISSUER_STORE); nothing was created", store.display())]
+    NoStore {
+        /// The store folder.
+        store: PathBuf,
+    },
 }
 
 impl Error {
@@ -199,7 +271,10 @@ impl Error {
             | Error::BlockRejected { .. }
             | Error::AlreadyRedeemed { .. }
             | Error::AlreadyExists { .. }
-            | Error::EmissionState { .. } => EXIT_REFUSED,
+            | Error::EmissionState { .. }
+            | Error::OutputExists { .. }
+            | Error::InsideKeys { .. }
+            | Error::EmissionBusy { .. } => EXIT_REFUSED,
             _ => EXIT_BAD_INPUT,
         }
     }

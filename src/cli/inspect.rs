@@ -1,6 +1,6 @@
 //! `issuer export` and `issuer show`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{KeyArgs, LoadedKeys};
 use crate::block::authentic::AuthenticBlock;
@@ -24,6 +24,13 @@ pub struct ExportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "jsonl")]
     pub format: Format,
+    /// Write to this file (mode 0600: it holds every outcome) instead of
+    /// stdout (`-`).
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// Replace the output file if it exists.
+    #[arg(long)]
+    pub force: bool,
     /// Keys.
     #[command(flatten)]
     pub keys: KeyArgs,
@@ -44,11 +51,15 @@ pub fn export(store: &Store, args: &ExportArgs) -> Result<i32, Error> {
     let keys = LoadedKeys::load(store, &args.keys)?;
     let access = keys.access();
     let block = AuthenticBlock::open(&args.block, &keys.trusted, access, "export")?;
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
+    let target = args.out.as_deref().unwrap_or(Path::new("-"));
+    let mut out =
+        std::io::BufWriter::with_capacity(1 << 20, store.output(target, 0o600, args.force)?);
     match args.format {
         Format::Jsonl => export_jsonl(&block, &mut out)?,
     };
+    out.into_inner()
+        .map_err(|e| Error::io(target, e.into_error()))?
+        .finish()?;
     Ok(0)
 }
 
