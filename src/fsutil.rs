@@ -261,6 +261,18 @@ impl Output {
         }
     }
 
+    /// Flushes a buffered output, then `finish`es it.
+    pub fn finish_buffered(out: std::io::BufWriter<Output>) -> Result<(), Error> {
+        let (out, pending) = out.into_parts();
+        let mut out = out;
+        let to = out.describe();
+        if let Ok(bytes) = pending {
+            out.write_all(&bytes)
+                .map_err(|e| Error::io(Path::new(&to), e))?;
+        }
+        out.finish()
+    }
+
     /// Completes the output: flushes standard output, or moves the file
     /// into place.
     pub fn finish(self) -> Result<(), Error> {

@@ -615,7 +615,7 @@ fn a_second_writer_on_an_emission_is_refused_as_busy() {
 
 /// Kills `generate --until-block 2` at random moments over its whole run,
 /// reruns it, and compares the emission with an uninterrupted run's, byte
-/// for byte. `KILL_TRIALS` sets the number of trials (default 4),
+/// for byte. `KILL_TRIALS` sets the number of trials (default 3),
 /// `KILL_SEED` the random seed (printed on failure).
 #[test]
 fn generation_killed_at_random_moments_ends_identical_to_an_uninterrupted_run() {
@@ -623,7 +623,7 @@ fn generation_killed_at_random_moments_ends_identical_to_an_uninterrupted_run() 
     let trials: u32 = std::env::var("KILL_TRIALS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(4);
+        .unwrap_or(3);
     let seed: u64 = std::env::var("KILL_SEED")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -6,6 +6,7 @@ use super::{KeyArgs, LoadedKeys};
 use crate::block::authentic::AuthenticBlock;
 use crate::error::Error;
 use crate::export::export_jsonl;
+use crate::fsutil::Output;
 use crate::redeem::{redeem, RedeemKeys};
 use crate::store::Store;
 
@@ -57,9 +58,7 @@ pub fn export(store: &Store, args: &ExportArgs) -> Result<i32, Error> {
     match args.format {
         Format::Jsonl => export_jsonl(&block, &mut out)?,
     };
-    out.into_inner()
-        .map_err(|e| Error::io(target, e.into_error()))?
-        .finish()?;
+    Output::finish_buffered(out)?;
     Ok(0)
 }
 
