@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::emission::{Emission, Manifest, Reveal};
 use crate::error::Error;
+use crate::fsutil;
 use crate::seal;
 use crate::verify::{verify_block, BlockReport, Scope, VerifyOptions};
 
@@ -84,7 +85,7 @@ pub fn verify_emission(
 ) -> Result<EmissionReport, Error> {
     let trusted = opts.public_key;
     let manifest_path = emission.manifest_path();
-    let bytes = std::fs::read(&manifest_path).map_err(|e| Error::io(&manifest_path, e))?;
+    let bytes = fsutil::read_small(&manifest_path, fsutil::MANIFEST_LIMIT)?;
     let mut problems = Vec::new();
     let mut problem = |kind, block, message: String| {
         problems.push(Problem {
@@ -94,7 +95,7 @@ pub fn verify_emission(
         })
     };
     let sig_path = emission.signature_path();
-    let signature_ok = std::fs::read(&sig_path)
+    let signature_ok = fsutil::read_small(&sig_path, fsutil::SIGNATURE_LIMIT)
         .ok()
         .and_then(|s| <[u8; 64]>::try_from(s.as_slice()).ok())
         .is_some_and(|s| seal::verify(trusted, &bytes, &s));

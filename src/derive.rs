@@ -78,3 +78,12 @@ pub fn records_key_id(key: &[u8; 32]) -> [u8; 32] {
     data.extend_from_slice(key);
     sha256(&data)
 }
+
+/// The commitment an emission's manifest records to the master secret it
+/// was begun with: HMAC(master, "ticket-issuer/v1/master-commitment/<game>/<emission>").
+/// It reveals nothing of the secret, and lets a later `generate`, `close`
+/// or `reveal` refuse a store whose master secret was replaced.
+pub fn master_commitment(master: &[u8; 32], game: Game, emission: u32) -> [u8; 32] {
+    let label = format!("{LABEL_PREFIX}master-commitment/{}/{emission}", game.slug());
+    hmac_sha256(master, label.as_bytes())
+}

@@ -55,6 +55,11 @@ pub struct Manifest {
     pub closed: bool,
     /// The issuer's Ed25519 public key, hex.
     pub issuer_public_key: String,
+    /// Commitment to the master secret the emission was begun with, hex
+    /// (`derive::master_commitment`); absent in manifests written before it
+    /// existed (docs/EMISSIONS.md §Master secret).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub master_commitment: Option<String>,
     /// The blocks, by number.
     pub blocks: Vec<ManifestBlock>,
 }
@@ -68,6 +73,15 @@ struct Pending {
     first_block: u32,
     count: u32,
     explicit: bool,
+    /// Made by `--until-block`: the plan ends at `first_block + count - 1`.
+    #[serde(default)]
+    until: bool,
+}
+
+impl Pending {
+    fn last_block(&self) -> u32 {
+        self.first_block + self.count.saturating_sub(1)
+    }
 }
 
 /// Which blocks to generate.
@@ -77,6 +91,15 @@ pub enum BlockChoice {
     Number(u32),
     /// This many more blocks, numbered on from the emission's last.
     Count(u32),
+    /// Every block from 1 to this one that the emission lacks; with none
+    /// lacking, nothing is made (safe to rerun).
+    Until(u32),
+}
+
+/// An emission's exclusive lock, held by `generate`, `close` and `reveal`
+/// for their whole run (released when dropped, or when the process dies).
+pub struct EmissionLock {
+    _dir: std::fs::File,
 }
 
 /// A block made (or found already made) by `generate`.
@@ -158,45 +181,127 @@ impl<'s> Emission<'s> {
 
     /// Reads the manifest and checks its signature; `None` if the emission
     /// has none yet.
+    /// It reads only: an interrupted save is completed by `recover`, which
+    /// the writing commands run first.
     pub fn load_manifest(&self, trusted: &VerifyingKey) -> Result<Option<Manifest>, Error> {
         let path = self.manifest_path();
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io(&path, e)),
+        let Some(bytes) = fsutil::read_small_if_exists(&path, fsutil::MANIFEST_LIMIT)? else {
+            return Ok(None);
         };
         let sig_path = self.signature_path();
-        let sig = std::fs::read(&sig_path).map_err(|e| Error::io(&sig_path, e))?;
-        let signs = |data: &[u8]| {
-            <[u8; 64]>::try_from(sig.as_slice()).is_ok_and(|s| seal::verify(trusted, data, &s))
-        };
-        if signs(&bytes) {
+        if self.signature_verifies(trusted, &bytes)? {
             return parse_manifest(&path, &bytes).map(Some);
         }
-        // A save interrupted between the signature and the manifest: the
-        // new manifest waits in its `.next` file, which the signature signs.
-        let next_path = self.next_manifest_path();
-        match std::fs::read(&next_path) {
-            Ok(next) if signs(&next) => {
-                fsutil::write_atomic(&path, &next, 0o644, true)?;
-                std::fs::remove_file(&next_path).map_err(|e| Error::io(&next_path, e))?;
-                parse_manifest(&path, &next).map(Some)
-            }
-            Ok(_) => Err(bad_signature(path, &sig_path)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                Err(bad_signature(path, &sig_path))
-            }
-            Err(e) => Err(Error::io(&next_path, e)),
+        Err(bad_signature(path, &sig_path))
+    }
+
+    /// True when `manifest.json.sig` is the issuer's signature of `bytes`.
+    fn signature_verifies(&self, trusted: &VerifyingKey, bytes: &[u8]) -> Result<bool, Error> {
+        let sig = fsutil::read_small_if_exists(&self.signature_path(), fsutil::SIGNATURE_LIMIT)
+            .or_else(|e| match e {
+                Error::FileTooLarge { .. } => Ok(None),
+                e => Err(e),
+            })?;
+        Ok(sig
+            .and_then(|s| <[u8; 64]>::try_from(s.as_slice()).ok())
+            .is_some_and(|s| seal::verify(trusted, bytes, &s)))
+    }
+
+    /// Takes the emission's exclusive lock, or refuses at once if another
+    /// command holds it. The lock is on the emission folder itself (flock),
+    /// so it leaves no file behind and dies with its process.
+    pub fn lock(&self) -> Result<EmissionLock, Error> {
+        let dir = self.dir();
+        let file = std::fs::File::open(&dir).map_err(|e| Error::io(&dir, e))?;
+        match file.try_lock() {
+            Ok(()) => Ok(EmissionLock { _dir: file }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(Error::EmissionBusy {
+                emission: self.number,
+                lock: dir,
+            }),
+            Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&dir, e)),
         }
     }
 
-    fn save_manifest(&self, manifest: &Manifest, secrets: &Secrets) -> Result<(), Error> {
+    /// The lock of an emission that must already exist.
+    fn lock_existing(&self) -> Result<EmissionLock, Error> {
+        if !self.dir().is_dir() {
+            return Err(self.no_such_emission());
+        }
+        self.lock()
+    }
+
+    /// Clears what a killed run left (under the lock, before anything else):
+    /// `.partial` files are removed, and an interrupted manifest save is
+    /// completed (its `.next` copy is signed) or dropped (it is not: the
+    /// signed manifest in place is the current one). Afterwards no
+    /// `manifest.json.next` is left, whatever the kill interrupted.
+    fn recover(&self, trusted: &VerifyingKey) -> Result<(), Error> {
+        fsutil::clean_partials(&self.dir())?;
+        let next_path = self.next_manifest_path();
+        let Some(next) = fsutil::read_small_if_exists(&next_path, fsutil::MANIFEST_LIMIT)? else {
+            return Ok(());
+        };
+        let path = self.manifest_path();
+        let current = fsutil::read_small_if_exists(&path, fsutil::MANIFEST_LIMIT)?;
+        let current_signed = match &current {
+            Some(bytes) => self.signature_verifies(trusted, bytes)?,
+            None => false,
+        };
+        if !current_signed && self.signature_verifies(trusted, &next)? {
+            fsutil::write_atomic(&path, &next, 0o644, true)?;
+        }
+        std::fs::remove_file(&next_path).map_err(|e| Error::io(&next_path, e))?;
+        fsutil::sync_dir(&self.dir())
+    }
+
+    /// The manifest for a writing command, checked against the store's
+    /// master secret: an emission begun with another one is refused.
+    fn load_checked(&self, secrets: &Secrets) -> Result<Option<Manifest>, Error> {
+        let Some(manifest) = self.load_manifest(&secrets.signing.verifying_key())? else {
+            return Ok(None);
+        };
+        let game = manifest_game(&manifest, &self.manifest_path())?;
+        let same_master = match &manifest.master_commitment {
+            Some(c) => *c == hex::encode(secrets.master_commitment(game, self.number)),
+            // Written before the commitment existed: its first block's seed
+            // commitment binds the master secret just as well.
+            None => manifest.blocks.first().is_none_or(|b| {
+                b.seed_commitment
+                    == hex::encode(crate::derive::seed_commitment(&secrets.block_seed(
+                        game,
+                        self.number,
+                        b.block,
+                    )))
+            }),
+        };
+        if !same_master {
+            return Err(Error::MasterSecretMismatch {
+                emission: self.number,
+                manifest: self.manifest_path(),
+                master: self.store.master_path(),
+            });
+        }
+        Ok(Some(manifest))
+    }
+
+    fn no_such_emission(&self) -> Error {
+        Error::NoSuchEmission {
+            emission: self.number,
+            store: self.store.root().to_path_buf(),
+        }
+    }
+
+    fn save_manifest(&self, manifest: &mut Manifest, secrets: &Secrets) -> Result<(), Error> {
+        let game = manifest_game(manifest, &self.manifest_path())?;
+        manifest.master_commitment =
+            Some(hex::encode(secrets.master_commitment(game, self.number)));
         let mut bytes = serde_json::to_vec_pretty(manifest).expect("a manifest serialises");
         bytes.push(b'\n');
         let signature = seal::sign(&secrets.signing, &bytes);
         // New manifest aside, then its signature, then the manifest: a crash
         // at any point leaves either the old signed pair or a signature that
-        // the `.next` file matches, which `load_manifest` completes.
+        // the `.next` file matches, which `recover` completes.
         let next_path = self.next_manifest_path();
         fsutil::write_atomic(&next_path, &bytes, 0o644, true)?;
         fsutil::write_atomic(&self.signature_path(), &signature, 0o644, true)?;
@@ -216,13 +321,17 @@ impl<'s> Emission<'s> {
         let game = self.game;
         game.lot_table(price_cents)?;
         let trusted = secrets.signing.verifying_key();
-        let mut manifest = self.load_manifest(&trusted)?.unwrap_or_else(|| Manifest {
+        std::fs::create_dir_all(self.dir()).map_err(|e| Error::io(&self.dir(), e))?;
+        let _lock = self.lock()?;
+        self.recover(&trusted)?;
+        let mut manifest = self.load_checked(secrets)?.unwrap_or_else(|| Manifest {
             kind: MANIFEST_KIND.into(),
             version: 1,
             game: game.slug().into(),
             emission: self.number,
             closed: false,
             issuer_public_key: hex::encode(trusted.to_bytes()),
+            master_commitment: Some(hex::encode(secrets.master_commitment(game, self.number))),
             blocks: Vec::new(),
         });
         if manifest.game != game.slug() {
@@ -237,10 +346,26 @@ impl<'s> Emission<'s> {
                 emission: self.number,
             });
         }
-        fsutil::clean_partials(&self.dir())?;
-        let pending = self.plan(&manifest, game, price_cents, choice)?;
+        let Some(pending) = self.plan(&manifest, game, price_cents, choice)? else {
+            // `--until-block` with every block there: report them, make none.
+            return match choice {
+                BlockChoice::Until(last) => {
+                    (1..=last).map(|b| self.kept_block(&manifest, b)).collect()
+                }
+                _ => Ok(Vec::new()),
+            };
+        };
         let mut done = Vec::new();
-        for block in pending.first_block..pending.first_block + pending.count {
+        if pending.until {
+            for block in 1..pending.first_block {
+                done.push(self.kept_block(&manifest, block)?);
+            }
+        }
+        for block in pending.first_block..=pending.last_block() {
+            if pending.until && manifest.blocks.iter().any(|b| b.block == block) {
+                done.push(self.kept_block(&manifest, block)?);
+                continue;
+            }
             let spec = BlockSpec {
                 game,
                 emission: self.number,
@@ -251,7 +376,7 @@ impl<'s> Emission<'s> {
             if !manifest.blocks.iter().any(|b| b.block == block) {
                 manifest.blocks.push(ManifestBlock::from(&generated));
                 manifest.blocks.sort_by_key(|b| b.block);
-                self.save_manifest(&manifest, secrets)?;
+                self.save_manifest(&mut manifest, secrets)?;
             }
             done.push(generated);
         }
@@ -261,90 +386,119 @@ impl<'s> Emission<'s> {
     }
 
     /// The blocks this command is to make: a saved unfinished plan of the
-    /// same command, or a new one numbered on from the last block.
+    /// same command, or a new one numbered on from the last block. `None`
+    /// when `--until-block` finds nothing lacking.
     fn plan(
         &self,
         manifest: &Manifest,
         game: Game,
         price_cents: u32,
         choice: BlockChoice,
-    ) -> Result<Pending, Error> {
+    ) -> Result<Option<Pending>, Error> {
         let path = self.pending_path();
         let last = manifest.blocks.iter().map(|b| b.block).max().unwrap_or(0);
+        let listed = |b: u32| manifest.blocks.iter().any(|m| m.block == b);
+        let plan = |first_block, count, explicit, until| Pending {
+            game: game.slug().into(),
+            price_cents,
+            first_block,
+            count,
+            explicit,
+            until,
+        };
         let wanted = match choice {
-            BlockChoice::Number(b) => Pending {
-                game: game.slug().into(),
-                price_cents,
-                first_block: b,
-                count: 1,
-                explicit: true,
-            },
-            BlockChoice::Count(n) => Pending {
-                game: game.slug().into(),
-                price_cents,
-                first_block: last + 1,
-                count: n,
-                explicit: false,
-            },
+            BlockChoice::Number(b) => plan(b, 1, true, false),
+            BlockChoice::Count(n) => plan(last + 1, n, false, false),
+            BlockChoice::Until(m) => {
+                let first = (1..=m).find(|b| !listed(*b)).unwrap_or(m + 1);
+                plan(first, (m + 1).saturating_sub(first), false, true)
+            }
         };
         if let Some(saved) = self.saved_plan()? {
-            let same = saved.game == wanted.game
-                && saved.price_cents == wanted.price_cents
-                && saved.count == wanted.count
-                && saved.explicit == wanted.explicit
-                && (!saved.explicit || saved.first_block == wanted.first_block);
+            let same_kind = saved.game == wanted.game && saved.price_cents == wanted.price_cents;
+            let same = match choice {
+                // Finishing any plan that ends at the same block gives the
+                // same emission.
+                BlockChoice::Until(m) => same_kind && saved.last_block() == m,
+                _ => {
+                    same_kind
+                        && !saved.until
+                        && saved.count == wanted.count
+                        && saved.explicit == wanted.explicit
+                        && (!saved.explicit || saved.first_block == wanted.first_block)
+                }
+            };
             if same {
-                return Ok(saved);
+                return Ok(Some(saved));
             }
             return Err(self.unfinished(&saved));
         }
-        if wanted.count == 0 {
-            return Err(Error::InvalidBlockChoice {
-                emission: self.number,
-                reason: "asked to generate 0 blocks",
-            });
-        }
-        if let BlockChoice::Number(b) = choice {
-            if b == 0 {
+        match choice {
+            BlockChoice::Number(0) | BlockChoice::Until(0) => {
                 return Err(Error::InvalidBlockChoice {
                     emission: self.number,
                     reason: "blocks are numbered from 1",
-                });
+                })
             }
-            let file = self.store.block_path(self.game, self.number, b);
-            if manifest.blocks.iter().any(|m| m.block == b) || file.exists() {
-                return Err(Error::AlreadyExists { path: file });
+            BlockChoice::Number(b) => {
+                let file = self.store.block_path(self.game, self.number, b);
+                if listed(b) || file.exists() {
+                    return Err(Error::AlreadyExists { path: file });
+                }
             }
+            BlockChoice::Until(_) if wanted.count == 0 => return Ok(None),
+            _ if wanted.count == 0 => {
+                return Err(Error::InvalidBlockChoice {
+                    emission: self.number,
+                    reason: "asked to generate 0 blocks",
+                })
+            }
+            _ => {}
         }
-        std::fs::create_dir_all(self.dir()).map_err(|e| Error::io(&self.dir(), e))?;
         let bytes = serde_json::to_vec(&wanted).expect("a plan serialises");
         fsutil::write_atomic(&path, &bytes, 0o644, true)?;
-        Ok(wanted)
+        Ok(Some(wanted))
+    }
+
+    /// A block the manifest already lists, reported as kept once its file
+    /// is found to be the one listed.
+    fn kept_block(&self, manifest: &Manifest, block: u32) -> Result<GeneratedBlock, Error> {
+        let path = self.store.block_path(self.game, self.number, block);
+        let listed = manifest.blocks.iter().find(|b| b.block == block);
+        let sha = file_sha256(&path)?;
+        if listed.is_none_or(|l| l.file_sha256 != hex::encode(sha)) {
+            return Err(Error::BlockDiffersFromManifest {
+                emission: self.number,
+                block,
+                path,
+            });
+        }
+        Ok(GeneratedBlock {
+            summary: BlockSummary::new(&path, &BlockFile::open(&path)?.header, &sha),
+            fresh: false,
+        })
     }
 
     /// The unfinished-generation record, if a run was interrupted.
     fn saved_plan(&self) -> Result<Option<Pending>, Error> {
         let path = self.pending_path();
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io(&path, e)),
-        };
-        serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| Error::BadFile {
-                path,
-                reason: format!(
-                    "unreadable unfinished-generation record ({e}); remove it to start afresh"
-                ),
+        fsutil::read_small_if_exists(&path, fsutil::PENDING_LIMIT)?
+            .map(|bytes| {
+                serde_json::from_slice::<Pending>(&bytes).map_err(|e| Error::BadFile {
+                    path: path.clone(),
+                    reason: format!(
+                        "unreadable unfinished-generation record ({e}); remove it to start afresh"
+                    ),
+                })
             })
+            .transpose()
     }
 
     fn unfinished(&self, saved: &Pending) -> Error {
         Error::GenerationUnfinished {
             emission: self.number,
             first: saved.first_block,
-            last: saved.first_block + saved.count - 1,
+            last: saved.last_block(),
             price: cents_to_euros(saved.price_cents),
         }
     }
@@ -420,13 +574,13 @@ impl<'s> Emission<'s> {
 
     /// Closes the emission: no more blocks may be added.
     pub fn close(&self, secrets: &Secrets) -> Result<Manifest, Error> {
-        let mut manifest = self.require_manifest(&secrets.signing.verifying_key())?;
+        let (_lock, mut manifest) = self.start_writing(secrets)?;
         if let Some(saved) = self.saved_plan()? {
             return Err(self.unfinished(&saved));
         }
         if !manifest.closed {
             manifest.closed = true;
-            self.save_manifest(&manifest, secrets)?;
+            self.save_manifest(&mut manifest, secrets)?;
         }
         Ok(manifest)
     }
@@ -434,16 +588,25 @@ impl<'s> Emission<'s> {
     /// The manifest, which must exist.
     pub fn require_manifest(&self, trusted: &VerifyingKey) -> Result<Manifest, Error> {
         self.load_manifest(trusted)?
-            .ok_or_else(|| Error::NoSuchEmission {
-                emission: self.number,
-                store: self.store.root().to_path_buf(),
-            })
+            .ok_or_else(|| self.no_such_emission())
+    }
+
+    /// For `close` and `reveal`: the lock (the caller holds it until its
+    /// work is done), leftovers recovered, the manifest checked against the
+    /// master secret.
+    fn start_writing(&self, secrets: &Secrets) -> Result<(EmissionLock, Manifest), Error> {
+        let lock = self.lock_existing()?;
+        self.recover(&secrets.signing.verifying_key())?;
+        let manifest = self
+            .load_checked(secrets)?
+            .ok_or_else(|| self.no_such_emission())?;
+        Ok((lock, manifest))
     }
 
     /// The reveal of a closed emission: every block's seed and the
     /// emission's records key. Marks the emission revealed.
     pub fn reveal(&self, secrets: &Secrets) -> Result<Reveal, Error> {
-        let manifest = self.require_manifest(&secrets.signing.verifying_key())?;
+        let (_lock, manifest) = self.start_writing(secrets)?;
         if !manifest.closed {
             return Err(Error::EmissionNotClosed {
                 emission: self.number,
@@ -454,7 +617,7 @@ impl<'s> Emission<'s> {
             kind: REVEAL_KIND.into(),
             game: manifest.game.clone(),
             emission: self.number,
-            records_key: hex::encode(secrets.emission_records_key(game, self.number)),
+            records_key: secrets.emission_records_key(game, self.number),
             blocks: manifest
                 .blocks
                 .iter()
@@ -536,8 +699,10 @@ pub struct Reveal {
     pub game: String,
     /// Emission.
     pub emission: u32,
-    /// The emission's records key, hex.
-    pub records_key: String,
+    /// The emission's records key (64 hex digits in the file, checked when
+    /// read).
+    #[serde(with = "crate::records_key::hex_key")]
+    pub records_key: [u8; 32],
     /// The seeds.
     pub blocks: Vec<RevealedSeed>,
 }
@@ -545,7 +710,7 @@ pub struct Reveal {
 impl Reveal {
     /// Reads a reveal file.
     pub fn read(path: &Path) -> Result<Reveal, Error> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = fsutil::read_small_text(path, fsutil::REVEAL_LIMIT)?;
         let reveal: Reveal = serde_json::from_str(&text).map_err(|e| Error::BadFile {
             path: path.to_path_buf(),
             reason: format!("not a reveal file ({e})"),
@@ -566,7 +731,7 @@ impl Reveal {
             game: self.game.clone(),
             emission: self.emission,
             block: None,
-            key: self.records_key.clone(),
+            key: self.records_key,
         }
     }
 

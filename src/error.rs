@@ -364,6 +364,78 @@ pub enum Error {
         /// What failed.
         what: String,
     },
+    /// An input that is not a regular file (FIFO, directory, device):
+    /// reading it could block forever or never end.
+    #[error("{} is {what}, not a regular file; give the path of a file", path.display())]
+    NotRegularFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is.
+        what: &'static str,
+    },
+    /// A small input (key, manifest, reveal, record) larger than its cap.
+    #[error("{} is larger than {limit} bytes, the most such a file holds (docs/SECURITY.md §Hostile files); is it the right file?", path.display())]
+    FileTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The cap, bytes.
+        limit: u64,
+    },
+    /// An output file that exists, written without `--force`.
+    #[error("{} already exists; refusing to overwrite it (pass --force to replace it, or choose another path)", path.display())]
+    OutputExists {
+        /// The existing file.
+        path: PathBuf,
+    },
+    /// An output path inside the store's `keys/` folder, which only
+    /// `keygen` writes.
+    #[error("refusing to write {}: it is inside the store's keys folder {}, which only `issuer keygen` writes (even with --force); choose another path", path.display(), keys.display())]
+    InsideKeys {
+        /// The output path.
+        path: PathBuf,
+        /// The keys folder.
+        keys: PathBuf,
+    },
+    /// The store's signing key does not match its public key.
+    #[error("signing key {} does not match the store's public key {}: one of them was replaced; restore the store's own key pair", private.display(), public.display())]
+    SigningKeyMismatch {
+        /// The private key file.
+        private: PathBuf,
+        /// The public key file.
+        public: PathBuf,
+    },
+    /// An emission begun with another master secret than the store's.
+    #[error("emission {emission}: its manifest {} was made with another master secret than {}; restore the master secret it was generated with (nothing was written)", manifest.display(), master.display())]
+    MasterSecretMismatch {
+        /// The emission.
+        emission: u32,
+        /// Its manifest.
+        manifest: PathBuf,
+        /// The store's master secret file.
+        master: PathBuf,
+    },
+    /// A `keys/` folder others may write: they could swap the keys.
+    #[error("keys folder {} has permissions {mode:o}: others can replace the keys in it; run `chmod 700 {}`", path.display(), path.display())]
+    LooseKeysFolder {
+        /// The folder.
+        path: PathBuf,
+        /// Its mode bits.
+        mode: u32,
+    },
+    /// Another `generate`, `close` or `reveal` is working on this emission.
+    #[error("emission {emission} is busy: another generate, close or reveal holds {}; wait for it to finish and run again", lock.display())]
+    EmissionBusy {
+        /// The emission.
+        emission: u32,
+        /// The lock file.
+        lock: PathBuf,
+    },
+    /// A read-only command pointed at a store folder that does not exist.
+    #[error("no store at {}: check --store (or $ISSUER_STORE); nothing was created", store.display())]
+    NoStore {
+        /// The store folder.
+        store: PathBuf,
+    },
 }
 
 impl Error {
@@ -391,7 +463,13 @@ impl Error {
             | Error::MalformedId { .. }
             | Error::AmbiguousEmission { .. }
             | Error::InvalidBlockChoice { .. }
-            | Error::BadFile { .. } => K::InvalidInput,
+            | Error::BadFile { .. }
+            | Error::NotRegularFile { .. }
+            | Error::FileTooLarge { .. }
+            | Error::SigningKeyMismatch { .. }
+            | Error::MasterSecretMismatch { .. }
+            | Error::LooseKeysFolder { .. }
+            | Error::NoStore { .. } => K::InvalidInput,
             Error::UnknownEmission { .. }
             | Error::UnknownBlock { .. }
             | Error::NoSuchEmission { .. } => K::NotFound,
@@ -401,13 +479,15 @@ impl Error {
             | Error::EmissionClosed { .. }
             | Error::EmissionNotClosed { .. }
             | Error::GenerationUnfinished { .. }
-            | Error::BlockInTheWay { .. } => K::Conflict,
+            | Error::BlockInTheWay { .. }
+            | Error::OutputExists { .. } => K::Conflict,
             Error::EmissionRevealed { .. } => K::Gone,
             Error::CheckCodeMismatch { .. }
             | Error::IndexOutOfRange { .. }
             | Error::BlockRejected { .. }
-            | Error::BlockDiffersFromManifest { .. } => K::Rejected,
-            Error::Ledger { .. } => K::Unavailable,
+            | Error::BlockDiffersFromManifest { .. }
+            | Error::InsideKeys { .. } => K::Rejected,
+            Error::Ledger { .. } | Error::EmissionBusy { .. } => K::Unavailable,
             Error::Internal { .. } => K::Internal,
         }
     }
@@ -446,6 +526,15 @@ impl Error {
             Error::BlockInTheWay { .. } => "block_in_the_way",
             Error::BadFile { .. } => "bad_file",
             Error::Internal { .. } => "internal",
+            Error::NotRegularFile { .. } => "not_regular_file",
+            Error::FileTooLarge { .. } => "file_too_large",
+            Error::OutputExists { .. } => "output_exists",
+            Error::InsideKeys { .. } => "inside_keys",
+            Error::SigningKeyMismatch { .. } => "signing_key_mismatch",
+            Error::MasterSecretMismatch { .. } => "master_secret_mismatch",
+            Error::LooseKeysFolder { .. } => "loose_keys_folder",
+            Error::EmissionBusy { .. } => "emission_busy",
+            Error::NoStore { .. } => "no_store",
         }
     }
 }
@@ -511,7 +600,9 @@ impl Error {
             | Error::EmissionNotClosed { emission }
             | Error::EmissionRevealed { emission }
             | Error::GenerationUnfinished { emission, .. }
-            | Error::InvalidBlockChoice { emission, .. } => r.emission = Some(*emission),
+            | Error::InvalidBlockChoice { emission, .. }
+            | Error::MasterSecretMismatch { emission, .. }
+            | Error::EmissionBusy { emission, .. } => r.emission = Some(*emission),
             Error::BlockDiffersFromManifest { emission, path, .. }
             | Error::BlockInTheWay { emission, path, .. } => {
                 r.emission = Some(*emission);
@@ -524,7 +615,14 @@ impl Error {
             | Error::WrongRecordsKey { path, .. }
             | Error::BlockRejected { path, .. }
             | Error::Ledger { path, .. }
-            | Error::BadFile { path, .. } => r.path = Some(path.clone()),
+            | Error::BadFile { path, .. }
+            | Error::NotRegularFile { path, .. }
+            | Error::FileTooLarge { path, .. }
+            | Error::OutputExists { path }
+            | Error::InsideKeys { path, .. }
+            | Error::LooseKeysFolder { path, .. }
+            | Error::SigningKeyMismatch { private: path, .. }
+            | Error::NoStore { store: path } => r.path = Some(path.clone()),
             Error::NoSecrets { .. }
             | Error::NoPublicKey { .. }
             | Error::NeedRecordsKey { .. }

@@ -9,6 +9,8 @@ use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBeha
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+
 use crate::error::Error;
 use crate::game::{cents_to_euros, Game};
 
@@ -143,12 +145,38 @@ pub struct Summary {
     pub reconciled: bool,
 }
 
+impl Summary {
+    /// The summary of a ledger that does not exist yet: nothing redeemed.
+    pub fn empty(path: &Path) -> Summary {
+        Summary {
+            path: path.display().to_string(),
+            blocks: Vec::new(),
+            units: 0,
+            paid: "0".into(),
+            digest: hex::encode(Sha256::digest(b"")),
+            integrity_ok: true,
+            reconciled: true,
+        }
+    }
+}
+
 impl Ledger {
-    /// Opens (creating if needed) the ledger at `path`.
+    /// Opens (creating if needed) the ledger at `path`. The database and
+    /// its `-wal` and `-shm` files are the owner's alone (0600), whatever
+    /// the umask.
     pub fn open(path: &Path) -> Result<Ledger, Error> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
+        // Created 0600 before SQLite opens it: SQLite gives its -wal and
+        // -shm files the database file's mode.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
         let err = |source| Error::Ledger {
             path: path.to_path_buf(),
             source,
@@ -156,6 +184,18 @@ impl Ledger {
         let conn = Connection::open(path).map_err(err)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
         set_wal(&conn).map_err(err)?;
+        for suffix in ["", "-wal", "-shm"] {
+            let file = PathBuf::from(format!("{}{suffix}", path.display()));
+            let mode = match std::fs::metadata(&file) {
+                Ok(m) => m.permissions().mode() & 0o7777,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io(&file, e)),
+            };
+            if mode != 0o600 {
+                std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
+                    .map_err(|e| Error::io(&file, e))?;
+            }
+        }
         conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
             .map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
@@ -163,6 +203,16 @@ impl Ledger {
             path: path.to_path_buf(),
             conn,
         })
+    }
+
+    /// Opens the ledger at `path` if there is one, creating nothing: for
+    /// commands that only read it. `None` when nothing was ever redeemed.
+    pub fn open_existing(path: &Path) -> Result<Option<Ledger>, Error> {
+        match std::fs::metadata(path) {
+            Ok(_) => Ledger::open(path).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io(path, e)),
+        }
     }
 
     fn err(&self, source: rusqlite::Error) -> Error {

@@ -13,14 +13,16 @@ use serde::{Deserialize, Serialize};
 use crate::block::reader::BlockFile;
 use crate::derive;
 use crate::error::Error;
+use crate::fsutil;
 use crate::game::Game;
 use crate::store::Secrets;
 
 /// The `kind` of every records key file.
 pub const KIND: &str = "ticket-issuer records key";
 
-/// A records key file's contents.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+/// A records key file's contents. The key is held parsed (a malformed one
+/// never gets past `read`), and `Debug` does not print it.
+#[derive(Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct RecordsKeyFile {
     /// Always "ticket-issuer records key".
     pub kind: String,
@@ -30,8 +32,40 @@ pub struct RecordsKeyFile {
     pub emission: u32,
     /// The block, or null for an emission key.
     pub block: Option<u32>,
-    /// The key, hex.
-    pub key: String,
+    /// The key (64 hex digits in the file).
+    #[serde(with = "hex_key")]
+    pub key: [u8; 32],
+}
+
+impl std::fmt::Debug for RecordsKeyFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordsKeyFile")
+            .field("kind", &self.kind)
+            .field("game", &self.game)
+            .field("emission", &self.emission)
+            .field("block", &self.block)
+            .field("key", &"<redacted>")
+            .finish()
+    }
+}
+
+/// A 32-byte key as 64 hex digits in JSON; anything else fails to parse.
+pub(crate) mod hex_key {
+    use serde::{de::Error as _, Deserialize, Deserializer, Serializer};
+
+    /// Writes the key as hex.
+    pub fn serialize<S: Serializer>(key: &[u8; 32], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&hex::encode(key))
+    }
+
+    /// Reads 64 hex digits.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u8; 32], D::Error> {
+        let text = String::deserialize(d)?;
+        hex::decode(&text)
+            .ok()
+            .and_then(|b| <[u8; 32]>::try_from(b).ok())
+            .ok_or_else(|| D::Error::custom("the key is not 64 hex digits (a 32-byte key)"))
+    }
 }
 
 impl RecordsKeyFile {
@@ -51,13 +85,13 @@ impl RecordsKeyFile {
             game: game.slug().into(),
             emission,
             block,
-            key: hex::encode(key),
+            key,
         }
     }
 
     /// Reads and checks a key file.
     pub fn read(path: &Path) -> Result<RecordsKeyFile, Error> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = fsutil::read_small_text(path, fsutil::KEY_FILE_LIMIT)?;
         let bad = |reason: String| Error::BadKey {
             path: path.to_path_buf(),
             reason,
@@ -67,13 +101,7 @@ impl RecordsKeyFile {
         if file.kind != KIND {
             return Err(bad(format!("kind is {:?}, expected {KIND:?}", file.kind)));
         }
-        file.key_bytes()
-            .ok_or_else(|| bad("key is not 64 hex digits".into()))?;
         Ok(file)
-    }
-
-    fn key_bytes(&self) -> Option<[u8; 32]> {
-        hex::decode(&self.key).ok()?.try_into().ok()
     }
 }
 
@@ -106,7 +134,7 @@ impl KeyAccess<'_> {
                     block.describe()
                 )));
             }
-            let key = file.key_bytes().unwrap_or_default();
+            let key = file.key;
             match file.block {
                 None => derive::block_records_key(&key, h.block),
                 Some(b) if b == h.block => key,

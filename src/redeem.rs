@@ -153,9 +153,9 @@ pub fn redeem(
     let ledger_path = store.ledger_path();
     let (redeemed_at, already_redeemed_at) = if check_only {
         // A check writes nothing, not even an empty ledger.
-        let earlier = match ledger_path.exists() {
-            true => Ledger::open(&ledger_path)?.lookup(id.game, id.emission, id.block, id.index)?,
-            false => None,
+        let earlier = match Ledger::open_existing(&ledger_path)? {
+            Some(ledger) => ledger.lookup(id.game, id.emission, id.block, id.index)?,
+            None => None,
         };
         (None, earlier.map(|r| r.redeemed_at))
     } else {

@@ -9,6 +9,7 @@ use ed25519_dalek::pkcs8::{
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 
 use crate::error::Error;
+use crate::fsutil;
 
 /// PEM line endings.
 use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
@@ -45,7 +46,7 @@ pub fn public_pem(key: &VerifyingKey) -> String {
 
 /// Reads a PKCS#8 (v1 or v2) private key PEM file.
 pub fn read_private(path: &Path) -> Result<SigningKey, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = fsutil::read_small_text(path, fsutil::KEY_FILE_LIMIT)?;
     SigningKey::from_pkcs8_pem(&text).map_err(|e| Error::BadKey {
         path: path.to_path_buf(),
         reason: format!("not an Ed25519 PKCS#8 private key PEM ({e})"),
@@ -54,7 +55,7 @@ pub fn read_private(path: &Path) -> Result<SigningKey, Error> {
 
 /// Reads an SPKI public key PEM file.
 pub fn read_public(path: &Path) -> Result<VerifyingKey, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = fsutil::read_small_text(path, fsutil::KEY_FILE_LIMIT)?;
     VerifyingKey::from_public_key_pem(&text).map_err(|e| Error::BadKey {
         path: path.to_path_buf(),
         reason: format!("not an Ed25519 SPKI public key PEM ({e})"),

@@ -51,6 +51,12 @@ impl Secrets {
         derive::emission_records_key(&self.master, game, emission)
     }
 
+    /// The commitment to the master secret that emission `emission`'s
+    /// manifest records (docs/EMISSIONS.md §Manifest).
+    pub fn master_commitment(&self, game: Game, emission: u32) -> [u8; 32] {
+        derive::master_commitment(&self.master, game, emission)
+    }
+
     /// The records key of a block.
     pub fn block_records_key(&self, game: Game, emission: u32, block: u32) -> [u8; 32] {
         derive::block_records_key(&self.emission_records_key(game, emission), block)
@@ -68,7 +74,8 @@ impl Store {
         &self.root
     }
 
-    fn keys_dir(&self) -> PathBuf {
+    /// The keys folder: only `keygen` writes in it.
+    pub fn keys_dir(&self) -> PathBuf {
         self.root.join("keys")
     }
 
@@ -158,6 +165,13 @@ impl Store {
                 path: self.keys_dir(),
             });
         }
+        // The store and its keys folder are the owner's alone, whatever
+        // the umask: anyone who can write `keys/` can swap the trusted key.
+        if !self.root.exists() {
+            fsutil::create_private_dir(&self.root, 0o700)?;
+        }
+        fsutil::create_private_dir(&self.keys_dir(), 0o700)?;
+        fsutil::clean_partials(&self.keys_dir())?;
         let mut master = [0u8; 32];
         let mut signing = [0u8; 32];
         let fill = |buf: &mut [u8]| {
@@ -198,7 +212,8 @@ impl Store {
         Ok(true)
     }
 
-    /// Loads the secrets.
+    /// Loads the secrets, and checks that the signing key is the one whose
+    /// public key the store hands out.
     pub fn secrets(&self) -> Result<Secrets, Error> {
         let path = self.master_path();
         if !path.exists() {
@@ -206,9 +221,10 @@ impl Store {
                 store: self.root.clone(),
             });
         }
+        self.check_keys_folder()?;
         private_only(&path)?;
         private_only(&self.signing_key_path())?;
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        let text = fsutil::read_small_text(&path, fsutil::KEY_FILE_LIMIT)?;
         let bytes = hex::decode(text.trim()).ok().filter(|b| b.len() == 32);
         let master: [u8; 32] =
             bytes
@@ -217,10 +233,47 @@ impl Store {
                     path: path.clone(),
                     reason: "expected 64 hex digits (a 32-byte secret)".into(),
                 })?;
-        Ok(Secrets {
-            master,
-            signing: seal::read_private(&self.signing_key_path())?,
-        })
+        let signing = seal::read_private(&self.signing_key_path())?;
+        if signing.verifying_key() != self.public_key()? {
+            return Err(Error::SigningKeyMismatch {
+                private: self.signing_key_path(),
+                public: self.public_key_path(),
+            });
+        }
+        Ok(Secrets { master, signing })
+    }
+
+    /// Refuses a keys folder that group or others may write.
+    fn check_keys_folder(&self) -> Result<(), Error> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = self.keys_dir();
+        let mode = std::fs::metadata(&dir)
+            .map_err(|e| Error::io(&dir, e))?
+            .permissions()
+            .mode();
+        if mode & 0o022 != 0 {
+            return Err(Error::LooseKeysFolder {
+                path: dir,
+                mode: mode & 0o7777,
+            });
+        }
+        Ok(())
+    }
+
+    /// Where a command writes a file the user named: standard output for
+    /// `-`, else `path`, never inside the keys folder; an existing file is
+    /// replaced only with `force`.
+    pub fn output(&self, path: &Path, mode: u32, force: bool) -> Result<fsutil::Output, Error> {
+        if path == Path::new("-") {
+            return Ok(fsutil::Output::Stdout(std::io::stdout()));
+        }
+        if fsutil::is_inside(path, &self.keys_dir()) {
+            return Err(Error::InsideKeys {
+                path: path.to_path_buf(),
+                keys: self.keys_dir(),
+            });
+        }
+        fsutil::Output::file(path, mode, force)
     }
 
     /// The issuer's public key from the store.
@@ -231,6 +284,7 @@ impl Store {
                 store: self.root.clone(),
             });
         }
+        self.check_keys_folder()?;
         seal::read_public(&path)
     }
 }

@@ -279,7 +279,7 @@ pub fn check_unit(
 
 /// SHA-256 of a whole file, read in 1 MiB pieces.
 pub fn file_sha256(path: &Path) -> Result<Hash, Error> {
-    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut file = crate::fsutil::open_regular(path)?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {

@@ -579,7 +579,7 @@ fn a_records_key_of_another_block_or_a_wrong_key_file_is_refused() {
         "{other_emission}"
     );
     let mut forged = emission_key;
-    forged.key = "11".repeat(32);
+    forged.key = [0x11; 32];
     let wrong = check(forged).unwrap_err();
     assert!(
         matches!(wrong, ticket_issuer::Error::WrongRecordsKey { .. }),

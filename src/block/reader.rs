@@ -61,7 +61,7 @@ impl BlockFile {
     /// header itself can't be read (not a block, unknown version, cut
     /// short); a short index or missing seal is left for the checks.
     pub fn open(path: &Path) -> Result<BlockFile, Error> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let file = crate::fsutil::open_regular(path)?;
         let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
         let unreadable = |problem: HeaderProblem| Error::UnreadableBlock {
             path: path.to_path_buf(),

@@ -10,6 +10,7 @@ use ticket_issuer::block::authentic::AuthenticBlock;
 use ticket_issuer::emission::{BlockChoice, Emission};
 use ticket_issuer::error::Error;
 use ticket_issuer::export::{export_jsonl, unit_id};
+use ticket_issuer::fsutil::Output;
 use ticket_issuer::game::Game;
 use ticket_issuer::ledger::Ledger;
 use ticket_issuer::record::RecordPrefix;
@@ -78,11 +79,11 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         .root()
         .join("exports")
         .join(format!("e{number}-b{}.jsonl", block.summary.block));
-    std::fs::create_dir_all(export_path.parent().unwrap_or(store.root()))
-        .map_err(|e| Error::io(&export_path, e))?;
     let opened = AuthenticBlock::open(&path, &trusted, access, "export")?;
-    let file = std::fs::File::create(&export_path).map_err(|e| Error::io(&export_path, e))?;
-    let lines = export_jsonl(&opened, &mut std::io::BufWriter::new(file))?;
+    // Like `export -o`: never over an existing file, complete or absent.
+    let mut out = std::io::BufWriter::new(store.output(&export_path, 0o600, false)?);
+    let lines = export_jsonl(&opened, &mut out)?;
+    Output::finish_buffered(out)?;
     println!("4. exported {lines} units to {}", export_path.display());
 
     // The best lot in the first chunk: a winner to redeem.

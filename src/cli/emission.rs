@@ -1,13 +1,14 @@
 //! `issuer close`, `issuer reveal` and `issuer keys`.
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 
 use super::generate::parse_game;
 use ticket_issuer::emission::Emission;
 use ticket_issuer::error::Error;
-use ticket_issuer::fsutil;
+use ticket_issuer::fsutil::Output;
 use ticket_issuer::records_key::{default_file_name, RecordsKeyFile};
 use ticket_issuer::store::Store;
 
@@ -37,9 +38,12 @@ pub struct RevealArgs {
     /// The emission.
     #[command(flatten)]
     pub emission: EmissionArg,
-    /// Where to write the reveal file (default: stdout).
-    #[arg(long)]
+    /// Where to write the reveal file (default, or `-`: stdout).
+    #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
+    /// Replace the output file if it exists.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `keys` subcommands.
@@ -57,9 +61,13 @@ pub enum KeysCommand {
         /// The game (needed only when several games have this emission).
         #[arg(long)]
         game: Option<String>,
-        /// Output file (default: records-key-<game>-e<N>[-b<B>].json here).
-        #[arg(long)]
+        /// Output file (default: records-key-<game>-e<N>[-b<B>].json here;
+        /// `-`: stdout).
+        #[arg(long, short = 'o')]
         out: Option<PathBuf>,
+        /// Replace the output file if it exists.
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -78,21 +86,24 @@ pub fn close(store: &Store, args: &EmissionArg) -> Result<i32, Error> {
 /// Runs `reveal`.
 pub fn reveal(store: &Store, args: &RevealArgs) -> Result<i32, Error> {
     let secrets = store.secrets()?;
+    // The output is checked (not in keys/, not existing) before anything
+    // is revealed.
+    let mut out = store.output(
+        args.out.as_deref().unwrap_or(Path::new("-")),
+        0o644,
+        args.force,
+    )?;
     let reveal = args.emission.open(store)?.reveal(&secrets)?;
     let mut text = serde_json::to_string_pretty(&reveal).expect("a reveal serialises");
     text.push('\n');
-    match &args.out {
-        Some(path) => {
-            fsutil::write_atomic(path, text.as_bytes(), 0o644, true)?;
-            eprintln!(
-                "revealed {} seed(s) of emission {} to {}; its redemption is now closed",
-                reveal.blocks.len(),
-                args.emission.emission,
-                path.display()
-            );
-        }
-        None => print!("{text}"),
-    }
+    let to = out.describe();
+    write_output(out.by_ref(), text.as_bytes())?;
+    out.finish()?;
+    eprintln!(
+        "revealed {} seed(s) of emission {} to {to}; its redemption is now closed",
+        reveal.blocks.len(),
+        args.emission.emission,
+    );
     Ok(0)
 }
 
@@ -103,6 +114,7 @@ pub fn keys(store: &Store, cmd: &KeysCommand) -> Result<i32, Error> {
         block,
         game,
         out,
+        force,
     } = cmd;
     let secrets = store.secrets()?;
     let game = store.emission_game(*emission, game.as_deref().map(parse_game).transpose()?)?;
@@ -110,16 +122,35 @@ pub fn keys(store: &Store, cmd: &KeysCommand) -> Result<i32, Error> {
     let path = out
         .clone()
         .unwrap_or_else(|| default_file_name(game, *emission, *block));
+    let mut out = store.output(&path, 0o600, *force)?;
     let mut text = serde_json::to_string_pretty(&file).expect("a key file serialises");
     text.push('\n');
-    fsutil::write_atomic(&path, text.as_bytes(), 0o600, false)?;
-    println!(
-        "wrote the records key of {} emission {}{} to {} (mode 0600): it opens {}, and signs nothing",
+    let to = out.describe();
+    write_output(out.by_ref(), text.as_bytes())?;
+    out.finish()?;
+    // On stderr: stdout may be the key itself.
+    eprintln!(
+        "wrote the records key of {} emission {}{} to {to}{}: it opens {}, and signs nothing",
         game.slug(),
         emission,
         block.map(|b| format!(" block {b}")).unwrap_or_default(),
-        path.display(),
-        if block.is_some() { "that block only" } else { "every block of the emission" }
+        if path == Path::new("-") {
+            ""
+        } else {
+            " (mode 0600)"
+        },
+        if block.is_some() {
+            "that block only"
+        } else {
+            "every block of the emission"
+        }
     );
     Ok(0)
+}
+
+/// Writes `bytes` to `out`, naming the destination on failure.
+fn write_output(out: &mut Output, bytes: &[u8]) -> Result<(), Error> {
+    let to = out.describe();
+    out.write_all(bytes)
+        .map_err(|e| Error::io(Path::new(&to), e))
 }

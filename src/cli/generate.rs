@@ -18,12 +18,16 @@ pub struct Args {
     #[arg(long)]
     pub emission: u32,
     /// Generate exactly this block number (from 1).
-    #[arg(long, conflicts_with = "blocks", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, conflicts_with_all = ["blocks", "until_block"], value_parser = clap::value_parser!(u32).range(1..))]
     pub block: Option<u32>,
     /// Generate this many blocks (at least 1), numbered on from the
     /// emission's last one.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, conflicts_with = "until_block", value_parser = clap::value_parser!(u32).range(1..))]
     pub blocks: Option<u32>,
+    /// Generate until the emission holds blocks 1 to M (those it lacks);
+    /// safe to rerun: with none lacking it makes nothing.
+    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u32).range(1..))]
+    pub until_block: Option<u32>,
     /// Unit price in euros (0.5, 1 or 2 for ile-au-tresor).
     #[arg(long)]
     pub price: String,
@@ -65,13 +69,14 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         );
     }
     let secrets = store.secrets()?;
-    let choice = match (args.block, args.blocks) {
-        (Some(b), _) => BlockChoice::Number(b),
-        (None, n) => BlockChoice::Count(n.unwrap_or(1)),
+    let choice = match (args.block, args.until_block, args.blocks) {
+        (Some(b), _, _) => BlockChoice::Number(b),
+        (None, Some(m), _) => BlockChoice::Until(m),
+        (None, None, n) => BlockChoice::Count(n.unwrap_or(1)),
     };
     let count = match choice {
         BlockChoice::Number(_) => 1,
-        BlockChoice::Count(n) => u64::from(n),
+        BlockChoice::Count(n) | BlockChoice::Until(n) => u64::from(n),
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.unwrap_or(0))

@@ -1,6 +1,6 @@
 //! `issuer export` and `issuer show`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -8,6 +8,7 @@ use super::{print_json, KeyArgs, LoadedKeys};
 use ticket_issuer::block::authentic::AuthenticBlock;
 use ticket_issuer::error::Error;
 use ticket_issuer::export::export_jsonl;
+use ticket_issuer::fsutil::Output;
 use ticket_issuer::redeem::{redeem, RedeemKeys, Redemption};
 use ticket_issuer::store::Store;
 
@@ -26,6 +27,13 @@ pub struct ExportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "jsonl")]
     pub format: Format,
+    /// Write to this file (mode 0600: it holds every outcome) instead of
+    /// stdout (`-`).
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// Replace the output file if it exists.
+    #[arg(long)]
+    pub force: bool,
     /// Keys.
     #[command(flatten)]
     pub keys: KeyArgs,
@@ -58,11 +66,13 @@ pub fn export(store: &Store, args: &ExportArgs) -> Result<i32, Error> {
     let keys = LoadedKeys::load(store, &args.keys)?;
     let access = keys.access();
     let block = AuthenticBlock::open(&args.block, &keys.trusted, access, "export")?;
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
+    let target = args.out.as_deref().unwrap_or(Path::new("-"));
+    let mut out =
+        std::io::BufWriter::with_capacity(1 << 20, store.output(target, 0o600, args.force)?);
     match args.format {
         Format::Jsonl => export_jsonl(&block, &mut out)?,
     };
+    Output::finish_buffered(out)?;
     Ok(0)
 }
 

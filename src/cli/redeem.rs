@@ -2,7 +2,7 @@
 
 use super::{print_json, KeyArgs, LoadedKeys};
 use ticket_issuer::error::Error;
-use ticket_issuer::ledger::Ledger;
+use ticket_issuer::ledger::{Ledger, Summary};
 use ticket_issuer::redeem::{redeem, RedeemKeys, Redemption};
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
@@ -81,7 +81,18 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
 
 /// Runs `ledger`.
 pub fn ledger(store: &Store, args: &LedgerArgs) -> Result<i32, Error> {
-    let summary = Ledger::open(&store.ledger_path())?.summary()?;
+    // Reading creates nothing: a mistyped --store is named, a store with
+    // no ledger yet has redeemed nothing.
+    if !store.root().is_dir() {
+        return Err(Error::NoStore {
+            store: store.root().to_path_buf(),
+        });
+    }
+    let path = store.ledger_path();
+    let summary = match Ledger::open_existing(&path)? {
+        Some(ledger) => ledger.summary()?,
+        None => Summary::empty(&path),
+    };
     let healthy = summary.integrity_ok && summary.reconciled;
     if args.json {
         print_json("ledger", &summary);
