@@ -140,7 +140,7 @@ pub enum Error {
         store: PathBuf,
     },
     /// No trusted public key: the store has none and none was given.
-    #[error("no trusted issuer public key: store {} has none (keys/issuer.pub.pem); pass --public-key FILE with the issuer's public key (do not run keygen: a new key makes every genuine block fail)", store.display())]
+    #[error("no trusted issuer public key: store {} has none (keys/issuer.pub.pem); pass --public-key FILE with the issuer's public key (a key made in this store would not be the issuer's, and every genuine block would fail)", store.display())]
     NoPublicKey {
         /// The store folder.
         store: PathBuf,
