@@ -538,8 +538,8 @@ impl Error {
 }
 
 /// An I/O error is the input's fault when the named file is missing, not
-/// readable or not a file; otherwise (full disk, a failing device) the
-/// system is unavailable.
+/// readable, not a file or a name the OS refuses (too long); otherwise (full
+/// disk, a failing device) the system is unavailable.
 fn io_kind(e: &std::io::Error) -> ErrorKind {
     use std::io::ErrorKind as Io;
     match e.kind() {
@@ -547,6 +547,7 @@ fn io_kind(e: &std::io::Error) -> ErrorKind {
         | Io::PermissionDenied
         | Io::IsADirectory
         | Io::NotADirectory
+        | Io::InvalidFilename
         | Io::InvalidInput
         | Io::InvalidData
         | Io::UnexpectedEof => ErrorKind::InvalidInput,

@@ -655,3 +655,14 @@ fn messages_never_echo_unbounded_input() {
         assert!(run.stderr.len() < 300, "{}", run.stderr);
     }
 }
+
+/// A file name the OS refuses as too long is the input's fault (exit 2),
+/// not an unavailable system to retry (exit 3).
+#[test]
+fn a_file_name_too_long_is_invalid_input() {
+    let f = fixture();
+    let name = "a".repeat(10_000);
+    let run = issuer(&f.store, &["verify", &name, "--json"]);
+    let e = error_object(&run, 2, "io", "invalid_input");
+    assert!(e["message"].as_str().unwrap().contains("too long"), "{e}");
+}
