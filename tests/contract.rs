@@ -666,3 +666,50 @@ fn a_file_name_too_long_is_invalid_input() {
     let e = error_object(&run, 2, "io", "invalid_input");
     assert!(e["message"].as_str().unwrap().contains("too long"), "{e}");
 }
+
+/// A key or reveal file given by the user is named, its contents echoed
+/// only in part: a 10,000-character `kind` gives a short message.
+#[test]
+fn files_given_by_the_user_are_not_echoed_in_full() {
+    let f = fixture();
+    let dir = TempDir::new().unwrap();
+    let kind = "k".repeat(10_000);
+    let key = dir.path().join("key.json");
+    let text = format!(
+        r#"{{"kind":"{kind}","game":"ile-au-tresor","emission":1,"block":null,"key":"{}"}}"#,
+        "0".repeat(64)
+    );
+    std::fs::write(&key, text).unwrap();
+    let reveal = dir.path().join("reveal.json");
+    let text = format!(
+        r#"{{"kind":"{kind}","game":"ile-au-tresor","emission":1,"records_key":"","blocks":[]}}"#
+    );
+    std::fs::write(&reveal, text).unwrap();
+    let block = block_path();
+    for (args, code) in [
+        (
+            vec!["verify", &block, "--records-key", key.to_str().unwrap()],
+            "bad_key",
+        ),
+        (
+            vec![
+                "verify",
+                "--emission",
+                "1",
+                "-q",
+                "--seeds",
+                reveal.to_str().unwrap(),
+            ],
+            "bad_file",
+        ),
+    ] {
+        let run = issuer(&f.store, &[&args[..], &["--json"]].concat());
+        let e = error_object(&run, 2, code, "invalid_input");
+        let message = e["message"].as_str().unwrap();
+        assert!(message.contains("kind is \"kkk"), "{message}");
+        assert!(
+            message.len() < 300 + dir.path().as_os_str().len(),
+            "{message}"
+        );
+    }
+}
