@@ -11,7 +11,7 @@ use crate::block::build::{self, BlockSpec};
 use crate::block::reader::BlockFile;
 use crate::block::writer;
 use crate::block::BlockSummary;
-use crate::error::Error;
+use crate::error::{echo, Error};
 use crate::fsutil;
 use crate::game::{cents_to_euros, parse_price, Game};
 use crate::seal;
@@ -652,7 +652,7 @@ fn bad_signature(path: PathBuf, sig_path: &Path) -> Error {
 pub fn manifest_game(manifest: &Manifest, path: &Path) -> Result<Game, Error> {
     Game::from_slug(&manifest.game).ok_or_else(|| Error::BadFile {
         path: path.to_path_buf(),
-        reason: format!("unknown game {:?}", manifest.game),
+        reason: format!("unknown game {:?}", echo(&manifest.game)),
     })
 }
 
@@ -666,7 +666,8 @@ fn parse_manifest(path: &Path, bytes: &[u8]) -> Result<Manifest, Error> {
             path: path.to_path_buf(),
             reason: format!(
                 "kind {:?} version {} is not a manifest this issuer reads",
-                manifest.kind, manifest.version
+                echo(&manifest.kind),
+                manifest.version
             ),
         });
     }
@@ -674,7 +675,11 @@ fn parse_manifest(path: &Path, bytes: &[u8]) -> Result<Manifest, Error> {
         if parse_price(&b.price).is_none() {
             return Err(Error::BadFile {
                 path: path.to_path_buf(),
-                reason: format!("block {} has an unreadable price {:?}", b.block, b.price),
+                reason: format!(
+                    "block {} has an unreadable price {:?}",
+                    b.block,
+                    echo(&b.price)
+                ),
             });
         }
     }
@@ -718,7 +723,7 @@ impl Reveal {
         if reveal.kind != REVEAL_KIND {
             return Err(Error::BadFile {
                 path: path.to_path_buf(),
-                reason: format!("kind is {:?}, expected {REVEAL_KIND:?}", reveal.kind),
+                reason: format!("kind is {:?}, expected {REVEAL_KIND:?}", echo(&reveal.kind)),
             });
         }
         Ok(reveal)

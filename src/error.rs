@@ -140,7 +140,7 @@ pub enum Error {
         store: PathBuf,
     },
     /// No trusted public key: the store has none and none was given.
-    #[error("no trusted issuer public key: store {} has none (keys/issuer.pub.pem); pass --public-key FILE with the issuer's public key (do not run keygen: a new key makes every genuine block fail)", store.display())]
+    #[error("no trusted issuer public key: store {} has none (keys/issuer.pub.pem); pass --public-key FILE with the issuer's public key (a key made in this store would not be the issuer's, and every genuine block would fail)", store.display())]
     NoPublicKey {
         /// The store folder.
         store: PathBuf,
@@ -636,8 +636,8 @@ impl Error {
 }
 
 /// An I/O error is the input's fault when the named file is missing, not
-/// readable or not a file; otherwise (full disk, a failing device) the
-/// system is unavailable.
+/// readable, not a file or a name the OS refuses (too long); otherwise (full
+/// disk, a failing device) the system is unavailable.
 fn io_kind(e: &std::io::Error) -> ErrorKind {
     use std::io::ErrorKind as Io;
     match e.kind() {
@@ -645,6 +645,7 @@ fn io_kind(e: &std::io::Error) -> ErrorKind {
         | Io::PermissionDenied
         | Io::IsADirectory
         | Io::NotADirectory
+        | Io::InvalidFilename
         | Io::InvalidInput
         | Io::InvalidData
         | Io::UnexpectedEof => ErrorKind::InvalidInput,

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::block::reader::BlockFile;
 use crate::derive;
-use crate::error::Error;
+use crate::error::{echo, Error};
 use crate::fsutil;
 use crate::game::Game;
 use crate::store::Secrets;
@@ -99,7 +99,10 @@ impl RecordsKeyFile {
         let file: RecordsKeyFile = serde_json::from_str(&text)
             .map_err(|e| bad(format!("not a records key file ({e})")))?;
         if file.kind != KIND {
-            return Err(bad(format!("kind is {:?}, expected {KIND:?}", file.kind)));
+            return Err(bad(format!(
+                "kind is {:?}, expected {KIND:?}",
+                echo(&file.kind)
+            )));
         }
         Ok(file)
     }

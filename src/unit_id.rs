@@ -9,7 +9,7 @@
 use std::fmt;
 
 use crate::derive::CHECK_CODE_LEN;
-use crate::error::Error;
+use crate::error::{echo, Error};
 use crate::game::Game;
 
 const ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -80,20 +80,21 @@ impl std::str::FromStr for UnitId {
             )));
         };
         let game = Game::from_id_prefix(&prefix.to_ascii_uppercase())
-            .ok_or_else(|| bad(format!("unknown game prefix {prefix:?}")))?;
+            .ok_or_else(|| bad(format!("unknown game prefix {:?}", echo(prefix))))?;
         let number = |s: &str, what: &str| {
             if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(bad(format!("{what} {s:?} is not a number")));
+                return Err(bad(format!("{what} {:?} is not a number", echo(s))));
             }
             s.parse::<u32>()
-                .map_err(|_| bad(format!("{what} {s} is too large")))
+                .map_err(|_| bad(format!("{what} {} is too large", echo(s))))
         };
         let emission = number(emission, "emission")?;
         let block = number(block, "block")?;
         let index = number(index, "index")?;
         if check.len() != CHECK_CHARS {
             return Err(bad(format!(
-                "check code {check:?} has {} characters, expected {CHECK_CHARS}",
+                "check code {:?} has {} characters, expected {CHECK_CHARS}",
+                echo(check),
                 check.len()
             )));
         }

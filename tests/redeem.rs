@@ -20,16 +20,13 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::{issuer, Run, GENERATE_ONE_BLOCK, ISSUER};
+use common::{issuer, valid_id, Run, GENERATE_ONE_BLOCK, ISSUER};
 use rusqlite::Connection;
 use serde::Deserialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tempfile::TempDir;
-use ticket_issuer::derive;
-use ticket_issuer::game::Game;
 use ticket_issuer::store::Store;
-use ticket_issuer::unit_id::UnitId;
 
 /// Where the block lives inside a store (docs/FORMAT.md §Store layout).
 const BLOCK: &str = "emissions/ile-au-tresor/e000001/b000001.tkb";
@@ -68,17 +65,7 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-        for entry in std::fs::read_dir(base).expect("target tmp dir").flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if let Some(pid) = name.strip_prefix("redeem-fixture-") {
-                if !Path::new("/proc").join(pid).exists() {
-                    let _ = std::fs::remove_dir_all(entry.path());
-                }
-            }
-        }
-        let store = base.join(format!("redeem-fixture-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&store);
+        let store = common::fixture_dir("redeem-fixture");
         let generated = issuer(&store, &GENERATE_ONE_BLOCK);
         assert_eq!(generated.code, 0, "generate failed: {}", generated.stderr);
         let report = json_of(&generated);
@@ -125,20 +112,8 @@ fn export_units(store: &Path) -> Vec<Unit> {
 /// A fresh store: a copy of the fixture's keys and block, no ledger.
 fn fresh_store() -> TempDir {
     let dir = TempDir::new().expect("temp dir");
-    copy_tree(&fixture().store, dir.path());
+    common::copy_tree(&fixture().store, dir.path());
     dir
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create folder");
-    for entry in std::fs::read_dir(from).expect("read folder").flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy file");
-        }
-    }
 }
 
 /// The unit at `index`.
@@ -195,21 +170,6 @@ fn cents(euros: &str) -> u64 {
         .parse()
         .unwrap_or_else(|_| panic!("amount {euros:?}"));
     whole * 100 + frac
-}
-
-/// A valid ID for any emission and block of the store's issuer, made with
-/// its master secret (to name blocks the store does not hold).
-fn valid_id(store: &Path, emission: u32, block: u32, index: u32) -> String {
-    let secrets = Store::new(store).secrets().expect("store secrets");
-    let seed = secrets.block_seed(Game::IleAuTresor, emission, block);
-    UnitId {
-        game: Game::IleAuTresor,
-        emission,
-        block,
-        index,
-        check_code: derive::check_code(&seed, index),
-    }
-    .to_string()
 }
 
 /// The ID with check-code character `pos` replaced by another value.
@@ -451,7 +411,7 @@ fn a_second_redemption_is_refused_naming_the_first() {
 
     let second = redeem(store.path(), &u.id);
     assert_eq!(second.code, 1);
-    assert!(second.stdout.is_empty(), "{}", second.stdout);
+    assert_eq!(json_of(&second)["error"], "already_redeemed");
     assert!(
         second.stderr.contains("already redeemed"),
         "{}",
@@ -642,7 +602,11 @@ fn each_bad_id_class_has_its_own_error_and_exit_code_and_records_nothing() {
         for args in [vec!["redeem", id, "--json"], vec!["redeem", id]] {
             let run = issuer(s, &args);
             assert_eq!(run.code, *exit, "{id:?}: {}", run.stderr);
-            assert!(run.stdout.is_empty(), "{id:?} printed {}", run.stdout);
+            // Under --json the error object is on stdout (docs/CLI.md §Errors).
+            match args.contains(&"--json") {
+                true => assert_eq!(json_of(&run)["kind"], "error", "{id:?}"),
+                false => assert!(run.stdout.is_empty(), "{id:?} printed {}", run.stdout),
+            }
             assert!(
                 run.stderr.contains(needle.as_str()),
                 "{id:?}: stderr {:?} should say {needle:?}",
@@ -758,7 +722,7 @@ fn a_flipped_byte_in_the_header_is_refused_and_nothing_recorded() {
         flip_byte(&s.join(BLOCK), at);
         let run = redeem(s, &u.id);
         assert_eq!(run.code, 1, "{field}: {}", run.stderr);
-        assert!(run.stdout.is_empty());
+        assert_eq!(json_of(&run)["error"], "block_rejected", "{field}");
         assert!(
             run.stderr
                 .contains("block refused: its seal does not verify"),

@@ -159,3 +159,52 @@ pub fn issuer(store: &Path, args: &[&str]) -> Run {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
+
+/// A fresh folder under the target's temp dir for a test binary's shared
+/// fixture, named `<prefix>-<pid>`; folders of finished runs are removed,
+/// so concurrent runs never share one.
+pub fn fixture_dir(prefix: &str) -> PathBuf {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let stale = format!("{prefix}-");
+    for entry in std::fs::read_dir(base).expect("target tmp dir").flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(pid) = name.strip_prefix(&stale) {
+            if !Path::new("/proc").join(pid).exists() {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    let dir = base.join(format!("{prefix}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// Copies the folder `from` to `to`, recursively.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create folder");
+    for entry in std::fs::read_dir(from).expect("read folder").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy file");
+        }
+    }
+}
+
+/// A valid ID of the unit at `index` of any emission and block of `store`'s
+/// issuer, made with its master secret (also for blocks it does not hold).
+pub fn valid_id(store: &Path, emission: u32, block: u32, index: u32) -> String {
+    let seed = Store::new(store)
+        .secrets()
+        .expect("store secrets")
+        .block_seed(Game::IleAuTresor, emission, block);
+    ticket_issuer::unit_id::UnitId {
+        game: Game::IleAuTresor,
+        emission,
+        block,
+        index,
+        check_code: ticket_issuer::derive::check_code(&seed, index),
+    }
+    .to_string()
+}
