@@ -178,6 +178,16 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A block size outside the game's bounds.
+    #[error("{game}: a block of {units} units is out of bounds; a block holds 1 to {max} units")]
+    BlockUnits {
+        /// The game's slug.
+        game: &'static str,
+        /// The units asked for.
+        units: u32,
+        /// The most a block of the game holds.
+        max: u32,
+    },
 }
 
 impl Error {
@@ -200,6 +210,7 @@ impl Error {
             | Error::AlreadyRedeemed { .. }
             | Error::AlreadyExists { .. }
             | Error::EmissionState { .. } => EXIT_REFUSED,
+            Error::BlockUnits { .. } => EXIT_BAD_INPUT,
             _ => EXIT_BAD_INPUT,
         }
     }

@@ -29,6 +29,7 @@
 //!         public_key: &trusted,
 //!         keys: KeyAccess { secrets: Some(&secrets), file: None },
 //!         revealed_seed: None,
+//!         allow_test_sizes: false,
 //!     },
 //! )?;
 //! assert!(report.ok && report.complete);

@@ -67,6 +67,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         public_key: &trusted,
         keys: access,
         revealed_seed: None,
+        allow_test_sizes: false,
     };
     let report = verify_emission(&emission, &opts, None)?;
     for b in &report.blocks {

@@ -45,6 +45,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         public_key: &keys.trusted,
         keys: keys.access(),
         revealed_seed: None,
+        allow_test_sizes: false,
     };
     if let Some(number) = args.emission {
         let emission = super::emission::EmissionArg {

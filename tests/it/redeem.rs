@@ -10,8 +10,6 @@
 //! transcription of RFC 9162 §2.1.3.2 that does not call the crate's own
 //! Merkle code.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
@@ -20,7 +18,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::{issuer, Run, GENERATE_ONE_BLOCK, ISSUER};
+use crate::common::{copy_tree, issuer, shared_block, Run, ISSUER};
 use rusqlite::Connection;
 use serde::Deserialize;
 use serde_json::Value;
@@ -62,30 +60,16 @@ struct Fixture {
     merkle_root: String,
 }
 
-/// Generates the block and exports it, once per test run. The folder is
-/// named after this process, and folders of finished runs are removed, so
-/// concurrent runs don't share one and at most one stale folder remains.
+/// The shared 1 € block's store and its export, once per test run. The
+/// store is only read: tests that redeem work on `fresh_store` copies.
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-        for entry in std::fs::read_dir(base).expect("target tmp dir").flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if let Some(pid) = name.strip_prefix("redeem-fixture-") {
-                if !Path::new("/proc").join(pid).exists() {
-                    let _ = std::fs::remove_dir_all(entry.path());
-                }
-            }
-        }
-        let store = base.join(format!("redeem-fixture-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&store);
-        let generated = issuer(&store, &GENERATE_ONE_BLOCK);
-        assert_eq!(generated.code, 0, "generate failed: {}", generated.stderr);
-        let report = json_of(&generated);
-        let merkle_root = report["blocks"][0]["merkle_root"]
-            .as_str()
-            .expect("generate --json prints blocks[0].merkle_root")
-            .to_string();
+        let shared = shared_block(100);
+        let header = ticket_issuer::block::reader::BlockFile::open(&shared.path)
+            .expect("the shared block opens")
+            .header;
+        let store = shared.store_dir.clone();
         let units = export_units(&store);
         assert_eq!(units.len(), BLOCK_UNITS as usize);
         for (i, u) in units.iter().enumerate() {
@@ -94,7 +78,7 @@ fn fixture() -> &'static Fixture {
         Fixture {
             store,
             units,
-            merkle_root,
+            merkle_root: hex::encode(header.merkle_root),
         }
     })
 }
@@ -127,18 +111,6 @@ fn fresh_store() -> TempDir {
     let dir = TempDir::new().expect("temp dir");
     copy_tree(&fixture().store, dir.path());
     dir
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create folder");
-    for entry in std::fs::read_dir(from).expect("read folder").flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy file");
-        }
-    }
 }
 
 /// The unit at `index`.

@@ -8,16 +8,15 @@
 //! randomness and derivation vectors are checked against OpenSSL and the
 //! library.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use common::GENERATE_ONE_BLOCK;
+use crate::common::{copy_tree, process_dir, shared_block};
 use serde_json::Value;
 use tempfile::TempDir;
 use ticket_issuer::block::build::{lot_order, records};
+use ticket_issuer::block::reader::BlockFile;
 use ticket_issuer::cipher::ChunkPlace;
 use ticket_issuer::derive;
 use ticket_issuer::game::Game;
@@ -56,37 +55,21 @@ fn json(out: &Output) -> Value {
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
-/// The shared block's folder: one per test process, since a static is never
-/// dropped; folders of processes that have ended are removed first.
-fn shared_dir() -> PathBuf {
-    const PREFIX: &str = "independent_check-";
-    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    for entry in std::fs::read_dir(tmp).unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if let Some(pid) = name.strip_prefix(PREFIX) {
-            if !Path::new("/proc").join(pid).exists() {
-                let _ = std::fs::remove_dir_all(entry.path());
-            }
-        }
-    }
-    let dir = tmp.join(format!("{PREFIX}{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn made() -> &'static Made {
     static MADE: OnceLock<Made> = OnceLock::new();
     MADE.get_or_init(|| {
-        let dir = shared_dir();
+        let dir = process_dir("independent_check-");
         let store = dir.join("store");
         let issuer = || {
             let mut c = Command::new(ISSUER);
             c.arg("--store").arg(&store).current_dir(&dir);
             c
         };
-        let generated = json(&run(issuer().args(GENERATE_ONE_BLOCK)));
-        let block = &generated["blocks"][0];
+        // A copy of the shared block's store: closing and revealing change it.
+        let shared = shared_block(100);
+        copy_tree(&shared.store_dir, &store);
+        let block = store.join(shared.path.strip_prefix(&shared.store_dir).unwrap());
+        let header = BlockFile::open(&block).unwrap().header;
         let records_key = dir.join("records-key.json");
         run(issuer()
             .args(["keys", "export-records-key", "--emission", "1", "--out"])
@@ -94,10 +77,10 @@ fn made() -> &'static Made {
         run(issuer().args(["close", "--emission", "1"]));
         let reveal = json(&run(issuer().args(["reveal", "--emission", "1"])));
         Made {
-            block: dir.join(block["path"].as_str().unwrap()),
+            block,
             public_key: store.join("keys/issuer.pub.pem"),
             records_key,
-            merkle_root: block["merkle_root"].as_str().unwrap().to_string(),
+            merkle_root: hex::encode(header.merkle_root),
             seed: reveal["blocks"][0]["seed"].as_str().unwrap().to_string(),
             dir,
         }
