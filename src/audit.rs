@@ -200,7 +200,6 @@ pub fn verify_emission(
         }
         let block_opts = VerifyOptions {
             revealed_seed: seed,
-            allow_test_sizes: false,
             ..*opts
         };
         // One unreadable file is a problem of the emission, not the end of

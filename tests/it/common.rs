@@ -283,20 +283,17 @@ impl SharedBlock {
 
 /// The failure kinds a report lists, as their JSON names, sorted, once each.
 pub fn failure_kind_names(report: &BlockReport) -> Vec<String> {
-    let mut kinds: Vec<String> = report
-        .failures
-        .iter()
-        .map(|f| {
-            serde_json::to_value(f.kind)
-                .unwrap()
-                .as_str()
-                .unwrap()
-                .into()
-        })
+    json_names(report.failures.iter().map(|f| f.kind))
+}
+
+/// Kinds (serialised as JSON strings) as names, sorted, once each.
+pub fn json_names<T: serde::Serialize>(kinds: impl Iterator<Item = T>) -> Vec<String> {
+    let mut names: Vec<String> = kinds
+        .map(|k| serde_json::to_value(k).unwrap().as_str().unwrap().into())
         .collect();
-    kinds.sort();
-    kinds.dedup();
-    kinds
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// Copies a folder tree (files and folders only).

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::common::failure_kind_names;
+use crate::common::{failure_kind_names, json_names};
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
 use ed25519_dalek::SigningKey;
@@ -312,6 +312,7 @@ fn generate_vectors() {
         "failures: unit_rules",
         &with_chunk(&zstd(&bad), &bad),
     );
+    generate_emission_vectors();
 
     let mut b = built();
     b.lot_table.tiers[8].amount_cents += 1;
@@ -323,35 +324,177 @@ fn generate_vectors() {
     );
 }
 
-/// Verifies a vector's body with the test keys and test sizes allowed.
-fn check(name: &str) {
-    let vector = read_vector(name);
-    assert_eq!(vector.header["expect"], name);
+/// Block `block` of emission 1 (test size, 1 €), sealed with the test
+/// key, its seed SHA-256("ticket-issuer vector block seed <block>"): its bytes.
+fn emission_block(block: u32) -> Vec<u8> {
     let k = keys();
+    let seed = derive::sha256(format!("ticket-issuer vector block seed {block}").as_bytes());
+    // The emission's records key file holds k.records; each block's key is
+    // derived from it (docs/FORMAT.md §Records key file).
+    let key = derive::block_records_key(&k.records, block);
+    let spec = BlockSpec { block, ..spec() };
+    let b = build::build(spec, &seed, Some(&key), &|_| {}).unwrap();
+    sealed(&b, &key, &k.signing)
+}
+
+/// The manifest entry of a block file's bytes.
+fn manifest_entry(bytes: &[u8], file: &str) -> serde_json::Value {
+    let h = ticket_issuer::block::Header::parse(bytes).unwrap();
+    serde_json::json!({
+        "block": h.block,
+        "price": "1",
+        "units": h.unit_count,
+        "merkle_root": hex::encode(h.merkle_root),
+        "file_sha256": hex::encode(derive::sha256(bytes)),
+        "seed_commitment": hex::encode(h.seed_commitment),
+        "file": file,
+    })
+}
+
+/// An emission folder's files: the block files, and the manifest listing
+/// `entries`, signed with the test key.
+fn emission_files(
+    blocks: Vec<(&str, Vec<u8>)>,
+    entries: Vec<serde_json::Value>,
+) -> Vec<(String, Vec<u8>)> {
+    let manifest = serde_json::to_vec_pretty(&serde_json::json!({
+        "kind": "ticket-issuer emission manifest",
+        "version": 1,
+        "game": "ile-au-tresor",
+        "emission": 1,
+        "closed": false,
+        "issuer_public_key": hex::encode(keys().signing.verifying_key().to_bytes()),
+        "blocks": entries,
+    }))
+    .unwrap();
+    let signature = ticket_issuer::seal::sign(&keys().signing, &manifest);
+    let mut files: Vec<(String, Vec<u8>)> = blocks
+        .into_iter()
+        .map(|(n, b)| (n.to_string(), b))
+        .collect();
+    files.push(("manifest.json".into(), manifest));
+    files.push(("manifest.json.sig".into(), signature.to_vec()));
+    files
+}
+
+/// A folder as one body: per file `file: NAME LENGTH`, a newline, the
+/// bytes, a newline.
+fn pack(files: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (name, bytes) in files {
+        out.extend_from_slice(format!("file: {name} {}\n", bytes.len()).as_bytes());
+        out.extend_from_slice(bytes);
+        out.push(b'\n');
+    }
+    out
+}
+
+fn unpack(mut body: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    while !body.is_empty() {
+        let line_end = body.iter().position(|&b| b == b'\n').unwrap();
+        let line = std::str::from_utf8(&body[..line_end]).unwrap();
+        let (name, len) = line
+            .strip_prefix("file: ")
+            .and_then(|l| l.rsplit_once(' '))
+            .unwrap_or_else(|| panic!("bad file line {line:?}"));
+        let len: usize = len.parse().unwrap();
+        let start = line_end + 1;
+        files.push((name.to_string(), body[start..start + len].to_vec()));
+        assert_eq!(body[start + len], b'\n');
+        body = &body[start + len + 1..];
+    }
+    files
+}
+
+/// Writes the two emission-folder vectors.
+fn generate_emission_vectors() {
+    let (one, two) = (emission_block(1), emission_block(2));
+    let entries = vec![
+        manifest_entry(&one, "b000001.tkb"),
+        manifest_entry(&two, "b000002.tkb"),
+    ];
+    // The two files swapped: each holds the other block.
+    let swapped = emission_files(
+        vec![("b000001.tkb", two.clone()), ("b000002.tkb", one.clone())],
+        entries.clone(),
+    );
+    write_vector(
+        "misplaced-block",
+        "emission folder: blocks 1 and 2 swapped between their files; manifest signed",
+        "problems: misplaced_block",
+        &pack(&swapped),
+    );
+    // The manifest (re-signed) lists block 1 with another Merkle root and
+    // file digest than its file's.
+    let mut altered = entries;
+    altered[0]["merkle_root"] = serde_json::Value::String("11".repeat(32));
+    altered[0]["file_sha256"] = serde_json::Value::String("22".repeat(32));
+    let files = emission_files(vec![("b000001.tkb", one), ("b000002.tkb", two)], altered);
+    write_vector(
+        "manifest-mismatch",
+        "emission folder: the signed manifest lists block 1 with another root and digest than its file",
+        "problems: altered_block",
+        &pack(&files),
+    );
+}
+
+/// Unpacks an emission vector into a store and verifies the emission.
+fn check_emission(name: &str, vector: &Vector, wanted: &str) {
     let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join(format!("{name}.tkb"));
-    std::fs::write(&path, &vector.body).unwrap();
+    let store = ticket_issuer::store::Store::new(tmp.path().join("store"));
+    let emission = ticket_issuer::emission::Emission::new(&store, Game::IleAuTresor, 1);
+    std::fs::create_dir_all(emission.dir()).unwrap();
+    for (file, bytes) in unpack(&vector.body) {
+        std::fs::write(emission.dir().join(file), bytes).unwrap();
+    }
+    let report = with_test_keys(None, |opts| {
+        ticket_issuer::audit::verify_emission(&emission, opts, None)
+    })
+    .unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(!report.ok, "{name} passed verification");
+    assert!(report.blocks.iter().all(|b| b.ok), "{name}: a block fails");
+    let kinds = json_names(report.problems.iter().map(|p| p.kind));
+    let mut wanted: Vec<&str> = wanted.split(", ").collect();
+    wanted.sort();
+    assert_eq!(kinds, wanted, "{name}: {:#?}", report.problems);
+}
+
+/// Runs `f` with verification options of the test keys: the trusted public
+/// key, a records key file holding keys.txt's key for emission 1 (`block`
+/// None: an emission key) and test sizes allowed.
+fn with_test_keys<R>(block: Option<u32>, f: impl FnOnce(&VerifyOptions) -> R) -> R {
+    let k = keys();
     let key_file = RecordsKeyFile {
         kind: KIND.into(),
         game: "ile-au-tresor".into(),
         emission: 1,
-        block: Some(1),
+        block,
         key: hex::encode(k.records),
     };
-    let key_path = tmp.path().join("records-key.json");
     let trusted = k.signing.verifying_key();
-    let result = verify_block(
-        &path,
-        &VerifyOptions {
-            public_key: &trusted,
-            keys: KeyAccess {
-                secrets: None,
-                file: Some((&key_file, &key_path)),
-            },
-            revealed_seed: None,
-            allow_test_sizes: true,
+    f(&VerifyOptions {
+        public_key: &trusted,
+        keys: KeyAccess {
+            secrets: None,
+            file: Some((&key_file, Path::new("keys.txt"))),
         },
-    );
+        revealed_seed: None,
+        allow_test_sizes: true,
+    })
+}
+
+/// Verifies a vector's body with the test keys and test sizes allowed.
+fn check(name: &str) {
+    let vector = read_vector(name);
+    assert_eq!(vector.header["expect"], name);
+    if let Some(wanted) = vector.header.get("problems") {
+        return check_emission(name, &vector, wanted);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join(format!("{name}.tkb"));
+    std::fs::write(&path, &vector.body).unwrap();
+    let result = with_test_keys(Some(1), |opts| verify_block(&path, opts));
     match (vector.header.get("failures"), vector.header.get("error")) {
         (Some(wanted), None) => {
             let report = result.unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -428,4 +571,6 @@ vector_tests! {
     wrong_records_key => "wrong-records-key",
     rule_violation => "rule-violation",
     lot_table => "lot-table",
+    misplaced_block => "misplaced-block",
+    manifest_mismatch => "manifest-mismatch",
 }
