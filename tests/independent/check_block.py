@@ -258,13 +258,35 @@ def block_records_key(key_file, h):
     return key
 
 
+def zstd_frame_len(b):
+    """RFC 8878 §3.1.1: the length of the zstd frame at the start of b
+    (header, blocks by their headers, optional checksum)."""
+    if b[:4] != b"\x28\xb5\x2f\xfd":
+        raise ValueError("no zstd magic")
+    fhd = b[4]
+    single, checksum, dict_flag = (fhd >> 5) & 1, (fhd >> 2) & 1, fhd & 3
+    pos = 5 + (0 if single else 1) + (0, 1, 2, 4)[dict_flag] + (single, 2, 4, 8)[fhd >> 6]
+    while True:
+        if pos + 3 > len(b):
+            raise ValueError("zstd frame cut short")
+        head = int.from_bytes(b[pos:pos + 3], "little")
+        last, kind, size = head & 1, (head >> 1) & 3, head >> 3
+        if kind == 3:
+            raise ValueError("reserved zstd block type")
+        pos += 3 + (1 if kind == 1 else size)
+        if last:
+            return pos + 4 * checksum
+
+
 def open_chunk(data, h, entries, key, i):
-    """§Chunks: AEAD open, then one zstd frame."""
+    """§Chunks: AEAD open, then exactly one zstd frame."""
     off, length = entries[i][0], entries[i][1]
     ad = (MAGIC + struct.pack("<HH", FORMAT_VERSION, h["game"])
           + struct.pack("<IIII", h["emission"], h["block"], i, units_in_chunk(h, i)))
     nonce = struct.pack("<IIHH", i, h["price_cents"], h["rules_version"], FORMAT_VERSION)
     compressed = ChaCha20Poly1305(key).decrypt(nonce, data[off:off + length], ad)
+    if zstd_frame_len(compressed) != len(compressed):
+        raise ValueError("the chunk is not exactly one zstd frame")
     out = subprocess.run(["zstd", "-d", "-c", "-q"], input=compressed,
                          capture_output=True, check=False)
     if out.returncode != 0:

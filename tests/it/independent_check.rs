@@ -477,3 +477,50 @@ fn documented_vectors_hold() {
          020304 030300 040403 050500 070704 | 0305 0702 0602 0003",
     );
 }
+
+/// The checker, like the issuer, refuses a chunk of two zstd frames (the
+/// two-frames vector: zstd alone would decompress it to the right records).
+#[test]
+fn python_checker_refuses_a_chunk_of_two_zstd_frames() {
+    let vector = std::fs::read(format!("{ROOT}/fixtures/vectors/two-frames.vec")).unwrap();
+    let keys = std::fs::read_to_string(format!("{ROOT}/fixtures/vectors/keys.txt")).unwrap();
+    let key = |name: &str| {
+        let line = keys
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}: ")));
+        hex::decode(line.unwrap()).unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let body = vector.windows(2).position(|w| w == b"\n\n").unwrap() + 2;
+    let block = dir.path().join("two-frames.tkb");
+    std::fs::write(&block, &vector[body..]).unwrap();
+    let public =
+        ed25519_dalek::VerifyingKey::from_bytes(&key("public-key").try_into().unwrap()).unwrap();
+    let public_pem = dir.path().join("pub.pem");
+    std::fs::write(&public_pem, ticket_issuer::seal::public_pem(&public)).unwrap();
+    let records_key = dir.path().join("records-key.json");
+    let file = ticket_issuer::records_key::RecordsKeyFile {
+        kind: ticket_issuer::records_key::KIND.into(),
+        game: "ile-au-tresor".into(),
+        emission: 1,
+        block: Some(1),
+        key: hex::encode(key("records-key")),
+    };
+    std::fs::write(&records_key, serde_json::to_vec(&file).unwrap()).unwrap();
+    let out = Command::new("python3")
+        .arg(format!("{ROOT}/tests/independent/check_block.py"))
+        .arg(&block)
+        .arg("--public-key")
+        .arg(&public_pem)
+        .arg("--records-key")
+        .arg(&records_key)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_ne!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("chunk 0: not a zstd frame (the chunk is not exactly one zstd frame)"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
