@@ -25,6 +25,7 @@ fn block(c: &mut Criterion) {
         emission: 1,
         block: 1,
         price_cents: 100,
+        units: game.block_units(),
     };
     let seed = secrets.block_seed(game, 1, 1);
     let key = secrets.block_records_key(game, 1, 1);

@@ -70,6 +70,42 @@ pub enum OpenProblem {
     Decrypt,
     /// The plaintext is not a valid zstd frame.
     Decompress(String),
+    /// The plaintext holds more than one frame (or bytes after its frame):
+    /// a chunk is exactly one zstd frame (docs/FORMAT.md §Chunks).
+    NotOneFrame {
+        /// Length of the first frame.
+        frame: usize,
+        /// Length of the whole plaintext.
+        total: usize,
+    },
+    /// The frame decompresses to another size than the chunk's records.
+    WrongSize {
+        /// Bytes the frame holds (at most `expected` + 1 are decompressed).
+        found: usize,
+        /// `units` × `record_size`.
+        expected: usize,
+    },
+}
+
+impl std::fmt::Display for OpenProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenProblem::Decrypt => write!(
+                f,
+                "authenticated decryption fails (ciphertext changed or moved, or another key)"
+            ),
+            OpenProblem::Decompress(e) => write!(f, "records are not a valid zstd frame ({e})"),
+            OpenProblem::NotOneFrame { frame, total } => write!(
+                f,
+                "records must be exactly one zstd frame, but the first frame is {frame} of {total} bytes"
+            ),
+            OpenProblem::WrongSize { found, expected } => write!(
+                f,
+                "the zstd frame holds {found}{} bytes of records, expected {expected}",
+                if found > expected { " or more" } else { "" }
+            ),
+        }
+    }
 }
 
 /// Compresses and encrypts a chunk's records.
@@ -102,7 +138,33 @@ pub fn open_chunk(
             },
         )
         .map_err(|_| OpenProblem::Decrypt)?;
+    // zstd's one-shot decoder reads concatenated frames as one stream: the
+    // format allows exactly one, so the first frame must be all there is.
+    let frame = zstd::zstd_safe::find_frame_compressed_size(&compressed).map_err(|code| {
+        OpenProblem::Decompress(zstd::zstd_safe::get_error_name(code).to_string())
+    })?;
+    if frame != compressed.len() {
+        return Err(OpenProblem::NotOneFrame {
+            frame,
+            total: compressed.len(),
+        });
+    }
+    if let Ok(Some(declared)) = zstd::zstd_safe::get_frame_content_size(&compressed) {
+        if declared != expected_len as u64 {
+            return Err(OpenProblem::WrongSize {
+                found: usize::try_from(declared).unwrap_or(usize::MAX),
+                expected: expected_len,
+            });
+        }
+    }
     // One byte more than expected, so a frame that is too long is noticed.
-    zstd::bulk::decompress(&compressed, expected_len + 1)
-        .map_err(|e| OpenProblem::Decompress(e.to_string()))
+    let records = zstd::bulk::decompress(&compressed, expected_len + 1)
+        .map_err(|e| OpenProblem::Decompress(e.to_string()))?;
+    if records.len() != expected_len {
+        return Err(OpenProblem::WrongSize {
+            found: records.len(),
+            expected: expected_len,
+        });
+    }
+    Ok(records)
 }

@@ -371,6 +371,7 @@ impl<'s> Emission<'s> {
                 emission: self.number,
                 block,
                 price_cents,
+                units: game.block_units(),
             };
             let generated = self.generate_block(secrets, spec, &manifest, progress)?;
             if !manifest.blocks.iter().any(|b| b.block == block) {

@@ -436,6 +436,16 @@ pub enum Error {
         /// The store folder.
         store: PathBuf,
     },
+    /// A block size outside the game's bounds.
+    #[error("{game}: a block of {units} units is out of bounds; a block holds 1 to {max} units")]
+    BlockUnits {
+        /// The game's slug.
+        game: &'static str,
+        /// The units asked for.
+        units: u32,
+        /// The most a block of the game holds.
+        max: u32,
+    },
 }
 
 impl Error {
@@ -469,7 +479,8 @@ impl Error {
             | Error::SigningKeyMismatch { .. }
             | Error::MasterSecretMismatch { .. }
             | Error::LooseKeysFolder { .. }
-            | Error::NoStore { .. } => K::InvalidInput,
+            | Error::NoStore { .. }
+            | Error::BlockUnits { .. } => K::InvalidInput,
             Error::UnknownEmission { .. }
             | Error::UnknownBlock { .. }
             | Error::NoSuchEmission { .. } => K::NotFound,
@@ -535,6 +546,7 @@ impl Error {
             Error::LooseKeysFolder { .. } => "loose_keys_folder",
             Error::EmissionBusy { .. } => "emission_busy",
             Error::NoStore { .. } => "no_store",
+            Error::BlockUnits { .. } => "block_units",
         }
     }
 }
@@ -629,6 +641,7 @@ impl Error {
             | Error::UnknownGame { .. }
             | Error::UnsupportedPrice { .. }
             | Error::MalformedId { .. }
+            | Error::BlockUnits { .. }
             | Error::Internal { .. } => {}
         }
         r

@@ -161,7 +161,7 @@ pub fn inclusion_proof(hashes: &[Hash], index: usize) -> Option<Vec<Hash>> {
     Some(path)
 }
 
-/// Inclusion proof for a leaf in a tree stored as chunks of `chunk_size` leaves (`chunk_size` a power of two): the proof inside the chunk (from that chunk's leaf hashes) followed by the proof of the chunk's root among all chunk roots. Equal to [`inclusion_proof`] over all leaves (`tests/merkle.rs` checks this).
+/// Inclusion proof for a leaf in a tree stored as chunks of `chunk_size` leaves (`chunk_size` a power of two): the proof inside the chunk (from that chunk's leaf hashes) followed by the proof of the chunk's root among all chunk roots. Equal to [`inclusion_proof`] over all leaves (`tests/it/merkle.rs` checks this).
 ///
 /// Arguments: `chunk_leaf_hashes` are the leaf hashes of chunk number
 /// `chunk_index`, `index_in_chunk` is the leaf's position inside that chunk,

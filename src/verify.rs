@@ -72,6 +72,14 @@ pub enum FailureKind {
     SeedCommitment,
     /// Regenerating the block from its seed gives another root.
     Regeneration,
+    /// A test-size block (fewer units than the game's blocks hold), refused
+    /// unless the options allow test sizes.
+    BlockSize,
+    /// A chunk's plaintext is not exactly one zstd frame (two frames, or
+    /// bytes after the frame).
+    ChunkFrames,
+    /// A chunk's frame holds another number of records than the chunk.
+    RecordCount,
 }
 
 /// One failed check.
@@ -171,6 +179,9 @@ pub struct VerifyOptions<'a> {
     pub scope: Scope,
     /// Told the units of each chunk as it is checked.
     pub progress: Option<&'a (dyn Fn(u64) + Sync)>,
+    /// Accept test-size blocks (docs/FORMAT.md §Test-size blocks). Only
+    /// tests set it; the command line never does.
+    pub allow_test_sizes: bool,
 }
 
 impl<'a> VerifyOptions<'a> {
@@ -182,6 +193,7 @@ impl<'a> VerifyOptions<'a> {
             revealed_seed: None,
             scope: Scope::Full,
             progress: None,
+            allow_test_sizes: false,
         }
     }
 }
@@ -323,6 +335,23 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
         count: 0,
     };
 
+    let before = f.count;
+    let production_units = h.game.block_units();
+    if h.unit_count != production_units && !opts.allow_test_sizes {
+        f.fail(
+            FailureKind::BlockSize,
+            None,
+            None,
+            format!(
+                "a test-size block of {} units, not a production block (a {} block holds {})",
+                h.unit_count,
+                h.game.slug(),
+                production_units
+            ),
+        );
+    }
+    f.check("block_size", before, format!("{} units", h.unit_count));
+
     // Layout: the file is exactly header, index, chunks, seal.
     let before = f.count;
     let expected_len = h.seal_offset + SEAL_LEN as u64;
@@ -458,7 +487,7 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
     };
     // A price the regulation does not sell at has no lot table to check the
     // units against: a failure, and the outcome checks are not done.
-    let regulation = match h.game.lot_table(h.price_cents) {
+    let regulation = match h.game.lot_table_for(h.price_cents, h.unit_count) {
         Ok(table) => Some(table),
         Err(e) => {
             f.fail(FailureKind::LotTable, None, None, e.to_string());
@@ -572,6 +601,7 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
             emission: h.emission,
             block: h.block,
             price_cents: h.price_cents,
+            units: h.unit_count,
         };
         let rebuilt = build::build(spec, &seed, None, &|_| {})?;
         if rebuilt.merkle_root != h.merkle_root {
@@ -781,39 +811,21 @@ fn check_chunk(
     };
     let records = match block.open_chunk(chunk, &ciphertext, key) {
         Ok(r) => r,
-        Err(OpenProblem::Decrypt) => {
-            out.failures.push((
-                FailureKind::Decrypt,
-                None,
-                format!(
-                    "chunk {chunk}: authenticated decryption fails (ciphertext changed or moved)"
-                ),
-            ));
-            return Ok(out);
-        }
-        Err(OpenProblem::Decompress(e)) => {
-            out.failures.push((
-                FailureKind::Decompress,
-                None,
-                format!("chunk {chunk}: records are not a valid zstd frame ({e})"),
-            ));
+        Err(problem) => {
+            let kind = match problem {
+                OpenProblem::Decrypt => FailureKind::Decrypt,
+                OpenProblem::Decompress(_) => FailureKind::Decompress,
+                OpenProblem::NotOneFrame { .. } => FailureKind::ChunkFrames,
+                OpenProblem::WrongSize { .. } => FailureKind::RecordCount,
+            };
+            out.failures
+                .push((kind, None, format!("chunk {chunk}: {problem}")));
             return Ok(out);
         }
     };
     out.opened = true;
     let size = usize::from(h.record_size);
     let units = h.units_in_chunk(chunk);
-    if records.len() != size * units as usize {
-        out.failures.push((
-            FailureKind::Decompress,
-            None,
-            format!(
-                "chunk {chunk}: {} bytes of records, expected {units} records of {size} bytes",
-                records.len()
-            ),
-        ));
-        return Ok(out);
-    }
     let first = chunk * h.chunk_units;
     let mut leaves = Vec::with_capacity(units as usize);
     for (i, record) in records.chunks_exact(size).enumerate() {
@@ -836,6 +848,12 @@ fn check_chunk(
                 }
             }
             Err((kind, message)) => {
+                // The lot table check counts what the records claim, so a
+                // unit whose claim is false fails here, and only here.
+                if let Some(prefix) = RecordPrefix::parse(record) {
+                    out.lot_counts[usize::from(prefix.lot)] += 1;
+                    out.prize_cents += u64::from(prefix.prize_cents);
+                }
                 out.failures
                     .push((kind, Some(position), format!("unit {position}: {message}")));
             }

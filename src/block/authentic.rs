@@ -10,7 +10,6 @@ use sha2::{Digest, Sha256};
 
 use super::reader::BlockFile;
 use super::SEAL_LEN;
-use crate::cipher::OpenProblem;
 use crate::error::Error;
 use crate::game::LotTable;
 use crate::merkle::{self, Hash};
@@ -47,6 +46,14 @@ impl AuthenticBlock {
                 "file is {} bytes, its header says {}",
                 file.file_len,
                 h.seal_offset + SEAL_LEN as u64
+            )));
+        }
+        if h.unit_count != h.game.block_units() {
+            return Err(reject(format!(
+                "it is a test-size block of {} units (a {} block holds {}); only `verify` of tests reads it",
+                h.unit_count,
+                h.game.slug(),
+                h.game.block_units()
             )));
         }
         if h.signer != trusted.to_bytes() {
@@ -105,20 +112,8 @@ impl AuthenticBlock {
         let records = self
             .file
             .open_chunk(chunk, &ciphertext, &self.records_key)
-            .map_err(|p| match p {
-                OpenProblem::Decrypt => {
-                    reject(format!("chunk {chunk} fails authenticated decryption"))
-                }
-                OpenProblem::Decompress(e) => {
-                    reject(format!("chunk {chunk} does not decompress ({e})"))
-                }
-            })?;
+            .map_err(|p| reject(format!("chunk {chunk}: {p}")))?;
         let size = usize::from(self.file.header.record_size);
-        if records.len() != size * self.file.header.units_in_chunk(chunk) as usize {
-            return Err(reject(format!(
-                "chunk {chunk} holds the wrong number of records"
-            )));
-        }
         let leaves = crate::block::build::leaf_hashes(&records, size);
         if merkle::root_from_hashes(&leaves) != entry.subtree_root {
             return Err(reject(format!(

@@ -24,6 +24,10 @@ pub struct BlockSpec {
     pub block: u32,
     /// Unit price in cents.
     pub price_cents: u32,
+    /// Units in the block: the game's `block_units()` for a production
+    /// block; fewer make a test-size block, which `verify` refuses unless
+    /// its options allow test sizes (docs/FORMAT.md §Test-size blocks).
+    pub units: u32,
 }
 
 impl BlockSpec {
@@ -115,8 +119,15 @@ pub fn build(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<BuiltBlock, Error> {
     let game = spec.game;
-    let lot_table = game.lot_table(spec.price_cents)?;
-    let unit_count = game.block_units();
+    let unit_count = spec.units;
+    if unit_count == 0 || unit_count > game.block_units() {
+        return Err(Error::BlockUnits {
+            game: game.slug(),
+            units: unit_count,
+            max: game.block_units(),
+        });
+    }
+    let lot_table = game.lot_table_for(spec.price_cents, unit_count)?;
     let lots = lot_order(seed, &lot_table, unit_count);
     let record_size = record::record_size(game);
     let chunk_count = unit_count.div_ceil(CHUNK_UNITS);

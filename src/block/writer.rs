@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use ed25519_dalek::SigningKey;
 use sha2::{Digest, Sha256};
 
-use super::build::BuiltBlock;
+use super::build::{self, BlockSpec, BuiltBlock};
 use super::{Header, IndexEntry, CHUNK_UNITS, SEAL_LEN};
 use crate::derive;
 use crate::error::Error;
@@ -107,4 +107,19 @@ pub fn write(
         header,
         file_sha256: hasher.finalize().into(),
     })
+}
+
+/// Makes the block `spec` from `seed` and writes it to `path`, encrypted
+/// with `records_key` and sealed with `signer`, outside any emission: how
+/// tests make test-size blocks (`spec.units` below the game's block size,
+/// docs/FORMAT.md §Test-size blocks) and vectors with their own keys.
+pub fn make_block(
+    spec: BlockSpec,
+    seed: &[u8; 32],
+    records_key: &[u8; 32],
+    signer: &SigningKey,
+    path: &Path,
+) -> Result<WrittenBlock, Error> {
+    let built = build::build(spec, seed, Some(records_key), &|_| {})?;
+    write(&built, records_key, signer, path)
 }

@@ -102,6 +102,21 @@ impl Game {
         .ok_or_else(|| self.unsupported_price(cents_to_euros(price_cents).to_string()))
     }
 
+    /// The lot table of a block of `units` units at `price_cents`: the
+    /// regulation's for a full block; for a smaller (test-size) block each
+    /// tier's count × `units` / `block_units()`, rounded down (docs/GAMES.md).
+    pub fn lot_table_for(self, price_cents: u32, units: u32) -> Result<LotTable, Error> {
+        let mut table = self.lot_table(price_cents)?;
+        let full = u64::from(self.block_units());
+        if u64::from(units) != full {
+            for tier in &mut table.tiers {
+                let scaled = u64::from(tier.count) * u64::from(units) / full;
+                tier.count = u32::try_from(scaled).unwrap_or(u32::MAX);
+            }
+        }
+        Ok(table)
+    }
+
     /// The error for a price (as given) this game is not sold at.
     pub fn unsupported_price(self, price: String) -> Error {
         Error::UnsupportedPrice {

@@ -1,6 +1,9 @@
 //! The block format's parsers on hostile input: any bytes give a header or
 //! a named problem, never a panic; what is written parses back unchanged.
 
+use std::sync::OnceLock;
+
+use crate::common::Fixture;
 use proptest::prelude::*;
 use ticket_issuer::block::reader::BlockFile;
 use ticket_issuer::block::{Header, HeaderProblem, IndexEntry, CHUNK_UNITS, FORMAT_VERSION, MAGIC};
@@ -78,13 +81,79 @@ fn params_other_than_the_games_make_the_header_unreadable() {
     }
 }
 
+/// A valid test-size block (two chunks, the last partial), made once.
+fn small_block() -> &'static (Fixture, Vec<u8>) {
+    static BLOCK: OnceLock<(Fixture, Vec<u8>)> = OnceLock::new();
+    BLOCK.get_or_init(|| {
+        let fx = Fixture::new();
+        let path = fx.test_block_of(1, 100, CHUNK_UNITS + 500);
+        let report = fx.verify(&path, true);
+        assert!(report.ok && report.complete, "{:#?}", report.failures);
+        let bytes = std::fs::read(&path).unwrap();
+        (fx, bytes)
+    })
+}
+
+/// [start, end) of header, index, chunks and seal in a valid block file.
+fn regions(bytes: &[u8]) -> [(usize, usize); 4] {
+    let h = Header::parse(bytes).unwrap();
+    let index = h.encoded_len();
+    let chunks = index + 80 * h.chunk_count as usize;
+    let seal = h.seal_offset as usize;
+    [
+        (0, index),
+        (index, chunks),
+        (chunks, seal),
+        (seal, seal + 64),
+    ]
+}
+
+proptest! {
+    // Each case verifies a 4,596-unit block with its key (a few ms).
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// A valid (test-size) block changed anywhere — a bit flipped, cut
+    /// short, bytes inserted, in the header, the index, a chunk or the seal —
+    /// is never read as valid: verify (with the key) errors cleanly or
+    /// reports a failure, and never panics.
+    #[test]
+    fn a_changed_block_file_is_never_passed(
+        region in 0usize..4,
+        at in any::<prop::sample::Index>(),
+        mutation in 0usize..3,
+        bit in 0u8..8,
+        inserted in proptest::collection::vec(any::<u8>(), 1..40),
+    ) {
+        let (fx, bytes) = small_block();
+        let regions = regions(bytes);
+        let (start, end) = regions[region];
+        let i = start + at.index(end - start);
+        let mut changed = bytes.clone();
+        let what = match mutation {
+            0 => {
+                changed[i] ^= 1 << bit;
+                format!("bit {bit} of byte {i} flipped")
+            }
+            1 => {
+                changed.truncate(i);
+                format!("cut to {i} bytes")
+            }
+            _ => {
+                changed.splice(i..i, inserted.iter().copied());
+                format!("{} bytes inserted at {i}", inserted.len())
+            }
+        };
+        let path = fx.dir.path().join("changed.tkb");
+        std::fs::write(&path, &changed).unwrap();
+        if let Ok(report) = fx.try_verify(&path, true) {
+            prop_assert!(!report.ok, "{} passed verification", what);
+            prop_assert!(!report.failures.is_empty(), "{}", what);
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
-
-    #[test]
-    fn any_bytes_give_a_header_or_a_problem(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
-        let _ = Header::parse(&bytes);
-    }
 
     /// One changed byte of a valid header: either it still parses (a field
     /// the seal then catches) or it is named; never a panic.
@@ -93,8 +162,8 @@ proptest! {
         let mut bytes = sample_header().encode();
         bytes[at] = value;
         if let Ok(h) = Header::parse(&bytes) {
-            prop_assert_eq!(h.unit_count, 450_000);
-            prop_assert_eq!(h.chunk_count, 110);
+            prop_assert!(h.unit_count >= 1 && h.unit_count <= 450_000);
+            prop_assert_eq!(h.chunk_count, h.unit_count.div_ceil(h.chunk_units));
         }
     }
 

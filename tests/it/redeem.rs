@@ -10,8 +10,6 @@
 //! transcription of RFC 9162 §2.1.3.2 that does not call the crate's own
 //! Merkle code.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
@@ -20,7 +18,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::{issuer, valid_id, Run, GENERATE_ONE_BLOCK, ISSUER};
+use crate::common;
+use crate::common::{issuer, shared_block, valid_id, Run, ISSUER};
 use rusqlite::Connection;
 use serde::Deserialize;
 use serde_json::Value;
@@ -59,20 +58,16 @@ struct Fixture {
     merkle_root: String,
 }
 
-/// Generates the block and exports it, once per test run. The folder is
-/// named after this process, and folders of finished runs are removed, so
-/// concurrent runs don't share one and at most one stale folder remains.
+/// The shared 1 € block's store and its export, once per test run. The
+/// store is only read: tests that redeem work on `fresh_store` copies.
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let store = common::fixture_dir("redeem-fixture");
-        let generated = issuer(&store, &GENERATE_ONE_BLOCK);
-        assert_eq!(generated.code, 0, "generate failed: {}", generated.stderr);
-        let report = json_of(&generated);
-        let merkle_root = report["blocks"][0]["merkle_root"]
-            .as_str()
-            .expect("generate --json prints blocks[0].merkle_root")
-            .to_string();
+        let shared = shared_block(100);
+        let header = ticket_issuer::block::reader::BlockFile::open(&shared.path)
+            .expect("the shared block opens")
+            .header;
+        let store = shared.store_dir.clone();
         let units = export_units(&store);
         assert_eq!(units.len(), BLOCK_UNITS as usize);
         for (i, u) in units.iter().enumerate() {
@@ -81,7 +76,7 @@ fn fixture() -> &'static Fixture {
         Fixture {
             store,
             units,
-            merkle_root,
+            merkle_root: hex::encode(header.merkle_root),
         }
     })
 }
@@ -987,14 +982,27 @@ fn sigkill_in_the_middle_of_redemptions_leaves_a_sound_ledger() {
         recorded = now;
     }
 
-    // Rerunning every ID: the recorded ones are refused, the rest pay.
+    // Rerunning every ID (through the library: the kills above are what
+    // needs processes): the recorded ones are refused, the rest pay.
+    let issuer_store = ticket_issuer::store::Store::new(s);
+    let secrets = issuer_store.secrets().expect("secrets");
+    let public_key = issuer_store.public_key().expect("public key");
+    let keys = ticket_issuer::redeem::RedeemKeys {
+        public_key: &public_key,
+        access: ticket_issuer::records_key::KeyAccess {
+            secrets: Some(&secrets),
+            file: None,
+        },
+    };
     for u in &ids {
-        let run = redeem(s, &u.id);
-        if recorded.contains(&u.index) {
-            assert_eq!(run.code, 1, "{}: {}", u.id, run.stderr);
-            assert!(run.stderr.contains("already redeemed"), "{}", run.stderr);
-        } else {
-            assert_eq!(run.code, 0, "{}: {}", u.id, run.stderr);
+        let id = u.id.parse().expect("a valid ID");
+        let outcome = ticket_issuer::redeem::redeem(&issuer_store, &keys, &id, false);
+        match outcome {
+            Err(ticket_issuer::Error::AlreadyRedeemed { .. }) => {
+                assert!(recorded.contains(&u.index), "{} was not recorded", u.id)
+            }
+            Ok(_) => assert!(!recorded.contains(&u.index), "{} paid twice", u.id),
+            Err(other) => panic!("{}: {other}", u.id),
         }
     }
     let all = assert_ledger_sound(s, &ids);

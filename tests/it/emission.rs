@@ -8,14 +8,12 @@
 //! makes few blocks and shares them between its assertions by copying the
 //! store.
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{issuer, Run, ISSUER};
+use crate::common::{issuer, Run, ISSUER};
 use serde_json::Value;
 use tempfile::TempDir;
 use ticket_issuer::derive;

@@ -5,13 +5,12 @@
 //! messages that never echo unbounded input. One generated block serves
 //! the whole file; tests that change a store work on a copy.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use common::{issuer, valid_id, Run, GENERATE_ONE_BLOCK};
+use crate::common;
+use crate::common::{issuer, valid_id, Run, GENERATE_ONE_BLOCK};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -32,7 +31,7 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let store = common::fixture_dir("contract-fixture");
+        let store = common::process_dir("contract-fixture-");
         // GENERATE_ONE_BLOCK's command with the short flags -j (jobs) and
         // -q (quiet).
         let args = [&GENERATE_ONE_BLOCK[..9], &["-j", "2", "-q", "--json"]].concat();

@@ -6,15 +6,13 @@
 //! A block takes about a second to make, so one store with block 1 of
 //! emission 1 is made once and copied (`cp -a`, modes kept) per test.
 
-mod common;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::{issuer, Run, ISSUER};
+use crate::common::{issuer, Run, ISSUER};
 use tempfile::TempDir;
 use ticket_issuer::emission::{BlockChoice, Emission, Reveal};
 use ticket_issuer::fsutil;

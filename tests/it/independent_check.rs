@@ -8,16 +8,15 @@
 //! randomness and derivation vectors are checked against OpenSSL and the
 //! library.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use common::GENERATE_ONE_BLOCK;
+use crate::common::{copy_tree, process_dir, shared_block};
 use serde_json::Value;
 use tempfile::TempDir;
 use ticket_issuer::block::build::{lot_order, records};
+use ticket_issuer::block::reader::BlockFile;
 use ticket_issuer::cipher::ChunkPlace;
 use ticket_issuer::derive;
 use ticket_issuer::game::Game;
@@ -56,37 +55,21 @@ fn json(out: &Output) -> Value {
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
-/// The shared block's folder: one per test process, since a static is never
-/// dropped; folders of processes that have ended are removed first.
-fn shared_dir() -> PathBuf {
-    const PREFIX: &str = "independent_check-";
-    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    for entry in std::fs::read_dir(tmp).unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if let Some(pid) = name.strip_prefix(PREFIX) {
-            if !Path::new("/proc").join(pid).exists() {
-                let _ = std::fs::remove_dir_all(entry.path());
-            }
-        }
-    }
-    let dir = tmp.join(format!("{PREFIX}{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn made() -> &'static Made {
     static MADE: OnceLock<Made> = OnceLock::new();
     MADE.get_or_init(|| {
-        let dir = shared_dir();
+        let dir = process_dir("independent_check-");
         let store = dir.join("store");
         let issuer = || {
             let mut c = Command::new(ISSUER);
             c.arg("--store").arg(&store).current_dir(&dir);
             c
         };
-        let generated = json(&run(issuer().args(GENERATE_ONE_BLOCK)));
-        let block = &generated["blocks"][0];
+        // A copy of the shared block's store: closing and revealing change it.
+        let shared = shared_block(100);
+        copy_tree(&shared.store_dir, &store);
+        let block = store.join(shared.path.strip_prefix(&shared.store_dir).unwrap());
+        let header = BlockFile::open(&block).unwrap().header;
         let records_key = dir.join("records-key.json");
         run(issuer()
             .args(["keys", "export-records-key", "--emission", "1", "--out"])
@@ -94,10 +77,10 @@ fn made() -> &'static Made {
         run(issuer().args(["close", "--emission", "1"]));
         let reveal = json(&run(issuer().args(["reveal", "--emission", "1"])));
         Made {
-            block: dir.join(block["path"].as_str().unwrap()),
+            block,
             public_key: store.join("keys/issuer.pub.pem"),
             records_key,
-            merkle_root: block["merkle_root"].as_str().unwrap().to_string(),
+            merkle_root: hex::encode(header.merkle_root),
             seed: reveal["blocks"][0]["seed"].as_str().unwrap().to_string(),
             dir,
         }
@@ -586,5 +569,52 @@ fn documented_vectors_hold() {
     in_doc(
         "00000000 ba8caf020f 09 64000000 | 08 08 00 00 | 010004 030001 030100 010301 \
          020304 030300 040403 050500 070704 | 0305 0702 0602 0003",
+    );
+}
+
+/// The checker, like the issuer, refuses a chunk of two zstd frames (the
+/// two-frames vector: zstd alone would decompress it to the right records).
+#[test]
+fn python_checker_refuses_a_chunk_of_two_zstd_frames() {
+    let vector = std::fs::read(format!("{ROOT}/fixtures/vectors/two-frames.vec")).unwrap();
+    let keys = std::fs::read_to_string(format!("{ROOT}/fixtures/vectors/keys.txt")).unwrap();
+    let key = |name: &str| {
+        let line = keys
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}: ")));
+        hex::decode(line.unwrap()).unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let body = vector.windows(2).position(|w| w == b"\n\n").unwrap() + 2;
+    let block = dir.path().join("two-frames.tkb");
+    std::fs::write(&block, &vector[body..]).unwrap();
+    let public =
+        ed25519_dalek::VerifyingKey::from_bytes(&key("public-key").try_into().unwrap()).unwrap();
+    let public_pem = dir.path().join("pub.pem");
+    std::fs::write(&public_pem, ticket_issuer::seal::public_pem(&public)).unwrap();
+    let records_key = dir.path().join("records-key.json");
+    let file = ticket_issuer::records_key::RecordsKeyFile {
+        kind: ticket_issuer::records_key::KIND.into(),
+        game: "ile-au-tresor".into(),
+        emission: 1,
+        block: Some(1),
+        key: key("records-key").try_into().unwrap(),
+    };
+    std::fs::write(&records_key, serde_json::to_vec(&file).unwrap()).unwrap();
+    let out = Command::new("python3")
+        .arg(format!("{ROOT}/tests/independent/check_block.py"))
+        .arg(&block)
+        .arg("--public-key")
+        .arg(&public_pem)
+        .arg("--records-key")
+        .arg(&records_key)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_ne!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("chunk 0: not a zstd frame (the chunk is not exactly one zstd frame)"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }

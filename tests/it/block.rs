@@ -2,15 +2,13 @@
 //! independent reading of article 4.5, determinism against golden vectors,
 //! and every tampering caught with the matching failure.
 
-mod common;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-use std::collections::{BTreeMap, HashSet};
-use std::path::Path;
-
-use common::{article_4_5, Fixture};
+use crate::common::{
+    article_4_5, failure_kind_names, shared_block, Fixture, SharedBlock, TEST_UNITS,
+};
 use rust_decimal::Decimal;
 use sha2::{Digest, Sha256};
-use ticket_issuer::block::authentic::AuthenticBlock;
 use ticket_issuer::block::build::{self, BlockSpec};
 use ticket_issuer::block::reader::BlockFile;
 use ticket_issuer::block::{IndexEntry, INDEX_ENTRY_LEN};
@@ -107,22 +105,9 @@ fn play_exported(unit: &serde_json::Value) -> Result<Option<String>, String> {
 
 /// Exports a block and checks all 450,000 lines independently of the
 /// library's rules; returns the lot counts.
-fn check_export(
-    fx: &Fixture,
-    path: &Path,
-    block_number: u32,
-    column: usize,
-) -> BTreeMap<String, u64> {
-    let block = AuthenticBlock::open(
-        path,
-        &fx.trusted,
-        KeyAccess {
-            secrets: Some(&fx.secrets),
-            file: None,
-        },
-        "export",
-    )
-    .unwrap();
+fn check_export(fx: &SharedBlock, column: usize) -> BTreeMap<String, u64> {
+    let (path, block_number) = (&fx.path, 1);
+    let block = fx.authentic(path).unwrap();
     let mut out = Vec::new();
     assert_eq!(export_jsonl(&block, &mut out).unwrap(), 450_000);
     let amounts: BTreeMap<&str, Decimal> = ARTICLE_4_5_TEXT
@@ -166,17 +151,15 @@ fn check_export(
 
 #[test]
 fn a_block_of_each_price_holds_exactly_the_regulation_table() {
-    let fx = Fixture::new();
-    for (column, (block, price, total)) in
-        [(1, 50, "157500"), (2, 100, "315000"), (3, 200, "630000")]
-            .into_iter()
-            .enumerate()
+    for (column, (price, total)) in [(50, "157500"), (100, "315000"), (200, "630000")]
+        .into_iter()
+        .enumerate()
     {
-        let path = fx.block(block, price);
-        let report = fx.verify(&path, true);
+        let fx = shared_block(price);
+        let report = fx.verify(&fx.path, true);
         assert!(report.ok && report.complete, "{:#?}", report.failures);
         assert_eq!(report.summary.units, 450_000);
-        let counts = check_export(&fx, &path, block, column);
+        let counts = check_export(fx, column);
         for ((lot, _), n) in ARTICLE_4_5_TEXT.iter().zip(ARTICLE_3_COUNTS) {
             assert_eq!(counts.get(*lot), Some(&n), "{lot} at {price} cents");
         }
@@ -223,10 +206,10 @@ fn generation_is_deterministic_and_matches_the_golden_vectors() {
             emission: 1,
             block: 1,
             price_cents: price,
+            units: 450_000,
         };
+        // One build per price: the golden root is what proves determinism.
         let a = build::build(spec, &seed, None, &|_| {}).unwrap();
-        let b = build::build(spec, &seed, None, &|_| {}).unwrap();
-        assert_eq!(a.merkle_root, b.merkle_root);
         let table = game.lot_table(price).unwrap();
         let lots = build::lot_order(&seed, &table, 450_000);
         let first = build::records(game, &seed, &table, &lots, 0, 1000);
@@ -253,12 +236,12 @@ fn generation_is_deterministic_and_matches_the_golden_vectors() {
 /// Two stores with the same keys write bit-identical block files.
 #[test]
 fn the_same_keys_write_identical_files() {
-    let a = Fixture::new();
+    let a = shared_block(100);
     let b = tempfile::tempdir().unwrap();
     let store_b = ticket_issuer::store::Store::new(b.path().join("store"));
-    copy_dir(&a.store.root().join("keys"), &store_b.root().join("keys"));
+    copy_dir(&a.store_dir.join("keys"), &store_b.root().join("keys"));
     let secrets_b = store_b.secrets().unwrap();
-    let pa = a.block(1, 100);
+    let pa = &a.path;
     let made = ticket_issuer::emission::Emission::new(&store_b, Game::IleAuTresor, 1)
         .generate(
             &secrets_b,
@@ -268,7 +251,7 @@ fn the_same_keys_write_identical_files() {
         )
         .unwrap();
     assert_eq!(
-        std::fs::read(&pa).unwrap(),
+        std::fs::read(pa).unwrap(),
         std::fs::read(&made[0].summary.path).unwrap()
     );
 }
@@ -327,10 +310,11 @@ fn mutate(bytes: &mut Vec<u8>, block: &BlockFile, mutation: &str) {
 /// for a file that can't be read at all.
 #[test]
 fn every_tampering_is_caught_with_the_matching_failure() {
-    let fx = Fixture::new();
-    let original = fx.block(1, 100);
-    let block = BlockFile::open(&original).unwrap();
-    let pristine = std::fs::read(&original).unwrap();
+    let fx = shared_block(100);
+    let dir = tempfile::tempdir().unwrap();
+    let original = &fx.path;
+    let block = BlockFile::open(original).unwrap();
+    let pristine = std::fs::read(original).unwrap();
     let cases = std::fs::read_to_string(format!(
         "{}/fixtures/tamper/cases.txt",
         env!("CARGO_MANIFEST_DIR")
@@ -348,7 +332,7 @@ fn every_tampering_is_caught_with_the_matching_failure() {
         };
         let mut bytes = pristine.clone();
         mutate(&mut bytes, &block, mutation);
-        let path = fx.dir.path().join(format!("{name}.tkb"));
+        let path = dir.path().join(format!("{name}.tkb"));
         std::fs::write(&path, &bytes).unwrap();
         match expect.strip_prefix("error:") {
             Some(message) => {
@@ -357,19 +341,7 @@ fn every_tampering_is_caught_with_the_matching_failure() {
             }
             None => {
                 let report = fx.verify(&path, true);
-                let mut kinds: Vec<String> = report
-                    .failures
-                    .iter()
-                    .map(|f| {
-                        serde_json::to_value(f.kind)
-                            .unwrap()
-                            .as_str()
-                            .unwrap()
-                            .to_string()
-                    })
-                    .collect();
-                kinds.sort();
-                kinds.dedup();
+                let kinds = failure_kind_names(&report);
                 let mut wanted: Vec<&str> = expect.split(',').map(str::trim).collect();
                 wanted.sort();
                 assert!(!report.ok, "{name}");
@@ -388,32 +360,25 @@ fn every_tampering_is_caught_with_the_matching_failure() {
 /// looks random to a compressor.
 #[test]
 fn a_block_file_reveals_no_record() {
-    let fx = Fixture::new();
-    let path = fx.block(1, 100);
-    let file = std::fs::read(&path).unwrap();
-    let block = AuthenticBlock::open(
-        &path,
-        &fx.trusted,
-        KeyAccess {
-            secrets: Some(&fx.secrets),
-            file: None,
-        },
-        "test",
-    )
-    .unwrap();
+    let fx = shared_block(100);
+    let path = &fx.path;
+    let file = std::fs::read(path).unwrap();
+    let block = fx.authentic(path).unwrap();
+    // Every probe in one set, then one pass over the file: linear, where
+    // a search per probe would compare billions of windows.
+    let mut probes: HashMap<[u8; 16], u32> = HashMap::new();
     for chunk in 0..block.file.header.chunk_count {
         let records = block.chunk_records(chunk).unwrap().records;
-        for probe in [
-            &records[..16],
-            &records[53..69],
-            &zstd::bulk::compress(&records, 3).unwrap()[..16],
-        ] {
-            assert!(
-                !file.windows(16).any(|w| w == probe),
-                "chunk {chunk}: plaintext found"
-            );
+        let compressed = zstd::bulk::compress(&records, 3).unwrap();
+        for probe in [&records[..16], &records[53..69], &compressed[..16]] {
+            probes.insert(probe.try_into().unwrap(), chunk);
         }
     }
+    let found: Vec<u32> = file
+        .windows(16)
+        .filter_map(|w| probes.get(w).copied())
+        .collect();
+    assert!(found.is_empty(), "plaintext of chunks {found:?} found");
     assert!(
         zstd::decode_all(&file[..]).is_err(),
         "the file must not be a zstd stream"
@@ -429,9 +394,9 @@ fn a_block_file_reveals_no_record() {
 
 #[test]
 fn verify_without_a_key_checks_structure_and_says_what_it_did_not_check() {
-    let fx = Fixture::new();
-    let path = fx.block(1, 100);
-    let report = fx.verify(&path, false);
+    let fx = shared_block(100);
+    let path = &fx.path;
+    let report = fx.verify(path, false);
     assert!(report.ok && !report.complete);
     let status = |name: &str| {
         report
@@ -460,7 +425,7 @@ fn verify_without_a_key_checks_structure_and_says_what_it_did_not_check() {
     ] {
         assert_eq!(status(not_done), Status::NotDone, "{not_done}");
     }
-    let with_key = fx.verify(&path, true);
+    let with_key = fx.verify(path, true);
     assert!(with_key.ok && with_key.complete);
 }
 
@@ -503,8 +468,8 @@ fn kinds(report: &ticket_issuer::verify::BlockReport) -> HashSet<FailureKind> {
 #[test]
 fn swapped_or_foreign_chunks_are_caught_with_and_without_the_key() {
     let fx = Fixture::new();
-    let a = fx.block(1, 100);
-    let b = fx.block(2, 100);
+    let a = fx.test_block(1, 100);
+    let b = fx.test_block(2, 100);
     let block_a = BlockFile::open(&a).unwrap();
     let bytes_a = std::fs::read(&a).unwrap();
     let ct = |block: &BlockFile, n: u32| block.read_ciphertext(n).unwrap();
@@ -535,8 +500,7 @@ fn swapped_or_foreign_chunks_are_caught_with_and_without_the_key() {
 fn a_records_key_of_another_block_or_a_wrong_key_file_is_refused() {
     use ticket_issuer::records_key::RecordsKeyFile;
     let fx = Fixture::new();
-    let a = fx.block(1, 100);
-    fx.block(2, 100);
+    let a = fx.test_block(1, 100);
     let block_a = BlockFile::open(&a).unwrap();
     let check = |file: RecordsKeyFile| {
         let p = fx.dir.path().join("key.json");
@@ -635,4 +599,73 @@ fn lot_positions_are_uniform() {
     // 108 degrees of freedom, P(chi2 > 157.0) ≈ 0.001.
     let chi2 = chi_square(&per_chunk, expected);
     assert!(chi2 < 157.0, "chi2 {chi2}");
+}
+
+/// A test-size block is a block in every respect but its size: with test
+/// sizes allowed it passes every check against the scaled lot table;
+/// without, verify fails it as `block_size` and nothing else, and the
+/// production paths (export, redeem) refuse to open it.
+#[test]
+fn a_test_size_block_is_refused_unless_test_sizes_are_allowed() {
+    use ticket_issuer::verify::{verify_block, VerifyOptions};
+    let fx = Fixture::new();
+    let path = fx.test_block(1, 100);
+    let allowed = fx.verify(&path, true);
+    assert!(allowed.ok && allowed.complete, "{:#?}", allowed.failures);
+    assert_eq!(allowed.summary.units, TEST_UNITS);
+    let opts = VerifyOptions::new(
+        &fx.trusted,
+        KeyAccess {
+            secrets: Some(&fx.secrets),
+            file: None,
+        },
+    );
+    let refused = verify_block(&path, &opts).unwrap();
+    assert!(!refused.ok);
+    assert_eq!(kinds(&refused), HashSet::from([FailureKind::BlockSize]));
+    let opened = fx.authentic(&path);
+    match opened {
+        Err(ticket_issuer::Error::BlockRejected { reason, .. }) => {
+            assert!(reason.contains("test-size block"), "{reason}")
+        }
+        Err(other) => panic!("{other}"),
+        Ok(_) => panic!("a test-size block was opened for export"),
+    }
+}
+
+/// The scaled lot table: each tier's count × units / 450,000, rounded down,
+/// amounts unchanged; a full block's table is the regulation's.
+#[test]
+fn a_test_size_lot_table_is_the_regulation_scaled_down() {
+    let game = Game::IleAuTresor;
+    let full = game.lot_table(100).unwrap();
+    assert_eq!(game.lot_table_for(100, 450_000).unwrap(), full);
+    let small = game.lot_table_for(100, TEST_UNITS).unwrap();
+    let counts: Vec<u32> = small.tiers.iter().map(|t| t.count).collect();
+    assert_eq!(counts, [0, 0, 2, 20, 10, 40, 531, 776, 1062]);
+    for (s, f) in small.tiers.iter().zip(&full.tiers) {
+        assert_eq!((s.code, s.amount_cents), (f.code, f.amount_cents));
+    }
+}
+
+/// A block of no units, or of more than the game's size, is not made.
+#[test]
+fn a_block_size_out_of_bounds_is_refused() {
+    let seed = [7u8; 32];
+    for units in [0, 450_001] {
+        let spec = BlockSpec {
+            game: Game::IleAuTresor,
+            emission: 1,
+            block: 1,
+            price_cents: 100,
+            units,
+        };
+        match build::build(spec, &seed, None, &|_| {}) {
+            Err(ticket_issuer::Error::BlockUnits { units: u, max, .. }) => {
+                assert_eq!((u, max), (units, 450_000))
+            }
+            Err(other) => panic!("{units}: {other}"),
+            Ok(_) => panic!("a block of {units} units was made"),
+        }
+    }
 }

@@ -1,0 +1,329 @@
+//! Shared test helpers: the full-size blocks made once per run and shared,
+//! temporary stores and test-size blocks, the binary runner, and an
+//! independent reading of article 4.5.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use ed25519_dalek::VerifyingKey;
+use tempfile::TempDir;
+use ticket_issuer::block::authentic::AuthenticBlock;
+use ticket_issuer::block::build::BlockSpec;
+use ticket_issuer::block::writer;
+use ticket_issuer::emission::{BlockChoice, Emission};
+use ticket_issuer::game::Game;
+use ticket_issuer::records_key::KeyAccess;
+use ticket_issuer::store::{Secrets, Store};
+use ticket_issuer::verify::{verify_block, BlockReport, VerifyOptions};
+
+/// A store's keys, and what tests do with them.
+pub struct StoreKeys {
+    pub secrets: Secrets,
+    pub trusted: VerifyingKey,
+}
+
+impl StoreKeys {
+    fn of(store: &Store) -> StoreKeys {
+        StoreKeys {
+            secrets: store.secrets().unwrap(),
+            trusted: store.public_key().unwrap(),
+        }
+    }
+
+    /// Verifies `path` with the public key, and the secrets if
+    /// `with_secrets`; test sizes are allowed.
+    pub fn try_verify(
+        &self,
+        path: &Path,
+        with_secrets: bool,
+    ) -> Result<BlockReport, ticket_issuer::Error> {
+        verify_block(
+            path,
+            &VerifyOptions {
+                allow_test_sizes: true,
+                ..VerifyOptions::new(&self.trusted, self.access(with_secrets))
+            },
+        )
+    }
+
+    /// `try_verify`, which must read the file.
+    pub fn verify(&self, path: &Path, with_secrets: bool) -> BlockReport {
+        self.try_verify(path, with_secrets).unwrap()
+    }
+
+    /// The secrets as key access, if `with_secrets`.
+    pub fn access(&self, with_secrets: bool) -> KeyAccess<'_> {
+        KeyAccess {
+            secrets: with_secrets.then_some(&self.secrets),
+            file: None,
+        }
+    }
+
+    /// Opens `path` for export with these keys.
+    pub fn authentic(&self, path: &Path) -> Result<AuthenticBlock, ticket_issuer::Error> {
+        AuthenticBlock::open(path, &self.trusted, self.access(true), "export")
+    }
+}
+
+/// A temporary store's keys, for test-size blocks (`test_block`) and
+/// files made in its temp dir.
+pub struct Fixture {
+    pub dir: TempDir,
+    keys: StoreKeys,
+}
+
+impl std::ops::Deref for Fixture {
+    type Target = StoreKeys;
+    fn deref(&self) -> &StoreKeys {
+        &self.keys
+    }
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path().join("store"));
+        store.keygen().unwrap();
+        Fixture {
+            keys: StoreKeys::of(&store),
+            dir,
+        }
+    }
+
+    /// Writes a test-size block (`TEST_UNITS` units) of emission 1 with this
+    /// store's keys, outside any emission folder.
+    pub fn test_block(&self, block: u32, price_cents: u32) -> PathBuf {
+        self.test_block_of(block, price_cents, TEST_UNITS)
+    }
+
+    /// `test_block` with `units` units.
+    pub fn test_block_of(&self, block: u32, price_cents: u32, units: u32) -> PathBuf {
+        let game = Game::IleAuTresor;
+        let spec = BlockSpec {
+            game,
+            emission: 1,
+            block,
+            price_cents,
+            units,
+        };
+        let path = self.dir.path().join(format!("test-block-{block}.tkb"));
+        writer::make_block(
+            spec,
+            &self.secrets.block_seed(game, 1, block),
+            &self.secrets.block_records_key(game, 1, block),
+            &self.secrets.signing,
+            &path,
+        )
+        .unwrap();
+        path
+    }
+}
+
+/// Counts of each content among four uncovered chests → the lot name under
+/// an independent reading of article 4.5 (`Err` for an illegal set).
+pub fn article_4_5(uncovered: &[&str]) -> Result<Option<String>, String> {
+    let count = |c: &str| uncovered.iter().filter(|u| **u == c).count();
+    let mut wins = Vec::new();
+    for symbol in ["chandelier", "singe", "saphir", "tete_de_mort"] {
+        let n = count(symbol);
+        let min = if symbol == "chandelier" { 1 } else { 2 };
+        if n == 4 {
+            return Err(format!("four {symbol}"));
+        }
+        if n >= min {
+            wins.push(format!("{symbol}-{n}"));
+        }
+    }
+    match wins.len() {
+        0 => Ok(None),
+        1 => Ok(wins.pop()),
+        _ => Err(format!("several winning groups {wins:?}")),
+    }
+}
+
+/// The binary under test.
+pub const ISSUER: &str = env!("CARGO_BIN_EXE_issuer");
+
+/// `generate` of block 1 of emission 1 at 1 €, quiet, with a JSON report.
+pub const GENERATE_ONE_BLOCK: [&str; 11] = [
+    "generate",
+    "--game",
+    "ile-au-tresor",
+    "--emission",
+    "1",
+    "--block",
+    "1",
+    "--price",
+    "1",
+    "--quiet",
+    "--json",
+];
+
+/// A finished run of the binary.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Its stdout as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+
+    /// Asserts the exit code, showing both streams if it differs.
+    pub fn expect_code(self, code: i32) -> Run {
+        assert_eq!(
+            self.code, code,
+            "exit code; stdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+/// Runs `issuer --store STORE ARGS…` to completion.
+pub fn issuer(store: &Path, args: &[&str]) -> Run {
+    let out = Command::new(ISSUER)
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .output()
+        .expect("the issuer binary runs");
+    Run {
+        code: out.status.code().expect("exited, not killed"),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A folder under the target's tmp dir named after this test process, so a
+/// `static` fixture (never dropped) is cleaned by the next run: folders of
+/// processes that have ended are removed first.
+pub fn process_dir(prefix: &str) -> PathBuf {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    for entry in std::fs::read_dir(base).expect("target tmp dir").flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(pid) = name.strip_prefix(prefix) {
+            if !Path::new("/proc").join(pid).exists() {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    let dir = base.join(format!("{prefix}{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A store with keys and block 1 of emission 1 at one price, made once per
+/// test process and shared by every test: the full-size (450,000-unit)
+/// blocks are the expensive part of the suite. Never change it: tests that
+/// change anything work on `copy_store` or on a copy of the block file.
+pub struct SharedBlock {
+    /// The store folder.
+    pub store_dir: PathBuf,
+    /// The block file.
+    pub path: PathBuf,
+    keys: StoreKeys,
+}
+
+impl std::ops::Deref for SharedBlock {
+    type Target = StoreKeys;
+    fn deref(&self) -> &StoreKeys {
+        &self.keys
+    }
+}
+
+/// The shared block at `price_cents` (50, 100 or 200).
+pub fn shared_block(price_cents: u32) -> &'static SharedBlock {
+    static BLOCKS: [OnceLock<SharedBlock>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let slot = match price_cents {
+        50 => 0,
+        100 => 1,
+        200 => 2,
+        other => panic!("no shared block at {other} cents"),
+    };
+    BLOCKS[slot].get_or_init(|| {
+        let store_dir = process_dir(&format!("shared-{price_cents}-"));
+        let store = Store::new(&store_dir);
+        store.keygen().unwrap();
+        let keys = StoreKeys::of(&store);
+        let made = Emission::new(&store, Game::IleAuTresor, 1)
+            .generate(&keys.secrets, price_cents, BlockChoice::Number(1), &|_| {})
+            .unwrap();
+        SharedBlock {
+            path: PathBuf::from(&made[0].summary.path),
+            store_dir,
+            keys,
+        }
+    })
+}
+
+impl SharedBlock {
+    /// A private copy of the whole store (keys, emission, manifest) in a
+    /// new temp dir; returns the dir, the store and the block in it.
+    pub fn copy_store(&self) -> (TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("store");
+        copy_tree(&self.store_dir, &store);
+        let block = store.join(self.path.strip_prefix(&self.store_dir).unwrap());
+        (dir, store, block)
+    }
+}
+
+/// The failure kinds a report lists, as their JSON names, sorted, once each.
+pub fn failure_kind_names(report: &BlockReport) -> Vec<String> {
+    json_names(report.failures.iter().map(|f| f.kind))
+}
+
+/// Kinds (serialised as JSON strings) as names, sorted, once each.
+pub fn json_names<T: serde::Serialize>(kinds: impl Iterator<Item = T>) -> Vec<String> {
+    let mut names: Vec<String> = kinds
+        .map(|k| serde_json::to_value(k).unwrap().as_str().unwrap().into())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Copies a folder tree (files and folders only).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Units of the test-size blocks of the structural tests: three chunks,
+/// the last one partial, like a full block's.
+pub const TEST_UNITS: u32 = 2 * 4096 + 1000;
+
+/// A valid ID of the unit at `index` of any emission and block of `store`'s
+/// issuer, made with its master secret (also for blocks it does not hold).
+pub fn valid_id(store: &Path, emission: u32, block: u32, index: u32) -> String {
+    let seed = Store::new(store)
+        .secrets()
+        .expect("store secrets")
+        .block_seed(Game::IleAuTresor, emission, block);
+    ticket_issuer::unit_id::UnitId {
+        game: Game::IleAuTresor,
+        emission,
+        block,
+        index,
+        check_code: ticket_issuer::derive::check_code(&seed, index),
+    }
+    .to_string()
+}
