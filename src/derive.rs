@@ -31,7 +31,7 @@ pub fn sha256(data: &[u8]) -> [u8; 32] {
     Sha256::digest(data).into()
 }
 
-/// The 32-byte seed of one block: HMAC(master, "ticket-issuer/v1/block-seed/<game>/<emission>/<block>").
+/// The 32-byte seed of one block: `HMAC(master, "ticket-issuer/v1/block-seed/<game>/<emission>/<block>")`.
 pub fn block_seed(master: &[u8; 32], game: Game, emission: u32, block: u32) -> [u8; 32] {
     let label = format!(
         "{LABEL_PREFIX}block-seed/{}/{emission}/{block}",
@@ -56,7 +56,7 @@ pub fn check_code(block_seed: &[u8; 32], index: u32) -> [u8; CHECK_CODE_LEN] {
     code
 }
 
-/// The records key of a whole emission: HMAC(master, "ticket-issuer/v1/records-key/<game>/<emission>").
+/// The records key of a whole emission: `HMAC(master, "ticket-issuer/v1/records-key/<game>/<emission>")`.
 /// Each block's key derives from it, so handing it over opens every block of
 /// that emission and nothing else.
 pub fn emission_records_key(master: &[u8; 32], game: Game, emission: u32) -> [u8; 32] {
@@ -64,7 +64,7 @@ pub fn emission_records_key(master: &[u8; 32], game: Game, emission: u32) -> [u8
     hmac_sha256(master, label.as_bytes())
 }
 
-/// One block's records key: HMAC(emission records key, "ticket-issuer/v1/block-records-key/<block>").
+/// One block's records key: `HMAC(emission records key, "ticket-issuer/v1/block-records-key/<block>")`.
 pub fn block_records_key(emission_key: &[u8; 32], block: u32) -> [u8; 32] {
     let label = format!("{LABEL_PREFIX}block-records-key/{block}");
     hmac_sha256(emission_key, label.as_bytes())
@@ -80,7 +80,7 @@ pub fn records_key_id(key: &[u8; 32]) -> [u8; 32] {
 }
 
 /// The commitment an emission's manifest records to the master secret it
-/// was begun with: HMAC(master, "ticket-issuer/v1/master-commitment/<game>/<emission>").
+/// was begun with: `HMAC(master, "ticket-issuer/v1/master-commitment/<game>/<emission>")`.
 /// It reveals nothing of the secret, and lets a later `generate`, `close`
 /// or `reveal` refuse a store whose master secret was replaced.
 pub fn master_commitment(master: &[u8; 32], game: Game, emission: u32) -> [u8; 32] {

@@ -4,8 +4,15 @@
 //! The pipeline, one module per concept:
 //! [`game`] (lot tables and unit models) → [`rng`] (the reproducible stream)
 //! → [`record`] (fixed-width unit records) → [`merkle`] (RFC 9162 tree)
-//! → [`cipher`] (chunk encryption) → [`block`] (the sealed file) →
+//! → chunk encryption → [`block`] (the sealed file) →
 //! [`verify`], [`export`], [`ledger`] (redemption).
+//!
+//! A program built on the library (a redemption service, an auditor's
+//! tool) starts from the types re-exported at the root: [`Store`],
+//! [`Emission`], [`verify_block`] and [`verify_emission`], [`redeem()`],
+//! [`Ledger`], [`UnitId`], [`Game`] and [`Error`] (whose [`ErrorKind`] an
+//! edge maps to an exit code or an HTTP status). The command line is the
+//! binary's own (`src/cli/`): it parses, calls the library and prints.
 //!
 //! ```
 //! use ticket_issuer::emission::{BlockChoice, Emission};
@@ -34,20 +41,20 @@
 
 #![deny(missing_docs)]
 
+// The format and its checks: what an auditor's program builds on.
 pub mod block;
-pub mod cipher;
 pub mod derive;
-pub mod error;
-pub mod fsutil;
-pub mod game;
 pub mod merkle;
 pub mod record;
 pub mod rng;
 pub mod seal;
-pub mod store;
+pub mod verify;
+
+// The games.
+pub mod game;
 pub mod unit_id;
 
-pub use error::Error;
+// The issuer's store and what it does.
 pub mod audit;
 pub mod emission;
 pub mod export;
@@ -55,4 +62,33 @@ pub mod ledger;
 pub mod records_key;
 pub mod redeem;
 pub mod status;
-pub mod verify;
+pub mod store;
+
+pub mod error;
+
+// Mechanisms behind the modules above, not an interface of their own.
+pub(crate) mod cipher;
+pub(crate) mod fsutil;
+
+// The short list a service or another program starts from.
+pub use audit::{verify_emission, EmissionReport};
+pub use emission::{BlockChoice, Emission, Manifest, Reveal};
+pub use error::{Error, ErrorKind, ErrorReport};
+pub use fsutil::Output;
+pub use game::Game;
+pub use ledger::Ledger;
+pub use records_key::{KeyAccess, RecordsKeyFile};
+pub use redeem::{redeem, RedeemKeys, Redemption};
+pub use status::{store_status, StoreStatus};
+pub use store::{Secrets, Store};
+pub use unit_id::UnitId;
+pub use verify::{verify_block, BlockReport, Scope, VerifyOptions};
+
+/// Internals this project's own tests, fuzz targets and benchmarks reach
+/// into (to forge chunks, to probe size caps). Not an interface: it may
+/// change in any release.
+#[doc(hidden)]
+pub mod test_support {
+    pub use crate::cipher::{seal_chunk, ChunkPlace};
+    pub use crate::fsutil::{read_small, KEY_FILE_LIMIT};
+}

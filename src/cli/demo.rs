@@ -10,7 +10,6 @@ use ticket_issuer::block::authentic::AuthenticBlock;
 use ticket_issuer::emission::{BlockChoice, Emission};
 use ticket_issuer::error::Error;
 use ticket_issuer::export::{export_jsonl, unit_id};
-use ticket_issuer::fsutil::Output;
 use ticket_issuer::game::Game;
 use ticket_issuer::ledger::Ledger;
 use ticket_issuer::record::RecordPrefix;
@@ -18,6 +17,7 @@ use ticket_issuer::records_key::KeyAccess;
 use ticket_issuer::redeem::{redeem, RedeemKeys};
 use ticket_issuer::store::Store;
 use ticket_issuer::verify::VerifyOptions;
+use ticket_issuer::Output;
 
 /// Arguments of `demo`.
 #[derive(clap::Args, Debug)]

@@ -8,9 +8,9 @@ use clap::Subcommand;
 use super::generate::parse_game;
 use ticket_issuer::emission::Emission;
 use ticket_issuer::error::Error;
-use ticket_issuer::fsutil::Output;
 use ticket_issuer::records_key::{default_file_name, RecordsKeyFile};
 use ticket_issuer::store::Store;
+use ticket_issuer::Output;
 
 /// An emission number, and its game where several games have one.
 #[derive(clap::Args, Debug)]

@@ -8,9 +8,9 @@ use super::{print_json, KeyArgs, LoadedKeys};
 use ticket_issuer::block::authentic::AuthenticBlock;
 use ticket_issuer::error::Error;
 use ticket_issuer::export::export_jsonl;
-use ticket_issuer::fsutil::Output;
 use ticket_issuer::redeem::{redeem, RedeemKeys, Redemption};
 use ticket_issuer::store::Store;
+use ticket_issuer::Output;
 
 /// Export formats.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]

@@ -15,12 +15,12 @@ use std::time::{Duration, Instant};
 use crate::common::{issuer, Run, ISSUER};
 use tempfile::TempDir;
 use ticket_issuer::emission::{BlockChoice, Emission, Reveal};
-use ticket_issuer::fsutil;
 use ticket_issuer::game::Game;
 use ticket_issuer::ledger::Ledger;
 use ticket_issuer::records_key::RecordsKeyFile;
 use ticket_issuer::seal;
 use ticket_issuer::store::Store;
+use ticket_issuer::test_support as fsutil;
 use ticket_issuer::Error;
 
 /// A store with block 1 of emission 1 at 1 €, made once per test run.

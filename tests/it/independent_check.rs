@@ -17,10 +17,10 @@ use serde_json::Value;
 use tempfile::TempDir;
 use ticket_issuer::block::build::{lot_order, records};
 use ticket_issuer::block::reader::BlockFile;
-use ticket_issuer::cipher::ChunkPlace;
 use ticket_issuer::derive;
 use ticket_issuer::game::Game;
 use ticket_issuer::rng::Stream;
+use ticket_issuer::test_support::ChunkPlace;
 use ticket_issuer::unit_id::UnitId;
 
 const ISSUER: &str = env!("CARGO_BIN_EXE_issuer");

@@ -15,11 +15,11 @@ use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
 use ed25519_dalek::SigningKey;
 use ticket_issuer::block::build::{self, BlockSpec, BuiltBlock};
 use ticket_issuer::block::{writer, HeaderProblem, SEAL_LEN};
-use ticket_issuer::cipher::ChunkPlace;
 use ticket_issuer::derive;
 use ticket_issuer::game::Game;
 use ticket_issuer::merkle;
 use ticket_issuer::records_key::{KeyAccess, RecordsKeyFile, KIND};
+use ticket_issuer::test_support::ChunkPlace;
 use ticket_issuer::verify::{verify_block, VerifyOptions};
 
 /// Units of a vector block: one partial chunk, a few kB per file.
