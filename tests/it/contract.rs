@@ -340,9 +340,9 @@ fn refusals_under_json_print_the_error_object_with_the_exit_code_of_their_kind()
     assert_eq!(e["id"], id.as_str());
     assert_eq!(e["redeemed_at"], first["redeemed_at"]);
     assert_eq!(&e["prize"], prize);
-    // unavailable → 3: the ledger can't be opened (a folder in its place).
+    // unavailable → 3: the ledger can't be used (a damaged database file).
     let busy = fresh();
-    std::fs::create_dir(busy.path().join("ledger.sqlite")).unwrap();
+    std::fs::write(busy.path().join("ledger.sqlite"), vec![0x5a; 4096]).unwrap();
     let run = issuer(busy.path(), &["redeem", id, "--json"]);
     let e = error_object(&run, 3, "ledger_unavailable", "unavailable");
     assert!(
@@ -681,7 +681,8 @@ fn files_given_by_the_user_are_not_echoed_in_full() {
     std::fs::write(&key, text).unwrap();
     let reveal = dir.path().join("reveal.json");
     let text = format!(
-        r#"{{"kind":"{kind}","game":"ile-au-tresor","emission":1,"records_key":"","blocks":[]}}"#
+        r#"{{"kind":"{kind}","game":"ile-au-tresor","emission":1,"records_key":"{}","blocks":[]}}"#,
+        "0".repeat(64)
     );
     std::fs::write(&reveal, text).unwrap();
     let block = block_path();
