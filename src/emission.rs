@@ -178,7 +178,7 @@ impl<'s> Emission<'s> {
             <[u8; 64]>::try_from(sig.as_slice()).is_ok_and(|s| seal::verify(trusted, data, &s))
         };
         if signs(&bytes) {
-            return parse_manifest(&path, &bytes).map(Some);
+            return Manifest::parse(&path, &bytes).map(Some);
         }
         // A save interrupted between the signature and the manifest: the
         // new manifest waits in its `.next` file, which the signature signs.
@@ -187,7 +187,7 @@ impl<'s> Emission<'s> {
             Ok(next) if signs(&next) => {
                 fsutil::write_atomic(&path, &next, 0o644, true)?;
                 std::fs::remove_file(&next_path).map_err(|e| Error::io(&next_path, e))?;
-                parse_manifest(&path, &next).map(Some)
+                Manifest::parse(&path, &next).map(Some)
             }
             Ok(_) => Err(bad_signature(path, &sig_path)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -482,29 +482,33 @@ pub fn manifest_game(manifest: &Manifest, path: &Path) -> Result<Game, Error> {
     })
 }
 
-fn parse_manifest(path: &Path, bytes: &[u8]) -> Result<Manifest, Error> {
-    let manifest: Manifest = serde_json::from_slice(bytes).map_err(|e| Error::BadFile {
-        path: path.to_path_buf(),
-        reason: format!("not a manifest ({e})"),
-    })?;
-    if manifest.kind != MANIFEST_KIND || manifest.version != 1 {
-        return Err(Error::BadFile {
+impl Manifest {
+    /// Parses and checks manifest bytes (kind, version, prices) after their
+    /// signature was checked; `path` names them in messages.
+    pub fn parse(path: &Path, bytes: &[u8]) -> Result<Manifest, Error> {
+        let manifest: Manifest = serde_json::from_slice(bytes).map_err(|e| Error::BadFile {
             path: path.to_path_buf(),
-            reason: format!(
-                "kind {:?} version {} is not a manifest this issuer reads",
-                manifest.kind, manifest.version
-            ),
-        });
-    }
-    for b in &manifest.blocks {
-        if parse_price(&b.price).is_none() {
+            reason: format!("not a manifest ({e})"),
+        })?;
+        if manifest.kind != MANIFEST_KIND || manifest.version != 1 {
             return Err(Error::BadFile {
                 path: path.to_path_buf(),
-                reason: format!("block {} has an unreadable price {:?}", b.block, b.price),
+                reason: format!(
+                    "kind {:?} version {} is not a manifest this issuer reads",
+                    manifest.kind, manifest.version
+                ),
             });
         }
+        for b in &manifest.blocks {
+            if parse_price(&b.price).is_none() {
+                return Err(Error::BadFile {
+                    path: path.to_path_buf(),
+                    reason: format!("block {} has an unreadable price {:?}", b.block, b.price),
+                });
+            }
+        }
+        Ok(manifest)
     }
-    Ok(manifest)
 }
 
 /// One revealed seed.
@@ -534,8 +538,13 @@ pub struct Reveal {
 impl Reveal {
     /// Reads a reveal file.
     pub fn read(path: &Path) -> Result<Reveal, Error> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        let reveal: Reveal = serde_json::from_str(&text).map_err(|e| Error::BadFile {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        Reveal::parse(path, &bytes)
+    }
+
+    /// Parses and checks a reveal file's bytes; `path` names them in messages.
+    pub fn parse(path: &Path, bytes: &[u8]) -> Result<Reveal, Error> {
+        let reveal: Reveal = serde_json::from_slice(bytes).map_err(|e| Error::BadFile {
             path: path.to_path_buf(),
             reason: format!("not a reveal file ({e})"),
         })?;
