@@ -10,7 +10,7 @@ use std::path::Path;
 
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
-use ed25519_dalek::{SigningKey, VerifyingKey};
+use ed25519_dalek::VerifyingKey;
 use ticket_issuer::block::reader::BlockFile;
 use ticket_issuer::cipher::OpenProblem;
 use ticket_issuer::emission::{manifest_game, Manifest, Reveal};
@@ -24,8 +24,6 @@ use ticket_issuer::Error;
 
 /// The records key the block seed corpus is encrypted with.
 pub const RECORDS_KEY: [u8; 32] = [0x42; 32];
-/// The Ed25519 secret key the block seed corpus is sealed with.
-pub const SIGNING_SECRET: [u8; 32] = [0x24; 32];
 
 /// The name every input goes by in error messages.
 const INPUT: &str = "fuzz-input";
@@ -218,9 +216,4 @@ pub fn key_files(data: &[u8]) -> String {
         Err(e) => refused(&e),
     };
     format!("{records}, {private}, {public}")
-}
-
-/// The signing key of the block seed corpus.
-pub fn signing_key() -> SigningKey {
-    SigningKey::from_bytes(&SIGNING_SECRET)
 }
