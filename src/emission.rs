@@ -190,7 +190,7 @@ impl<'s> Emission<'s> {
         };
         let sig_path = self.signature_path();
         if self.signature_verifies(trusted, &bytes)? {
-            return parse_manifest(&path, &bytes).map(Some);
+            return Manifest::parse(&path, &bytes).map(Some);
         }
         Err(bad_signature(path, &sig_path))
     }
@@ -657,34 +657,38 @@ pub fn manifest_game(manifest: &Manifest, path: &Path) -> Result<Game, Error> {
     })
 }
 
-fn parse_manifest(path: &Path, bytes: &[u8]) -> Result<Manifest, Error> {
-    let manifest: Manifest = serde_json::from_slice(bytes).map_err(|e| Error::BadFile {
-        path: path.to_path_buf(),
-        reason: format!("not a manifest ({e})"),
-    })?;
-    if manifest.kind != MANIFEST_KIND || manifest.version != 1 {
-        return Err(Error::BadFile {
+impl Manifest {
+    /// Parses and checks manifest bytes (kind, version, prices) after their
+    /// signature was checked; `path` names them in messages.
+    pub fn parse(path: &Path, bytes: &[u8]) -> Result<Manifest, Error> {
+        let manifest: Manifest = serde_json::from_slice(bytes).map_err(|e| Error::BadFile {
             path: path.to_path_buf(),
-            reason: format!(
-                "kind {:?} version {} is not a manifest this issuer reads",
-                echo(&manifest.kind),
-                manifest.version
-            ),
-        });
-    }
-    for b in &manifest.blocks {
-        if parse_price(&b.price).is_none() {
+            reason: format!("not a manifest ({e})"),
+        })?;
+        if manifest.kind != MANIFEST_KIND || manifest.version != 1 {
             return Err(Error::BadFile {
                 path: path.to_path_buf(),
                 reason: format!(
-                    "block {} has an unreadable price {:?}",
-                    b.block,
-                    echo(&b.price)
+                    "kind {:?} version {} is not a manifest this issuer reads",
+                    echo(&manifest.kind),
+                    manifest.version
                 ),
             });
         }
+        for b in &manifest.blocks {
+            if parse_price(&b.price).is_none() {
+                return Err(Error::BadFile {
+                    path: path.to_path_buf(),
+                    reason: format!(
+                        "block {} has an unreadable price {:?}",
+                        b.block,
+                        echo(&b.price)
+                    ),
+                });
+            }
+        }
+        Ok(manifest)
     }
-    Ok(manifest)
 }
 
 /// One revealed seed.
@@ -716,8 +720,13 @@ pub struct Reveal {
 impl Reveal {
     /// Reads a reveal file.
     pub fn read(path: &Path) -> Result<Reveal, Error> {
-        let text = fsutil::read_small_text(path, fsutil::REVEAL_LIMIT)?;
-        let reveal: Reveal = serde_json::from_str(&text).map_err(|e| Error::BadFile {
+        let bytes = fsutil::read_small(path, fsutil::REVEAL_LIMIT)?;
+        Reveal::parse(path, &bytes)
+    }
+
+    /// Parses and checks a reveal file's bytes; `path` names them in messages.
+    pub fn parse(path: &Path, bytes: &[u8]) -> Result<Reveal, Error> {
+        let reveal: Reveal = serde_json::from_slice(bytes).map_err(|e| Error::BadFile {
             path: path.to_path_buf(),
             reason: format!("not a reveal file ({e})"),
         })?;

@@ -89,6 +89,6 @@ pub use verify::{verify_block, BlockReport, Scope, VerifyOptions};
 /// change in any release.
 #[doc(hidden)]
 pub mod test_support {
-    pub use crate::cipher::{seal_chunk, ChunkPlace};
+    pub use crate::cipher::{seal_chunk, ChunkPlace, OpenProblem};
     pub use crate::fsutil::{read_small, KEY_FILE_LIMIT};
 }

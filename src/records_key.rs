@@ -91,12 +91,17 @@ impl RecordsKeyFile {
 
     /// Reads and checks a key file.
     pub fn read(path: &Path) -> Result<RecordsKeyFile, Error> {
-        let text = fsutil::read_small_text(path, fsutil::KEY_FILE_LIMIT)?;
+        let bytes = fsutil::read_small(path, fsutil::KEY_FILE_LIMIT)?;
+        RecordsKeyFile::parse(path, &bytes)
+    }
+
+    /// Parses and checks a key file's bytes; `path` names them in messages.
+    pub fn parse(path: &Path, bytes: &[u8]) -> Result<RecordsKeyFile, Error> {
         let bad = |reason: String| Error::BadKey {
             path: path.to_path_buf(),
             reason,
         };
-        let file: RecordsKeyFile = serde_json::from_str(&text)
+        let file: RecordsKeyFile = serde_json::from_slice(bytes)
             .map_err(|e| bad(format!("not a records key file ({e})")))?;
         if file.kind != KIND {
             return Err(bad(format!(

@@ -47,7 +47,12 @@ pub fn public_pem(key: &VerifyingKey) -> String {
 /// Reads a PKCS#8 (v1 or v2) private key PEM file.
 pub fn read_private(path: &Path) -> Result<SigningKey, Error> {
     let text = fsutil::read_small_text(path, fsutil::KEY_FILE_LIMIT)?;
-    SigningKey::from_pkcs8_pem(&text).map_err(|e| Error::BadKey {
+    private_from_pem(path, &text)
+}
+
+/// Parses a PKCS#8 (v1 or v2) private key PEM; `path` names it in messages.
+pub fn private_from_pem(path: &Path, text: &str) -> Result<SigningKey, Error> {
+    SigningKey::from_pkcs8_pem(text).map_err(|e| Error::BadKey {
         path: path.to_path_buf(),
         reason: format!("not an Ed25519 PKCS#8 private key PEM ({e})"),
     })
@@ -56,7 +61,12 @@ pub fn read_private(path: &Path) -> Result<SigningKey, Error> {
 /// Reads an SPKI public key PEM file.
 pub fn read_public(path: &Path) -> Result<VerifyingKey, Error> {
     let text = fsutil::read_small_text(path, fsutil::KEY_FILE_LIMIT)?;
-    VerifyingKey::from_public_key_pem(&text).map_err(|e| Error::BadKey {
+    public_from_pem(path, &text)
+}
+
+/// Parses an SPKI public key PEM; `path` names it in messages.
+pub fn public_from_pem(path: &Path, text: &str) -> Result<VerifyingKey, Error> {
+    VerifyingKey::from_public_key_pem(text).map_err(|e| Error::BadKey {
         path: path.to_path_buf(),
         reason: format!("not an Ed25519 SPKI public key PEM ({e})"),
     })

@@ -12,10 +12,31 @@ use super::{Header, HeaderProblem, IndexEntry, FIXED_HEADER_LEN, SEAL_LEN};
 use crate::cipher::{self, ChunkPlace, OpenProblem};
 use crate::error::Error;
 
+/// Where a block's bytes come from: a file on disk, or bytes already in
+/// memory (a block received over the wire; the fuzz targets).
+enum Source {
+    File(File),
+    Memory(Vec<u8>),
+}
+
+impl Source {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        match self {
+            Source::File(file) => file.read_at(buf, offset),
+            Source::Memory(bytes) => {
+                let start = usize::try_from(offset).map_or(bytes.len(), |o| o.min(bytes.len()));
+                let n = buf.len().min(bytes.len() - start);
+                buf[..n].copy_from_slice(&bytes[start..start + n]);
+                Ok(n)
+            }
+        }
+    }
+}
+
 /// An open block file.
 pub struct BlockFile {
     path: PathBuf,
-    file: File,
+    source: Source,
     /// Length of the file as found.
     pub file_len: u64,
     /// The parsed header.
@@ -34,7 +55,7 @@ pub struct BlockFile {
 /// Reads up to `len` bytes at `offset`: fewer where the file ends first,
 /// so a corrupt length never allocates more than the file holds.
 fn read_at(
-    file: &File,
+    source: &Source,
     path: &Path,
     file_len: u64,
     offset: u64,
@@ -45,7 +66,7 @@ fn read_at(
     let mut buf = vec![0u8; len];
     let mut done = 0;
     while done < len {
-        match file.read_at(&mut buf[done..], offset + done as u64) {
+        match source.read_at(&mut buf[done..], offset + done as u64) {
             Ok(0) => break,
             Ok(n) => done += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -63,28 +84,39 @@ impl BlockFile {
     pub fn open(path: &Path) -> Result<BlockFile, Error> {
         let file = crate::fsutil::open_regular(path)?;
         let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        BlockFile::from_source(path, Source::File(file), file_len)
+    }
+
+    /// A block held in memory, read exactly as [`BlockFile::open`] reads a
+    /// file; `path` only names it in messages.
+    pub fn from_bytes(path: &Path, bytes: Vec<u8>) -> Result<BlockFile, Error> {
+        let len = bytes.len() as u64;
+        BlockFile::from_source(path, Source::Memory(bytes), len)
+    }
+
+    fn from_source(path: &Path, source: Source, file_len: u64) -> Result<BlockFile, Error> {
         let unreadable = |problem: HeaderProblem| Error::UnreadableBlock {
             path: path.to_path_buf(),
             problem,
         };
-        let prefix = read_at(&file, path, file_len, 0, 12)?;
+        let prefix = read_at(&source, path, file_len, 0, 12)?;
         let header_len = Header::announced_len(&prefix).map_err(unreadable)?;
-        let header_bytes = read_at(&file, path, file_len, 0, header_len.max(FIXED_HEADER_LEN))?;
+        let header_bytes = read_at(&source, path, file_len, 0, header_len.max(FIXED_HEADER_LEN))?;
         let header = Header::parse(&header_bytes).map_err(unreadable)?;
         let header_bytes = header_bytes[..header.encoded_len()].to_vec();
         let index_bytes = read_at(
-            &file,
+            &source,
             path,
             file_len,
             header.index_offset(),
             header.index_len(),
         )?;
         let index = IndexEntry::parse_all(&index_bytes);
-        let seal_bytes = read_at(&file, path, file_len, header.seal_offset, SEAL_LEN)?;
+        let seal_bytes = read_at(&source, path, file_len, header.seal_offset, SEAL_LEN)?;
         let seal = <[u8; 64]>::try_from(seal_bytes.as_slice()).ok();
         Ok(BlockFile {
             path: path.to_path_buf(),
-            file,
+            source,
             file_len,
             header,
             header_bytes,
@@ -120,7 +152,7 @@ impl BlockFile {
     pub fn read_ciphertext(&self, chunk: u32) -> Result<Vec<u8>, Error> {
         let entry = self.entry(chunk)?;
         read_at(
-            &self.file,
+            &self.source,
             &self.path,
             self.file_len,
             entry.offset,

@@ -226,7 +226,8 @@ pub fn cents_to_euros(cents: impl Into<u64>) -> Decimal {
 /// Parses a price in euros ("0.5", "1", "2", "0,5") into cents, exactly.
 pub fn parse_price(text: &str) -> Option<u32> {
     let value: Decimal = text.replace(',', ".").parse().ok()?;
-    let cents = value * Decimal::ONE_HUNDRED;
+    // Checked: a huge decimal overflows when scaled to cents (a panic before).
+    let cents = value.checked_mul(Decimal::ONE_HUNDRED)?;
     if cents.fract() != Decimal::ZERO || cents <= Decimal::ZERO {
         return None;
     }

@@ -58,6 +58,16 @@ fn unsupported_prices_are_refused() {
     assert_eq!(cents_to_euros(1_000_000u32).to_string(), "10000");
 }
 
+/// Guards the fuzz finding fixtures/fuzz/manifest/crashes/: a price whose
+/// value in cents overflows a decimal is refused, not a panic.
+#[test]
+fn a_price_too_large_for_cents_is_refused() {
+    assert_eq!(parse_price("79228162514264337593543950335"), None);
+    assert_eq!(parse_price("792281625142643375935439503.35"), None);
+    assert_eq!(parse_price("42949672.96"), None);
+    assert_eq!(parse_price("42949672.95"), Some(u32::MAX));
+}
+
 /// An independent reading of article 4.5: the lot of four uncovered chests,
 /// or None when the set is not a legal unit.
 fn article_4_5(uncovered: &[Content; 4]) -> Option<Option<&'static str>> {

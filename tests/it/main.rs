@@ -7,6 +7,14 @@ mod common;
 mod contract;
 mod emission;
 mod format;
+mod fuzz_replay;
+mod fuzz_seeds;
+
+/// The entry functions the fuzz targets call (fuzz/src/lib.rs), replayed here.
+#[allow(dead_code)]
+#[path = "../../fuzz/src/lib.rs"]
+mod fuzz_entries;
+
 mod game;
 mod hostile;
 mod independent_check;
