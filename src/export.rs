@@ -69,8 +69,13 @@ pub fn write_line(
 }
 
 /// Exports every unit of `block` to `out`, re-checking each against the
-/// rules as it goes; returns the number of lines written.
-pub fn export_jsonl(block: &AuthenticBlock, out: &mut impl Write) -> Result<u64, Error> {
+/// rules as it goes, telling `progress` the units of each chunk written;
+/// returns the number of lines written.
+pub fn export_jsonl(
+    block: &AuthenticBlock,
+    out: &mut impl Write,
+    progress: &dyn Fn(u64),
+) -> Result<u64, Error> {
     let h = &block.file.header;
     let size = usize::from(h.record_size);
     let mut lines = 0u64;
@@ -87,6 +92,7 @@ pub fn export_jsonl(block: &AuthenticBlock, out: &mut impl Write) -> Result<u64,
             write_line(block, &prefix, record, out).map_err(|e| Error::io(OUTPUT.as_ref(), e))?;
             lines += 1;
         }
+        progress(u64::from(h.units_in_chunk(chunk)));
     }
     out.flush().map_err(|e| Error::io(OUTPUT.as_ref(), e))?;
     Ok(lines)

@@ -82,7 +82,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let opened = AuthenticBlock::open(&path, &trusted, access, "export")?;
     // Like `export -o`: never over an existing file, complete or absent.
     let mut out = std::io::BufWriter::new(store.output(&export_path, 0o600, false)?);
-    let lines = export_jsonl(&opened, &mut out)?;
+    let lines = export_jsonl(&opened, &mut out, &|_| {})?;
     Output::finish_buffered(out)?;
     println!("4. exported {lines} units to {}", export_path.display());
 

@@ -34,6 +34,9 @@ pub struct ExportArgs {
     /// Replace the output file if it exists.
     #[arg(long)]
     pub force: bool,
+    /// No progress bar (it shows on a terminal).
+    #[arg(short, long)]
+    pub quiet: bool,
     /// Keys.
     #[command(flatten)]
     pub keys: KeyArgs,
@@ -69,9 +72,11 @@ pub fn export(store: &Store, args: &ExportArgs) -> Result<i32, Error> {
     let target = args.out.as_deref().unwrap_or(Path::new("-"));
     let mut out =
         std::io::BufWriter::with_capacity(1 << 20, store.output(target, 0o600, args.force)?);
+    let bar = super::progress::bar(u64::from(block.file.header.unit_count), args.quiet);
     match args.format {
-        Format::Jsonl => export_jsonl(&block, &mut out)?,
+        Format::Jsonl => export_jsonl(&block, &mut out, &|n| bar.inc(n))?,
     };
+    bar.finish_and_clear();
     Output::finish_buffered(out)?;
     Ok(0)
 }

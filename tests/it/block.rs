@@ -109,7 +109,7 @@ fn check_export(fx: &SharedBlock, column: usize) -> BTreeMap<String, u64> {
     let (path, block_number) = (&fx.path, 1);
     let block = fx.authentic(path).unwrap();
     let mut out = Vec::new();
-    assert_eq!(export_jsonl(&block, &mut out).unwrap(), 450_000);
+    assert_eq!(export_jsonl(&block, &mut out, &|_| {}).unwrap(), 450_000);
     let amounts: BTreeMap<&str, Decimal> = ARTICLE_4_5_TEXT
         .iter()
         .map(|(lot, a)| (*lot, a[column].parse().unwrap()))
