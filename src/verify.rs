@@ -314,11 +314,12 @@ struct ChunkOutcome {
     opened: bool,
 }
 
-/// Verifies the block at `path`. `Err` only when it can't be read at all
-/// (exit 2); a block that fails checks gives a report with `ok == false`.
+/// Verifies the block at `path`: a sequence of named checks, each a
+/// function below that records its findings. `Err` only when the file can't
+/// be read at all (exit 2); a block that fails checks gives a report with
+/// `ok == false`.
 pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Error> {
     let block = BlockFile::open(path)?;
-    let trusted = opts.public_key;
     let file_sha = file_sha256(path)?;
     let h = &block.header;
     let mut f = Findings {
@@ -334,7 +335,108 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
         failures: Vec::new(),
         count: 0,
     };
+    check_block_size(&mut f, h, opts);
+    check_layout(&mut f, &block);
+    check_index_digest(&mut f, &block);
+    check_seal(&mut f, &block, opts.public_key);
+    check_index_roots(&mut f, &block);
 
+    // A header that fails its seal can't be trusted to pick the key: the
+    // outcome checks are then not done rather than refused as "wrong key".
+    let header_authentic = !f
+        .failures
+        .iter()
+        .any(|x| matches!(x.kind, FailureKind::SealInvalid | FailureKind::WrongSigner));
+    let records_key = match opts.keys.records_key(&block) {
+        _ if !opts.scope.opens_records() => None,
+        Err(Error::WrongRecordsKey { .. }) if !header_authentic => None,
+        other => other?,
+    };
+    // A price the regulation does not sell at has no lot table to check the
+    // units against: a failure, and the outcome checks are not done.
+    let regulation = match h.game.lot_table_for(h.price_cents, h.unit_count) {
+        Ok(table) => Some(table),
+        Err(e) => {
+            f.fail(FailureKind::LotTable, None, None, e.to_string());
+            None
+        }
+    };
+    let records_key = records_key.filter(|_| regulation.is_some());
+    // The block seed: revealed, or derived from the issuer's secret.
+    let seed = opts
+        .revealed_seed
+        .or_else(|| {
+            opts.keys
+                .secrets
+                .map(|s| s.block_seed(h.game, h.emission, h.block))
+        })
+        .filter(|_| opts.scope.uses_seed());
+    let chunk_results: Vec<ChunkOutcome> = (0..h.chunk_count.min(block.index.len() as u32))
+        .into_par_iter()
+        .map(|chunk| {
+            let outcome = check_chunk(
+                &block,
+                chunk,
+                records_key.as_ref(),
+                regulation.as_ref(),
+                seed.as_ref(),
+            );
+            if let Some(progress) = opts.progress {
+                progress(u64::from(h.units_in_chunk(chunk)));
+            }
+            outcome
+        })
+        .collect::<Result<_, Error>>()?;
+
+    let before = f.count;
+    chunk_failures(&mut f, &chunk_results, |k| k == FailureKind::ChunkDigest);
+    f.check(
+        "chunk_digests",
+        before,
+        "SHA-256 of every chunk's ciphertext against the index",
+    );
+    if opts.scope.opens_records() {
+        match (records_key, &regulation) {
+            (Some(_), Some(regulation)) => {
+                outcome_findings(&mut f, &block, &chunk_results, regulation)
+            }
+            _ => {
+                for c in ["records", "lot_table", "merkle_root"] {
+                    f.not_done(
+                        c,
+                        "needs the records key (the issuer's store, or --records-key FILE) and an authentic header",
+                    );
+                }
+            }
+        }
+    }
+    if opts.scope.uses_seed() {
+        check_check_codes(
+            &mut f,
+            &chunk_results,
+            seed.is_some() && records_key.is_some(),
+        );
+        check_seed_commitment(&mut f, h, seed.as_ref());
+        if let (Some(seed), Some(_)) = (opts.revealed_seed, &regulation) {
+            check_regeneration(&mut f, h, &seed)?;
+        }
+    }
+
+    let complete = f.checks.iter().all(|c| c.status != Status::NotDone);
+    Ok(BlockReport {
+        summary: BlockSummary::new(path, h, &file_sha),
+        scope: opts.scope,
+        ok: f.count == 0,
+        complete,
+        checks: f.checks,
+        failures: f.failures,
+        failure_count: f.count,
+    })
+}
+
+/// `block_size`: a production block holds the game's units; a test-size
+/// block passes only where the caller allows it (tests).
+fn check_block_size(f: &mut Findings, h: &Header, opts: &VerifyOptions) {
     let before = f.count;
     let production_units = h.game.block_units();
     if h.unit_count != production_units && !opts.allow_test_sizes {
@@ -351,8 +453,12 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
         );
     }
     f.check("block_size", before, format!("{} units", h.unit_count));
+}
 
-    // Layout: the file is exactly header, index, chunks, seal.
+/// `layout`: the file is exactly header, index, chunks (tiling the chunk
+/// area in order), seal.
+fn check_layout(f: &mut Findings, block: &BlockFile) {
+    let h = &block.header;
     let before = f.count;
     let expected_len = h.seal_offset + SEAL_LEN as u64;
     if block.file_len < expected_len {
@@ -414,7 +520,10 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
             h.chunk_count, expected_len
         ),
     );
+}
 
+/// `index_digest`: the chunk index bytes as read hash to the header's.
+fn check_index_digest(f: &mut Findings, block: &BlockFile) {
     let before = f.count;
     if !block.index_digest_ok() {
         f.fail(
@@ -425,7 +534,12 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
         );
     }
     f.check("index_digest", before, "SHA-256 of the chunk index");
+}
 
+/// `seal`: the header names the trusted key and its Ed25519 seal verifies
+/// over the header bytes as read.
+fn check_seal(f: &mut Findings, block: &BlockFile, trusted: &VerifyingKey) {
+    let h = &block.header;
     let before = f.count;
     if h.signer != trusted.to_bytes() {
         f.fail(
@@ -457,10 +571,13 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
         before,
         "Ed25519 signature of the header by the issuer key",
     );
+}
 
+/// `index_roots`: the index's chunk subtree roots make the header's root.
+fn check_index_roots(f: &mut Findings, block: &BlockFile) {
     let before = f.count;
     let index_roots: Vec<Hash> = block.index.iter().map(|e| e.subtree_root).collect();
-    if merkle::root_from_hashes(&index_roots) != h.merkle_root {
+    if merkle::root_from_hashes(&index_roots) != block.header.merkle_root {
         f.fail(
             FailureKind::IndexRoots,
             None,
@@ -473,166 +590,97 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
         before,
         "RFC 9162 root over the chunk subtree roots",
     );
+}
 
-    // A header that fails its seal can't be trusted to pick the key: the
-    // outcome checks are then not done rather than refused as "wrong key".
-    let header_authentic = !f
-        .failures
-        .iter()
-        .any(|x| matches!(x.kind, FailureKind::SealInvalid | FailureKind::WrongSigner));
-    let records_key = match opts.keys.records_key(&block) {
-        _ if !opts.scope.opens_records() => None,
-        Err(Error::WrongRecordsKey { .. }) if !header_authentic => None,
-        other => other?,
-    };
-    // A price the regulation does not sell at has no lot table to check the
-    // units against: a failure, and the outcome checks are not done.
-    let regulation = match h.game.lot_table_for(h.price_cents, h.unit_count) {
-        Ok(table) => Some(table),
-        Err(e) => {
-            f.fail(FailureKind::LotTable, None, None, e.to_string());
-            None
-        }
-    };
-    let records_key = records_key.filter(|_| regulation.is_some());
-    // The block seed: revealed, or derived from the issuer's secret.
-    let seed = opts
-        .revealed_seed
-        .or_else(|| {
-            opts.keys
-                .secrets
-                .map(|s| s.block_seed(h.game, h.emission, h.block))
-        })
-        .filter(|_| opts.scope.uses_seed());
-    let chunk_results: Vec<ChunkOutcome> = (0..h.chunk_count.min(block.index.len() as u32))
-        .into_par_iter()
-        .map(|chunk| {
-            let outcome = check_chunk(
-                &block,
-                chunk,
-                records_key.as_ref(),
-                regulation.as_ref(),
-                seed.as_ref(),
-            );
-            if let Some(progress) = opts.progress {
-                progress(u64::from(h.units_in_chunk(chunk)));
-            }
-            outcome
-        })
-        .collect::<Result<_, Error>>()?;
-
-    let before = f.count;
-    for (chunk, r) in chunk_results.iter().enumerate() {
+/// Adds the chunks' failures whose kind `wanted` selects.
+fn chunk_failures(
+    f: &mut Findings,
+    results: &[ChunkOutcome],
+    wanted: impl Fn(FailureKind) -> bool,
+) {
+    for (chunk, r) in results.iter().enumerate() {
         for (kind, unit, message) in &r.failures {
-            if *kind == FailureKind::ChunkDigest {
+            if wanted(*kind) {
                 f.fail(*kind, Some(chunk as u32), *unit, message.clone());
             }
         }
     }
-    f.check(
-        "chunk_digests",
-        before,
-        "SHA-256 of every chunk's ciphertext against the index",
-    );
+}
 
-    let outcome_checks = ["records", "lot_table", "merkle_root"];
-    match (records_key, &regulation) {
-        _ if !opts.scope.opens_records() => {}
-        (Some(_), Some(regulation)) => outcome_findings(&mut f, &block, &chunk_results, regulation),
-        _ => {
-            for c in outcome_checks {
-                f.not_done(
-                    c,
-                    "needs the records key (the issuer's store, or --records-key FILE) and an authentic header",
-                );
-            }
-        }
-    }
-
-    match (seed, records_key) {
-        _ if !opts.scope.uses_seed() => {}
-        (Some(_), Some(_)) => {
-            let before = f.count;
-            for (chunk, r) in chunk_results.iter().enumerate() {
-                for (kind, unit, message) in &r.failures {
-                    if *kind == FailureKind::CheckCode {
-                        f.fail(*kind, Some(chunk as u32), *unit, message.clone());
-                    }
-                }
-            }
-            f.check(
-                "check_codes",
-                before,
-                "every unit's check code against the block seed",
-            );
-        }
-        _ => f.not_done(
+/// `check_codes`: every unit's check code is the one its seed derives
+/// (made in the chunk pass when seed and records key were both there).
+fn check_check_codes(f: &mut Findings, results: &[ChunkOutcome], made: bool) {
+    if !made {
+        f.not_done(
             "check_codes",
             "needs the block seed and the records key (the issuer's store)",
-        ),
+        );
+        return;
     }
-    match seed {
-        _ if !opts.scope.uses_seed() => {}
-        Some(seed) => {
-            let before = f.count;
-            if derive::seed_commitment(&seed) != h.seed_commitment {
-                f.fail(
-                    FailureKind::SeedCommitment,
-                    None,
-                    None,
-                    "SHA-256 of the seed is not the header's seed commitment".into(),
-                );
-            }
-            f.check(
-                "seed_commitment",
-                before,
-                "SHA-256(seed) against the header",
-            );
-        }
-        None => f.not_done(
+    let before = f.count;
+    chunk_failures(f, results, |k| k == FailureKind::CheckCode);
+    f.check(
+        "check_codes",
+        before,
+        "every unit's check code against the block seed",
+    );
+}
+
+/// `seed_commitment`: SHA-256 of the seed is the header's commitment.
+fn check_seed_commitment(f: &mut Findings, h: &Header, seed: Option<&[u8; 32]>) {
+    let Some(seed) = seed else {
+        f.not_done(
             "seed_commitment",
             "needs the block seed (the issuer's store, or a reveal file)",
-        ),
-    }
-    if let (Some(seed), Some(_), true) = (opts.revealed_seed, &regulation, opts.scope.uses_seed()) {
-        let before = f.count;
-        let spec = BlockSpec {
-            game: h.game,
-            emission: h.emission,
-            block: h.block,
-            price_cents: h.price_cents,
-            units: h.unit_count,
-        };
-        let rebuilt = build::build(spec, &seed, None, &|_| {})?;
-        if rebuilt.merkle_root != h.merkle_root {
-            f.fail(
-                FailureKind::Regeneration,
-                None,
-                None,
-                format!(
-                    "regenerating from the revealed seed gives root {}, the block has {}",
-                    hex::encode(rebuilt.merkle_root),
-                    hex::encode(h.merkle_root)
-                ),
-            );
-        }
-        f.check(
-            "regeneration",
-            before,
-            "every unit regenerated from the revealed seed",
+        );
+        return;
+    };
+    let before = f.count;
+    if derive::seed_commitment(seed) != h.seed_commitment {
+        f.fail(
+            FailureKind::SeedCommitment,
+            None,
+            None,
+            "SHA-256 of the seed is not the header's seed commitment".into(),
         );
     }
+    f.check(
+        "seed_commitment",
+        before,
+        "SHA-256(seed) against the header",
+    );
+}
 
-    let complete = f.checks.iter().all(|c| c.status != Status::NotDone);
-    Ok(BlockReport {
-        summary: BlockSummary::new(path, h, &file_sha),
-        scope: opts.scope,
-        ok: f.count == 0,
-        complete,
-        checks: f.checks,
-        failures: f.failures,
-        failure_count: f.count,
-    })
+/// `regeneration`: every unit regenerated from the revealed seed makes the
+/// block's Merkle root.
+fn check_regeneration(f: &mut Findings, h: &Header, seed: &[u8; 32]) -> Result<(), Error> {
+    let before = f.count;
+    let spec = BlockSpec {
+        game: h.game,
+        emission: h.emission,
+        block: h.block,
+        price_cents: h.price_cents,
+        units: h.unit_count,
+    };
+    let rebuilt = build::build(spec, seed, None, &|_| {})?;
+    if rebuilt.merkle_root != h.merkle_root {
+        f.fail(
+            FailureKind::Regeneration,
+            None,
+            None,
+            format!(
+                "regenerating from the revealed seed gives root {}, the block has {}",
+                hex::encode(rebuilt.merkle_root),
+                hex::encode(h.merkle_root)
+            ),
+        );
+    }
+    f.check(
+        "regeneration",
+        before,
+        "every unit regenerated from the revealed seed",
+    );
+    Ok(())
 }
 
 /// Checks that need the records: per-unit rules, exact lot table and total,
@@ -645,13 +693,9 @@ fn outcome_findings(
 ) {
     let h = &block.header;
     let before = f.count;
-    for (chunk, r) in results.iter().enumerate() {
-        for (kind, unit, message) in &r.failures {
-            if !matches!(kind, FailureKind::ChunkDigest | FailureKind::CheckCode) {
-                f.fail(*kind, Some(chunk as u32), *unit, message.clone());
-            }
-        }
-    }
+    chunk_failures(f, results, |k| {
+        !matches!(k, FailureKind::ChunkDigest | FailureKind::CheckCode)
+    });
     let opened = results.iter().filter(|r| r.opened).count();
     f.check(
         "records",
