@@ -27,7 +27,7 @@
 //! store.keygen()?;
 //! let secrets = store.secrets()?;
 //! // Block 1 of emission 1, 450,000 units at 1 € (100 cents).
-//! let made = Emission::new(&store, Game::IleAuTresor, 1)
+//! let made = Emission::new(&store, Game::ILE_AU_TRESOR, 1)
 //!     .generate(&secrets, 100, BlockChoice::Number(1), &|_units| {})?;
 //! let trusted = store.public_key()?;
 //! let report = verify_block(

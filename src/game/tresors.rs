@@ -968,6 +968,127 @@ pub struct UnitView {
     pub dice: Vec<u8>,
 }
 
+/// Lot code of a unit that reaches the gold chest alive.
+pub const LOT_GOLD: u8 = 1;
+/// Lot code of a unit whose player stopped with gains.
+pub const LOT_STOPPED: u8 = 2;
+
+/// The most units a block may hold (docs/GAMES.md §Trésors Ensablés blocks).
+pub const MAX_BLOCK_UNITS: u32 = 10_000_000;
+/// Units of a block when `--units` is not given.
+pub const DEFAULT_BLOCK_UNITS: u32 = 450_000;
+
+/// Trésors Ensablés as the shared machinery sees it (`super::GameRules`).
+pub struct Rules;
+
+impl Outcome {
+    /// The outcome as a lot code and prize: gold reached, stopped with
+    /// gains, or nothing.
+    fn played(&self) -> super::Played {
+        let lot = match self.end {
+            End::Gold => LOT_GOLD,
+            End::Stopped => LOT_STOPPED,
+            End::Death => 0,
+        };
+        super::Played {
+            lot,
+            prize_cents: Some(self.prize_cents),
+        }
+    }
+}
+
+impl super::GameRules for Rules {
+    fn slug(&self) -> &'static str {
+        "tresors-ensables"
+    }
+
+    fn code(&self) -> u16 {
+        2
+    }
+
+    fn id_prefix(&self) -> &'static str {
+        "TE"
+    }
+
+    fn rules_version(&self) -> u16 {
+        1
+    }
+
+    fn params(&self) -> [u8; 2] {
+        [GOLD_SQUARE, MAX_LIFE]
+    }
+
+    fn payload_size(&self) -> usize {
+        PAYLOAD_SIZE
+    }
+
+    fn prices_cents(&self) -> &'static [u32] {
+        // Article 2: a unit costs 1 €.
+        &[100]
+    }
+
+    fn prize_model(&self) -> super::PrizeModel {
+        super::PrizeModel::Drawn
+    }
+
+    fn block_units(&self) -> u32 {
+        DEFAULT_BLOCK_UNITS
+    }
+
+    fn max_units(&self) -> u32 {
+        MAX_BLOCK_UNITS
+    }
+
+    fn lot_table(&self, price_cents: u32) -> Option<super::LotTable> {
+        self.prices_cents()
+            .contains(&price_cents)
+            .then(|| super::LotTable {
+                price_cents,
+                tiers: Vec::new(),
+            })
+    }
+
+    fn generate_payload(&self, stream: &mut Stream, _lot: u8, out: &mut Vec<u8>) {
+        Unit::generate(stream).encode(out)
+    }
+
+    fn play_to_end(&self, payload: &[u8]) -> Result<super::Played, String> {
+        let unit = Unit::decode(payload)?;
+        unit.play(None)
+            .map(|o| o.played())
+            .map_err(|e| e.to_string())
+    }
+
+    fn outcome(
+        &self,
+        payload: &[u8],
+        stop: Option<u32>,
+    ) -> Result<super::Played, super::StopRefusal> {
+        let unit = Unit::decode(payload).map_err(super::StopRefusal::Invalid)?;
+        unit.play(stop)
+            .map(|o| o.played())
+            .map_err(|e| super::StopRefusal::Refused(e.to_string()))
+    }
+
+    fn lot_name(&self, code: u8) -> Option<&'static str> {
+        match code {
+            LOT_GOLD => Some("coffre-or"),
+            LOT_STOPPED => Some("arret"),
+            _ => None,
+        }
+    }
+
+    fn export_fields(&self, payload: &[u8]) -> Result<serde_json::Value, String> {
+        serde_json::to_value(Unit::decode(payload)?.view()).map_err(|e| e.to_string())
+    }
+
+    fn picture(&self, payload: &[u8], stop: Option<u32>) -> Result<String, String> {
+        Unit::decode(payload)?
+            .picture(stop)
+            .map_err(|e| e.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -564,7 +564,7 @@ fn closed_emission_reveals_seeds_that_regenerate_every_block() {
 
     // Revealed seeds make IDs computable, so redemption is closed.
     let computed = UnitId {
-        game: Game::IleAuTresor,
+        game: Game::ILE_AU_TRESOR,
         emission: 1,
         block: 1,
         index: 0,

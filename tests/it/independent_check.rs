@@ -454,7 +454,7 @@ fn documented_vectors_hold() {
     let doc = std::fs::read_to_string(format!("{ROOT}/docs/FORMAT.md")).unwrap();
     let in_doc = |v: &str| assert!(doc.contains(v), "FORMAT.md lacks {v}");
     let master: [u8; 32] = std::array::from_fn(|i| i as u8);
-    let game = Game::IleAuTresor;
+    let game = Game::ILE_AU_TRESOR;
 
     let seed = derive::block_seed(&master, game, 1, 1);
     let seed_hex = "b65c41a7123688c71150931b337d7c57c7bfeb3d4d5096b86aa8420bb555f227";
