@@ -69,6 +69,7 @@ pub mod error;
 // Mechanisms behind the modules above, not an interface of their own.
 pub(crate) mod cipher;
 pub(crate) mod fsutil;
+pub(crate) mod stats;
 
 // The short list a service or another program starts from.
 pub use audit::{verify_emission, EmissionReport};
@@ -91,4 +92,5 @@ pub use verify::{verify_block, BlockReport, Scope, VerifyOptions};
 pub mod test_support {
     pub use crate::cipher::{seal_chunk, ChunkPlace};
     pub use crate::fsutil::{read_small, KEY_FILE_LIMIT};
+    pub use crate::stats::{chi_square, ChiSquare};
 }

@@ -24,7 +24,7 @@ pub struct StoreKeys {
 }
 
 impl StoreKeys {
-    fn of(store: &Store) -> StoreKeys {
+    pub fn of(store: &Store) -> StoreKeys {
         StoreKeys {
             secrets: store.secrets().unwrap(),
             trusted: store.public_key().unwrap(),
@@ -314,12 +314,17 @@ pub const TEST_UNITS: u32 = 2 * 4096 + 1000;
 /// A valid ID of the unit at `index` of any emission and block of `store`'s
 /// issuer, made with its master secret (also for blocks it does not hold).
 pub fn valid_id(store: &Path, emission: u32, block: u32, index: u32) -> String {
+    valid_id_of(store, Game::ILE_AU_TRESOR, emission, block, index)
+}
+
+/// `valid_id` for a unit of `game`.
+pub fn valid_id_of(store: &Path, game: Game, emission: u32, block: u32, index: u32) -> String {
     let seed = Store::new(store)
         .secrets()
         .expect("store secrets")
-        .block_seed(Game::ILE_AU_TRESOR, emission, block);
+        .block_seed(game, emission, block);
     ticket_issuer::unit_id::UnitId {
-        game: Game::ILE_AU_TRESOR,
+        game,
         emission,
         block,
         index,
