@@ -648,24 +648,32 @@ fn a_test_size_lot_table_is_the_regulation_scaled_down() {
     }
 }
 
-/// A block of no units, or of more than the game's size, is not made.
+/// A block of no units, or of more than the game's size, is not made, for
+/// either game.
 #[test]
 fn a_block_size_out_of_bounds_is_refused() {
     let seed = [7u8; 32];
-    for units in [0, 450_001] {
-        let spec = BlockSpec {
-            game: Game::ILE_AU_TRESOR,
-            emission: 1,
-            block: 1,
-            price_cents: 100,
-            units,
-        };
-        match build::build(spec, &seed, None, &|_| {}) {
-            Err(ticket_issuer::Error::BlockUnits { units: u, max, .. }) => {
-                assert_eq!((u, max), (units, 450_000))
+    for (game, max) in [
+        (Game::ILE_AU_TRESOR, 450_000),
+        (Game::TRESORS_ENSABLES, 10_000_000),
+    ] {
+        for units in [0, max + 1] {
+            let spec = BlockSpec {
+                game,
+                emission: 1,
+                block: 1,
+                price_cents: 100,
+                units,
+            };
+            match build::build(spec, &seed, None, &|_| {}) {
+                Err(ticket_issuer::Error::BlockUnits {
+                    units: u, max: m, ..
+                }) => {
+                    assert_eq!((u, m), (units, max))
+                }
+                Err(other) => panic!("{}, {units}: {other}", game.slug()),
+                Ok(_) => panic!("a {} block of {units} units was made", game.slug()),
             }
-            Err(other) => panic!("{units}: {other}"),
-            Ok(_) => panic!("a block of {units} units was made"),
         }
     }
 }
