@@ -19,7 +19,7 @@ fn block(c: &mut Criterion) {
     store.keygen().expect("keygen");
     let secrets = store.secrets().expect("secrets");
     let trusted = store.public_key().expect("public key");
-    let game = Game::IleAuTresor;
+    let game = Game::ILE_AU_TRESOR;
     let spec = BlockSpec {
         game,
         emission: 1,

@@ -13,7 +13,7 @@ use crate::block::writer;
 use crate::block::BlockSummary;
 use crate::error::{echo, Error};
 use crate::fsutil;
-use crate::game::{cents_to_euros, parse_price, Game};
+use crate::game::{cents_to_euros, parse_price, Game, PrizeModel};
 use crate::seal;
 use crate::store::{Secrets, Store};
 use crate::verify::file_sha256;
@@ -76,6 +76,10 @@ struct Pending {
     /// Made by `--until-block`: the plan ends at `first_block + count - 1`.
     #[serde(default)]
     until: bool,
+    /// Units per block; absent in plans written before it was recorded
+    /// (then the game's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    units: Option<u32>,
 }
 
 impl Pending {
@@ -138,6 +142,8 @@ pub struct Emission<'s> {
     pub game: Game,
     /// Its number.
     pub number: u32,
+    /// Units per block of the blocks `generate` makes.
+    units: u32,
 }
 
 impl<'s> Emission<'s> {
@@ -147,7 +153,29 @@ impl<'s> Emission<'s> {
             store,
             game,
             number,
+            units: game.block_units(),
         }
+    }
+
+    /// The same emission, whose new blocks hold `units` units (a drawn
+    /// game only: a fixed-table game's blocks hold exactly its table).
+    pub fn with_units(self, units: u32) -> Result<Emission<'s>, Error> {
+        let game = self.game;
+        if game.prize_model() == PrizeModel::FixedTable && units != game.block_units() {
+            return Err(Error::FixedBlockSize {
+                game: game.slug(),
+                units,
+                required: game.block_units(),
+            });
+        }
+        if units == 0 || units > game.max_units() {
+            return Err(Error::BlockUnits {
+                game: game.slug(),
+                units,
+                max: game.max_units(),
+            });
+        }
+        Ok(Emission { units, ..self })
     }
 
     /// Its folder.
@@ -371,7 +399,7 @@ impl<'s> Emission<'s> {
                 emission: self.number,
                 block,
                 price_cents,
-                units: game.block_units(),
+                units: pending.units.unwrap_or(self.units),
             };
             let generated = self.generate_block(secrets, spec, &manifest, progress)?;
             if !manifest.blocks.iter().any(|b| b.block == block) {
@@ -406,6 +434,7 @@ impl<'s> Emission<'s> {
             count,
             explicit,
             until,
+            units: Some(self.units),
         };
         let wanted = match choice {
             BlockChoice::Number(b) => plan(b, 1, true, false),
@@ -416,7 +445,9 @@ impl<'s> Emission<'s> {
             }
         };
         if let Some(saved) = self.saved_plan()? {
-            let same_kind = saved.game == wanted.game && saved.price_cents == wanted.price_cents;
+            let same_kind = saved.game == wanted.game
+                && saved.price_cents == wanted.price_cents
+                && saved.units.unwrap_or(game.block_units()) == self.units;
             let same = match choice {
                 // Finishing any plan that ends at the same block gives the
                 // same emission.

@@ -436,6 +436,31 @@ pub enum Error {
         /// The store folder.
         store: PathBuf,
     },
+    /// A player's stop the rules don't allow (before the first chest,
+    /// after a death, at or after the end), or a stop for a game without one.
+    #[error("unit {id}: {reason}; nothing was recorded")]
+    BadStop {
+        /// The ID.
+        id: String,
+        /// Why the stop is refused.
+        reason: String,
+    },
+    /// A unit count for a game whose blocks hold exactly its lot table.
+    #[error("{game}: its blocks hold exactly {required} units (the regulation's lot table); --units {units} is for games drawn from probabilities")]
+    FixedBlockSize {
+        /// The game's slug.
+        game: &'static str,
+        /// The units asked for.
+        units: u32,
+        /// The units its blocks hold.
+        required: u32,
+    },
+    /// A game sold at several prices, asked for a block without one.
+    #[error("{game} is sold at several prices: pass --price")]
+    PriceNeeded {
+        /// The game's slug.
+        game: &'static str,
+    },
     /// A block size outside the game's bounds.
     #[error("{game}: a block of {units} units is out of bounds; a block holds 1 to {max} units")]
     BlockUnits {
@@ -480,7 +505,9 @@ impl Error {
             | Error::MasterSecretMismatch { .. }
             | Error::LooseKeysFolder { .. }
             | Error::NoStore { .. }
-            | Error::BlockUnits { .. } => K::InvalidInput,
+            | Error::BlockUnits { .. }
+            | Error::FixedBlockSize { .. }
+            | Error::PriceNeeded { .. } => K::InvalidInput,
             Error::UnknownEmission { .. }
             | Error::UnknownBlock { .. }
             | Error::NoSuchEmission { .. } => K::NotFound,
@@ -497,7 +524,8 @@ impl Error {
             | Error::IndexOutOfRange { .. }
             | Error::BlockRejected { .. }
             | Error::BlockDiffersFromManifest { .. }
-            | Error::InsideKeys { .. } => K::Rejected,
+            | Error::InsideKeys { .. }
+            | Error::BadStop { .. } => K::Rejected,
             Error::Ledger { .. } | Error::EmissionBusy { .. } => K::Unavailable,
             Error::Internal { .. } => K::Internal,
         }
@@ -547,6 +575,9 @@ impl Error {
             Error::EmissionBusy { .. } => "emission_busy",
             Error::NoStore { .. } => "no_store",
             Error::BlockUnits { .. } => "block_units",
+            Error::BadStop { .. } => "bad_stop",
+            Error::FixedBlockSize { .. } => "fixed_block_size",
+            Error::PriceNeeded { .. } => "price_needed",
         }
     }
 }
@@ -597,9 +628,9 @@ impl Error {
                 r.redeemed_at = Some(at.clone());
                 r.prize = Some(prize.to_string());
             }
-            Error::CheckCodeMismatch { id } | Error::IndexOutOfRange { id, .. } => {
-                r.id = Some(id.clone())
-            }
+            Error::CheckCodeMismatch { id }
+            | Error::IndexOutOfRange { id, .. }
+            | Error::BadStop { id, .. } => r.id = Some(id.clone()),
             Error::UnknownEmission { id, emission, .. }
             | Error::UnknownBlock { id, emission, .. } => {
                 r.id = Some(id.clone());
@@ -642,6 +673,8 @@ impl Error {
             | Error::UnsupportedPrice { .. }
             | Error::MalformedId { .. }
             | Error::BlockUnits { .. }
+            | Error::FixedBlockSize { .. }
+            | Error::PriceNeeded { .. }
             | Error::Internal { .. } => {}
         }
         r

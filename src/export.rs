@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::block::authentic::AuthenticBlock;
 use crate::error::Error;
-use crate::game::{cents_to_euros, ile, Game};
+use crate::game::cents_to_euros;
 use crate::record::{RecordPrefix, PREFIX_SIZE};
 use crate::unit_id::UnitId;
 use crate::verify::check_unit;
@@ -58,13 +58,10 @@ pub fn write_line(
         lot: game.lot_name(prefix.lot),
         unit,
     };
-    let payload = &record[PREFIX_SIZE..];
-    match game {
-        Game::IleAuTresor => {
-            let unit = ile::Unit::decode(payload).map_err(std::io::Error::other)?;
-            serde_json::to_writer(&mut *out, &common(unit.view()))?;
-        }
-    }
+    let fields = game
+        .export_fields(&record[PREFIX_SIZE..])
+        .map_err(std::io::Error::other)?;
+    serde_json::to_writer(&mut *out, &common(fields))?;
     out.write_all(b"\n")
 }
 

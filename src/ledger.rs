@@ -13,9 +13,20 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 
 use crate::error::Error;
 use crate::game::{cents_to_euros, Game};
+use crate::record::PREFIX_SIZE;
 
 /// How long a redeemer waits for another's transaction before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Columns added after the first ledgers were written: `record` (the unit's
+/// record, so a row can be replayed), `rules_version` and
+/// `stopped_after_rolls` (the player's decision). Older rows hold NULL there
+/// and are checked against their lot table instead.
+const ADDED_COLUMNS: [(&str, &str); 3] = [
+    ("record", "BLOB"),
+    ("rules_version", "INTEGER"),
+    ("stopped_after_rolls", "INTEGER"),
+];
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS redemptions (
@@ -29,6 +40,9 @@ CREATE TABLE IF NOT EXISTS redemptions (
     prize_cents  INTEGER NOT NULL,
     record_sha256 TEXT   NOT NULL,
     redeemed_at  TEXT    NOT NULL,
+    record       BLOB,
+    rules_version INTEGER,
+    stopped_after_rolls INTEGER,
     PRIMARY KEY (game, emission, block, unit_index)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS block_totals (
@@ -89,6 +103,13 @@ pub struct Entry {
     pub prize_cents: u32,
     /// SHA-256 of the unit's record, hex.
     pub record_sha256: String,
+    /// The unit's record (prefix and payload), to replay the row later.
+    pub record: Vec<u8>,
+    /// The game's rules version the record was played under.
+    pub rules_version: u16,
+    /// The player's stop (rolls played before "Arrêter"); `None`: played
+    /// to the end.
+    pub stopped_after_rolls: Option<u32>,
 }
 
 /// The ledger database.
@@ -199,6 +220,7 @@ impl Ledger {
         conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
             .map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
+        add_missing_columns(&conn).map_err(err)?;
         Ok(Ledger {
             path: path.to_path_buf(),
             conn,
@@ -278,8 +300,10 @@ impl Ledger {
         let at: String = tx
             .query_row(
                 "INSERT INTO redemptions (game, emission, block, unit_index, unit_id, price_cents,
-                     lot, prize_cents, record_sha256, redeemed_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+                     lot, prize_cents, record_sha256, record, rules_version, stopped_after_rolls,
+                     redeemed_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
+                     strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
                  RETURNING redeemed_at",
                 params![
                     entry.game.slug(),
@@ -290,7 +314,10 @@ impl Ledger {
                     entry.price_cents,
                     entry.lot,
                     entry.prize_cents,
-                    entry.record_sha256
+                    entry.record_sha256,
+                    entry.record,
+                    entry.rules_version,
+                    entry.stopped_after_rolls
                 ],
                 |r| r.get(0),
             )
@@ -369,32 +396,45 @@ impl Ledger {
         })
     }
 
-    /// Blocks with a row whose prize is not its lot's amount at its price.
+    /// Blocks with a row that does not replay: its record is not the one
+    /// its digest names, or playing it with its stop under its rules
+    /// version gives another lot or prize (a row without a record, from an
+    /// older ledger, is checked against its lot's amount at its price).
     fn rows_with_wrong_prize(&self) -> Result<Vec<(String, u32, u32)>, Error> {
         let mut stmt = self
             .conn
-            .prepare("SELECT game, emission, block, price_cents, lot, prize_cents FROM redemptions")
+            .prepare(
+                "SELECT game, emission, block, price_cents, lot, prize_cents, record_sha256,
+                        record, rules_version, stopped_after_rolls
+                 FROM redemptions",
+            )
             .map_err(|e| self.err(e))?;
         let mut wrong = Vec::new();
         let rows = stmt
             .query_map([], |r| {
                 Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, u32>(1)?,
-                    r.get::<_, u32>(2)?,
-                    r.get::<_, u32>(3)?,
-                    r.get::<_, u8>(4)?,
-                    r.get::<_, u32>(5)?,
+                    (
+                        r.get::<_, String>(0)?,
+                        r.get::<_, u32>(1)?,
+                        r.get::<_, u32>(2)?,
+                    ),
+                    Row {
+                        price_cents: r.get(3)?,
+                        lot: r.get(4)?,
+                        prize_cents: r.get(5)?,
+                        record_sha256: r.get(6)?,
+                        record: r.get(7)?,
+                        rules_version: r.get(8)?,
+                        stopped_after_rolls: r.get(9)?,
+                    },
                 ))
             })
             .map_err(|e| self.err(e))?;
         for row in rows {
-            let (game, emission, block, price, lot, prize) = row.map_err(|e| self.err(e))?;
-            let expected = Game::from_slug(&game)
-                .and_then(|g| g.lot_table(price).ok())
-                .and_then(|t| t.amount_cents(lot));
-            if expected != Some(prize) && !wrong.contains(&(game.clone(), emission, block)) {
-                wrong.push((game, emission, block));
+            let (key, row) = row.map_err(|e| self.err(e))?;
+            let replays = Game::from_slug(&key.0).is_some_and(|g| row.replays(g));
+            if !replays && !wrong.contains(&key) {
+                wrong.push(key);
             }
         }
         Ok(wrong)
@@ -432,4 +472,52 @@ impl Ledger {
         }
         Ok(hasher.finalize().into())
     }
+}
+
+/// The stored facts of one row that its replay is checked against.
+struct Row {
+    price_cents: u32,
+    lot: u8,
+    prize_cents: u32,
+    record_sha256: String,
+    record: Option<Vec<u8>>,
+    rules_version: Option<u16>,
+    stopped_after_rolls: Option<u32>,
+}
+
+impl Row {
+    /// True when the row's lot and prize are what its unit gives.
+    fn replays(&self, game: Game) -> bool {
+        let Ok(table) = game.lot_table(self.price_cents) else {
+            return false;
+        };
+        let Some(record) = &self.record else {
+            // An older row: only the lot's amount can be checked.
+            return table.amount_cents(self.lot) == Some(self.prize_cents);
+        };
+        let payload = record.get(PREFIX_SIZE..).unwrap_or_default();
+        self.rules_version == Some(game.rules_version())
+            && hex::encode(Sha256::digest(record)) == self.record_sha256
+            && game
+                .outcome(payload, self.stopped_after_rolls)
+                .ok()
+                .is_some_and(|played| {
+                    played.lot == self.lot
+                        && game.prize_cents(&played, &table) == Some(self.prize_cents)
+                })
+    }
+}
+
+/// Adds the columns of `ADDED_COLUMNS` a ledger written before them lacks.
+fn add_missing_columns(conn: &Connection) -> Result<(), rusqlite::Error> {
+    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info('redemptions')")?;
+    let have: Vec<String> = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for (name, kind) in ADDED_COLUMNS {
+        if !have.iter().any(|h| h == name) {
+            conn.execute_batch(&format!("ALTER TABLE redemptions ADD COLUMN {name} {kind}"))?;
+        }
+    }
+    Ok(())
 }

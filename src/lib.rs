@@ -27,7 +27,7 @@
 //! store.keygen()?;
 //! let secrets = store.secrets()?;
 //! // Block 1 of emission 1, 450,000 units at 1 € (100 cents).
-//! let made = Emission::new(&store, Game::IleAuTresor, 1)
+//! let made = Emission::new(&store, Game::ILE_AU_TRESOR, 1)
 //!     .generate(&secrets, 100, BlockChoice::Number(1), &|_units| {})?;
 //! let trusted = store.public_key()?;
 //! let report = verify_block(
@@ -69,6 +69,7 @@ pub mod error;
 // Mechanisms behind the modules above, not an interface of their own.
 pub(crate) mod cipher;
 pub(crate) mod fsutil;
+pub(crate) mod stats;
 
 // The short list a service or another program starts from.
 pub use audit::{verify_emission, EmissionReport};
@@ -91,4 +92,5 @@ pub use verify::{verify_block, BlockReport, Scope, VerifyOptions};
 pub mod test_support {
     pub use crate::cipher::{seal_chunk, ChunkPlace, OpenProblem};
     pub use crate::fsutil::{read_small, KEY_FILE_LIMIT};
+    pub use crate::stats::{chi_square, ChiSquare};
 }

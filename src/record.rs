@@ -3,7 +3,7 @@
 //! game's payload. Merkle leaves are these bytes exactly.
 
 use crate::derive::{self, CHECK_CODE_LEN};
-use crate::game::Game;
+use crate::game::{Game, PrizeModel};
 use crate::rng::Stream;
 
 /// Bytes of the common prefix: index, check code, lot, prize.
@@ -49,9 +49,11 @@ impl RecordPrefix {
     }
 }
 
-/// Appends the record of unit `index` of a block with seed `seed`, winning
-/// `lot` of `prize_cents`: its map is drawn from stream `index + 1` of the
-/// seed (stream 0 is the block's lot shuffle).
+/// Appends the record of unit `index` of a block with seed `seed`: its
+/// payload is drawn from stream `index + 1` of the seed (stream 0 is the
+/// block's lot shuffle). A fixed-table game's unit must win `lot` of
+/// `prize_cents`; a drawn game's prefix holds what its payload pays played
+/// to the end (docs/FORMAT.md §Unit record).
 pub fn build(
     game: Game,
     seed: &[u8; 32],
@@ -60,6 +62,7 @@ pub fn build(
     prize_cents: u32,
     out: &mut Vec<u8>,
 ) {
+    let start = out.len();
     RecordPrefix {
         index,
         check_code: derive::check_code(seed, index),
@@ -69,4 +72,12 @@ pub fn build(
     .encode(out);
     let mut stream = Stream::new(seed, u64::from(index) + 1);
     game.generate_payload(&mut stream, lot, out);
+    if game.prize_model() == PrizeModel::Drawn {
+        let played = game
+            .play_to_end(&out[start + PREFIX_SIZE..])
+            .expect("a generated unit plays by the rules");
+        out[start + 9] = played.lot;
+        let prize = played.prize_cents.unwrap_or(0);
+        out[start + 10..start + 14].copy_from_slice(&prize.to_le_bytes());
+    }
 }

@@ -12,7 +12,7 @@ use crate::block::authentic::AuthenticBlock;
 use crate::derive;
 use crate::emission::Emission;
 use crate::error::Error;
-use crate::game::{cents_to_euros, ile, Game};
+use crate::game::{cents_to_euros, StopRefusal};
 use crate::ledger::{Entry, Ledger};
 use crate::merkle::{self, Hash};
 use crate::record::PREFIX_SIZE;
@@ -38,6 +38,9 @@ pub struct Redemption {
     pub lot: Option<&'static str>,
     /// Prize in euros ("0" for a loser).
     pub prize: String,
+    /// Where the player pressed "Arrêter" (Trésors Ensablés): the rolls
+    /// played before; null when the unit was played to the end.
+    pub stopped_after_rolls: Option<u32>,
     /// The unit's record, hex (the Merkle leaf's data).
     pub record: String,
     /// Leaf index in the block's tree (= unit index).
@@ -67,22 +70,24 @@ pub struct RedeemKeys<'a> {
 }
 
 /// Checks unit `id` (range and check code before any file is read), finds
-/// and authenticates its unit, and (unless `check_only`) records it in the
-/// ledger.
+/// and authenticates its unit, plays it with the player's `stop` (the rolls
+/// played before "Arrêter"; `None`: to the end) and (unless `check_only`)
+/// records it in the ledger with that stop.
 pub fn redeem(
     store: &Store,
     keys: &RedeemKeys,
     id: &UnitId,
+    stop: Option<u32>,
     check_only: bool,
 ) -> Result<Redemption, Error> {
     let normalised = id.to_string();
-    let units = id.game.block_units();
-    if id.index >= units {
-        return Err(Error::IndexOutOfRange {
-            id: normalised,
-            index: id.index,
-            last: units - 1,
-        });
+    let out_of_range = |units: u32| Error::IndexOutOfRange {
+        id: normalised.clone(),
+        index: id.index,
+        last: units - 1,
+    };
+    if id.index >= id.game.max_units() {
+        return Err(out_of_range(id.game.max_units()));
     }
     if let Some(secrets) = keys.access.secrets {
         let seed = secrets.block_seed(id.game, id.emission, id.block);
@@ -125,6 +130,9 @@ pub fn redeem(
             block.file.describe()
         )));
     }
+    if id.index >= h.unit_count {
+        return Err(out_of_range(h.unit_count));
+    }
     let chunk = id.index / h.chunk_units;
     let in_chunk = (id.index % h.chunk_units) as usize;
     let opened = block.chunk_records(chunk)?;
@@ -136,6 +144,23 @@ pub fn redeem(
     if !same_code(&prefix.check_code, &id.check_code) {
         return Err(Error::CheckCodeMismatch { id: normalised });
     }
+    let payload = &record[PREFIX_SIZE..];
+    let played = id.game.outcome(payload, stop).map_err(|e| match e {
+        StopRefusal::Refused(reason) => Error::BadStop {
+            id: normalised.clone(),
+            reason,
+        },
+        StopRefusal::Invalid(m) => reject(format!("unit {}: {m}", id.index)),
+    })?;
+    let prize_cents = id
+        .game
+        .prize_cents(&played, &block.regulation)
+        .ok_or_else(|| {
+            reject(format!(
+                "unit {}: lot {} has no amount",
+                id.index, played.lot
+            ))
+        })?;
     let roots: Vec<Hash> = block.file.index.iter().map(|e| e.subtree_root).collect();
     let proof = merkle::chunked_inclusion_proof(&opened.leaves, in_chunk, &roots, chunk as usize)
         .ok_or_else(|| reject("no inclusion proof can be built for this unit".into()))?;
@@ -166,25 +191,25 @@ pub fn redeem(
             index: id.index,
             unit_id: normalised.clone(),
             price_cents: h.price_cents,
-            lot: prefix.lot,
-            prize_cents: prefix.prize_cents,
+            lot: played.lot,
+            prize_cents,
             record_sha256: hex::encode(derive::sha256(record)),
+            record: record.to_vec(),
+            rules_version: h.rules_version,
+            stopped_after_rolls: stop,
         })?;
         (Some(at), None)
     };
-    let picture = match id.game {
-        Game::IleAuTresor => ile::Unit::decode(&record[PREFIX_SIZE..])
-            .map(|u| u.picture())
-            .unwrap_or_default(),
-    };
+    let picture = id.game.picture(payload, stop).unwrap_or_default();
     Ok(Redemption {
         id: normalised,
         game: id.game.slug().into(),
         emission: id.emission,
         block: id.block,
         index: id.index,
-        lot: id.game.lot_name(prefix.lot),
-        prize: cents_to_euros(prefix.prize_cents).to_string(),
+        lot: id.game.lot_name(played.lot),
+        prize: cents_to_euros(prize_cents).to_string(),
+        stopped_after_rolls: stop,
         record: hex::encode(record),
         leaf_index: u64::from(id.index),
         tree_size: u64::from(h.unit_count),

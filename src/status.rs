@@ -85,7 +85,7 @@ pub fn store_status(store: &Store) -> Result<StoreStatus, Error> {
         false => None,
     };
     let mut emissions = Vec::new();
-    for game in Game::ALL {
+    for game in Game::all() {
         for number in store.emissions(game) {
             let emission = Emission::new(store, game, number);
             let manifest = read_manifest(&emission)?;

@@ -130,8 +130,7 @@ impl Store {
         if let Some(game) = game {
             return Ok(game);
         }
-        let games: Vec<Game> = Game::ALL
-            .into_iter()
+        let games: Vec<Game> = Game::all()
             .filter(|g| self.emission_dir(*g, emission).is_dir())
             .collect();
         match games.as_slice() {

@@ -17,7 +17,7 @@ use crate::block::{BlockSummary, Header, SEAL_LEN};
 use crate::cipher::OpenProblem;
 use crate::derive;
 use crate::error::Error;
-use crate::game::{cents_to_euros, LotTable};
+use crate::game::{cents_to_euros, LotTable, PrizeModel};
 use crate::merkle::{self, Hash};
 use crate::record::RecordPrefix;
 use crate::records_key::KeyAccess;
@@ -257,21 +257,21 @@ pub fn check_unit(
         ));
     }
     let game = header.game;
-    let revealed = game
-        .play_payload(&record[crate::record::PREFIX_SIZE..])
+    let played = game
+        .play_to_end(&record[crate::record::PREFIX_SIZE..])
         .map_err(|e| (FailureKind::UnitRules, e))?;
     let name = |lot: u8| game.lot_name(lot).unwrap_or("no lot");
-    if revealed != prefix.lot {
+    if played.lot != prefix.lot {
         return Err((
             FailureKind::UnitLot,
             format!(
-                "the map reveals {} but the record says {}",
-                name(revealed),
+                "its play gives {} but the record says {}",
+                name(played.lot),
                 name(prefix.lot)
             ),
         ));
     }
-    let amount = table.amount_cents(prefix.lot).ok_or((
+    let amount = game.prize_cents(&played, table).ok_or((
         FailureKind::UnitLot,
         format!("lot code {} is not in the lot table", prefix.lot),
     ))?;
@@ -279,7 +279,7 @@ pub fn check_unit(
         return Err((
             FailureKind::UnitLot,
             format!(
-                "prize {} € recorded for {}, the regulation says {} €",
+                "prize {} € recorded for {}, its play gives {} €",
                 cents_to_euros(prefix.prize_cents),
                 name(prefix.lot),
                 cents_to_euros(amount)
@@ -439,7 +439,7 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
 fn check_block_size(f: &mut Findings, h: &Header, opts: &VerifyOptions) {
     let before = f.count;
     let production_units = h.game.block_units();
-    if h.unit_count != production_units && !opts.allow_test_sizes {
+    if h.game.is_test_size(h.unit_count) && !opts.allow_test_sizes {
         f.fail(
             FailureKind::BlockSize,
             None,
@@ -740,53 +740,23 @@ fn outcome_findings(
         }
         total += r.prize_cents;
     }
-    for tier in &regulation.tiers {
-        let found = counts[usize::from(tier.code)];
-        if found != u64::from(tier.count) {
-            f.fail(
-                FailureKind::LotCounts,
-                None,
-                None,
+    match h.game.prize_model() {
+        PrizeModel::FixedTable => fixed_table_findings(f, h, regulation, &counts, total, before),
+        // A drawn game has no table to meet: each unit's prize was checked
+        // against its own replay (`records`); the totals are reported.
+        PrizeModel::Drawn => {
+            let winners: u64 = counts[1..].iter().sum();
+            f.check(
+                "lot_table",
+                before,
                 format!(
-                    "{} lots of {} € ({}): the regulation says {}",
-                    found,
-                    cents_to_euros(tier.amount_cents),
-                    h.game.lot_name(tier.code).unwrap_or("?"),
-                    tier.count
+                    "no fixed lot table ({} draws from published probabilities): {winners} units pay {} € played to the end, each prize its replay's",
+                    h.game.slug(),
+                    cents_to_euros(total)
                 ),
             );
         }
     }
-    let losers = u64::from(h.unit_count) - regulation.winners();
-    if counts[0] != losers {
-        f.fail(
-            FailureKind::LotCounts,
-            None,
-            None,
-            format!("{} losing units, expected {losers}", counts[0]),
-        );
-    }
-    if total != regulation.total_cents() {
-        f.fail(
-            FailureKind::Total,
-            None,
-            None,
-            format!(
-                "prizes total {} €, the regulation's table totals {} €",
-                cents_to_euros(total),
-                cents_to_euros(regulation.total_cents())
-            ),
-        );
-    }
-    f.check(
-        "lot_table",
-        before,
-        format!(
-            "{} winners and {} € in prizes, exactly the regulation's table",
-            regulation.winners(),
-            cents_to_euros(regulation.total_cents())
-        ),
-    );
 
     let before = f.count;
     for (chunk, r) in results.iter().enumerate() {
@@ -905,4 +875,63 @@ fn check_chunk(
     }
     out.root = Some(merkle::root_from_hashes(&leaves));
     Ok(out)
+}
+
+/// A fixed-table game's block must hold exactly its lot table: the count of
+/// every lot, the losers and the total of the prizes.
+fn fixed_table_findings(
+    f: &mut Findings,
+    h: &Header,
+    regulation: &LotTable,
+    counts: &[u64],
+    total: u64,
+    before: usize,
+) {
+    for tier in &regulation.tiers {
+        let found = counts[usize::from(tier.code)];
+        if found != u64::from(tier.count) {
+            f.fail(
+                FailureKind::LotCounts,
+                None,
+                None,
+                format!(
+                    "{} lots of {} € ({}): the regulation says {}",
+                    found,
+                    cents_to_euros(tier.amount_cents),
+                    h.game.lot_name(tier.code).unwrap_or("?"),
+                    tier.count
+                ),
+            );
+        }
+    }
+    let losers = u64::from(h.unit_count) - regulation.winners();
+    if counts[0] != losers {
+        f.fail(
+            FailureKind::LotCounts,
+            None,
+            None,
+            format!("{} losing units, expected {losers}", counts[0]),
+        );
+    }
+    if total != regulation.total_cents() {
+        f.fail(
+            FailureKind::Total,
+            None,
+            None,
+            format!(
+                "prizes total {} €, the regulation's table totals {} €",
+                cents_to_euros(total),
+                cents_to_euros(regulation.total_cents())
+            ),
+        );
+    }
+    f.check(
+        "lot_table",
+        before,
+        format!(
+            "{} winners and {} € in prizes, exactly the regulation's table",
+            regulation.winners(),
+            cents_to_euros(regulation.total_cents())
+        ),
+    );
 }

@@ -69,10 +69,13 @@ pub struct BuiltBlock {
 }
 
 /// The block's lot codes in unit order: the table's lots (highest first,
-/// losers last) shuffled with our Fisher-Yates on stream 0 of the seed.
+/// losers last) shuffled with our Fisher-Yates on stream 0 of the seed. A
+/// drawn game's table is empty: no lot is laid out and stream 0 is unused.
 pub fn lot_order(seed: &[u8; 32], table: &LotTable, units: u32) -> Vec<u8> {
     let mut lots = table.unshuffled_lots(units);
-    Stream::new(seed, 0).shuffle(&mut lots);
+    if !table.tiers.is_empty() {
+        Stream::new(seed, 0).shuffle(&mut lots);
+    }
     lots
 }
 
@@ -120,11 +123,11 @@ pub fn build(
 ) -> Result<BuiltBlock, Error> {
     let game = spec.game;
     let unit_count = spec.units;
-    if unit_count == 0 || unit_count > game.block_units() {
+    if unit_count == 0 || unit_count > game.max_units() {
         return Err(Error::BlockUnits {
             game: game.slug(),
             units: unit_count,
-            max: game.block_units(),
+            max: game.max_units(),
         });
     }
     let lot_table = game.lot_table_for(spec.price_cents, unit_count)?;

@@ -256,12 +256,12 @@ impl Header {
         // Sizes are the game's, so a corrupt header can't make a reader
         // allocate an index of arbitrary size.
         // Fewer units make a test-size block, which `verify` names as such.
-        if self.unit_count == 0 || self.unit_count > self.game.block_units() {
+        if self.unit_count == 0 || self.unit_count > self.game.max_units() {
             return field(format!(
                 "unit count {} (a {} block holds 1 to {})",
                 self.unit_count,
                 self.game.slug(),
-                self.game.block_units()
+                self.game.max_units()
             ));
         }
         if self.chunk_units == 0 || !self.chunk_units.is_power_of_two() {

@@ -41,7 +41,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         );
     }
     let secrets = store.secrets()?;
-    let game = Game::IleAuTresor;
+    let game = Game::ILE_AU_TRESOR;
     let number = store.emissions(game).last().map_or(1, |n| n + 1);
     let emission = Emission::new(store, game, number);
     println!(
@@ -104,7 +104,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         public_key: &trusted,
         access,
     };
-    let r = redeem(store, &keys, &id, false)?;
+    let r = redeem(store, &keys, &id, None, false)?;
     print!("{}", r.picture);
     println!(
         "   {}; recorded at {}",
@@ -116,7 +116,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         r.inclusion_proof.len(),
         r.merkle_root
     );
-    match redeem(store, &keys, &id, false) {
+    match redeem(store, &keys, &id, None, false) {
         Err(e @ Error::AlreadyRedeemed { .. }) => {
             println!("   a second redemption is refused: {e}")
         }

@@ -11,7 +11,7 @@ use ticket_issuer::store::Store;
 /// Arguments of `generate`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The game (ile-au-tresor).
+    /// The game (ile-au-tresor, tresors-ensables).
     #[arg(long)]
     pub game: String,
     /// Emission number.
@@ -28,9 +28,14 @@ pub struct Args {
     /// safe to rerun: with none lacking it makes nothing.
     #[arg(long, value_name = "M", value_parser = clap::value_parser!(u32).range(1..))]
     pub until_block: Option<u32>,
-    /// Unit price in euros (0.5, 1 or 2 for ile-au-tresor).
+    /// Unit price in euros (0.5, 1 or 2 for ile-au-tresor; 1 for
+    /// tresors-ensables, its only price and the default).
     #[arg(long)]
-    pub price: String,
+    pub price: Option<String>,
+    /// Units per block (tresors-ensables only: 1 to 10,000,000; default
+    /// 450,000). An ile-au-tresor block always holds its 450,000-unit table.
+    #[arg(long)]
+    pub units: Option<u32>,
     /// Worker threads (default: all cores).
     #[arg(short, long)]
     pub jobs: Option<usize>,
@@ -51,16 +56,25 @@ struct Report<'a> {
 pub fn parse_game(name: &str) -> Result<Game, Error> {
     Game::from_slug(name).ok_or_else(|| Error::UnknownGame {
         name: name.to_string(),
-        known: Game::ALL.map(|g| g.slug()).join(", "),
+        known: Game::known(),
     })
 }
 
 /// Runs `generate`.
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let game = parse_game(&args.game)?;
-    let price_cents =
-        parse_price(&args.price).ok_or_else(|| game.unsupported_price(args.price.clone()))?;
+    let price_cents = match (&args.price, game.prices_cents()) {
+        (Some(price), _) => {
+            parse_price(price).ok_or_else(|| game.unsupported_price(price.clone()))?
+        }
+        (None, [only]) => *only,
+        (None, _) => return Err(Error::PriceNeeded { game: game.slug() }),
+    };
     game.lot_table(price_cents)?;
+    let mut emission = Emission::new(store, game, args.emission);
+    if let Some(units) = args.units {
+        emission = emission.with_units(units)?;
+    }
     if store.ensure_keys()? {
         eprintln!(
             "created issuer keys in {} (hand {} to auditors)",
@@ -84,8 +98,10 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         .map_err(|e| Error::Internal {
             what: format!("the worker thread pool could not start ({e})"),
         })?;
-    let bar = progress::bar(count * u64::from(game.block_units()), args.quiet);
-    let emission = Emission::new(store, game, args.emission);
+    let bar = progress::bar(
+        count * u64::from(args.units.unwrap_or(game.block_units())),
+        args.quiet,
+    );
     let blocks =
         pool.install(|| emission.generate(&secrets, price_cents, choice, &|n| bar.inc(n)))?;
     bar.finish_and_clear();

@@ -53,6 +53,10 @@ pub struct ShowArgs {
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Trésors Ensablés: show the play stopped after this many rolls
+    /// (none: played to the end).
+    #[arg(long, value_name = "N")]
+    pub stopped_after_rolls: Option<u32>,
 }
 
 /// What `show --json` prints: the unit, its outcome and proof, and the
@@ -89,7 +93,7 @@ pub fn show(store: &Store, args: &ShowArgs) -> Result<i32, Error> {
         public_key: &keys.trusted,
         access: keys.access(),
     };
-    let r = redeem(store, &keys, &id, true)?;
+    let r = redeem(store, &keys, &id, args.stopped_after_rolls, true)?;
     if args.json {
         let shown = Shown {
             unit: &r,

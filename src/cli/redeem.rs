@@ -15,6 +15,10 @@ pub struct Args {
     /// Print outcome and proof, record nothing.
     #[arg(long)]
     pub check: bool,
+    /// Trésors Ensablés: the player pressed "Arrêter" after this many rolls
+    /// (none: the unit was played to the end).
+    #[arg(long, value_name = "N")]
+    pub stopped_after_rolls: Option<u32>,
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,
@@ -48,7 +52,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         public_key: &keys.trusted,
         access: keys.access(),
     };
-    let r = redeem(store, &keys, &id, args.check)?;
+    let r = redeem(store, &keys, &id, args.stopped_after_rolls, args.check)?;
     if args.json {
         print_json(if args.check { "check" } else { "redemption" }, &r);
         return Ok(0);

@@ -691,3 +691,95 @@ pub struct UnitView {
     /// The four throws.
     pub throws: Vec<ThrowView>,
 }
+
+/// L'île au trésor as the shared machinery sees it (`super::GameRules`).
+pub struct Rules;
+
+/// Its prices, in cents (article 3: 0.5, 1 and 2 €).
+const PRICES_CENTS: [u32; 3] = [50, 100, 200];
+
+impl super::GameRules for Rules {
+    fn slug(&self) -> &'static str {
+        "ile-au-tresor"
+    }
+
+    fn code(&self) -> u16 {
+        1
+    }
+
+    fn id_prefix(&self) -> &'static str {
+        "IAT"
+    }
+
+    fn rules_version(&self) -> u16 {
+        1
+    }
+
+    fn params(&self) -> [u8; 2] {
+        [MAP_WIDTH, MAP_HEIGHT]
+    }
+
+    fn payload_size(&self) -> usize {
+        PAYLOAD_SIZE
+    }
+
+    fn prices_cents(&self) -> &'static [u32] {
+        &PRICES_CENTS
+    }
+
+    fn prize_model(&self) -> super::PrizeModel {
+        super::PrizeModel::FixedTable
+    }
+
+    fn block_units(&self) -> u32 {
+        BLOCK_UNITS
+    }
+
+    fn max_units(&self) -> u32 {
+        BLOCK_UNITS
+    }
+
+    fn lot_table(&self, price_cents: u32) -> Option<LotTable> {
+        lot_table(price_cents)
+    }
+
+    fn generate_payload(&self, stream: &mut Stream, lot: u8, out: &mut Vec<u8>) {
+        Unit::generate(stream, lot).encode(out)
+    }
+
+    fn play_to_end(&self, payload: &[u8]) -> Result<super::Played, String> {
+        Ok(super::Played {
+            lot: Unit::decode(payload)?.play()?,
+            prize_cents: None,
+        })
+    }
+
+    fn outcome(
+        &self,
+        payload: &[u8],
+        stop: Option<u32>,
+    ) -> Result<super::Played, super::StopRefusal> {
+        if let Some(rolls) = stop {
+            return Err(super::StopRefusal::Refused(format!(
+                "L'île au trésor has no stop: its four throws are always played (asked to stop after {rolls})"
+            )));
+        }
+        self.play_to_end(payload)
+            .map_err(super::StopRefusal::Invalid)
+    }
+
+    fn lot_name(&self, code: u8) -> Option<&'static str> {
+        lot_name(code)
+    }
+
+    fn export_fields(&self, payload: &[u8]) -> Result<serde_json::Value, String> {
+        serde_json::to_value(Unit::decode(payload)?.view()).map_err(|e| e.to_string())
+    }
+
+    fn picture(&self, payload: &[u8], stop: Option<u32>) -> Result<String, String> {
+        if stop.is_some() {
+            return Err("L'île au trésor has no stop".into());
+        }
+        Ok(Unit::decode(payload)?.picture())
+    }
+}

@@ -1,5 +1,10 @@
-//! The games: their lot tables (from the regulations, as data) and the
-//! dispatch from the shared block machinery to each game's unit model.
+//! The games and the one interface the shared machinery calls them by.
+//!
+//! A game is a module that implements [`GameRules`] (its constants, unit
+//! model, record payload, rule check, outcome, export line and picture)
+//! and one line in [`GAMES`]. Shared modules (block, verify, export,
+//! redeem, ledger) only ever hold a [`Game`] and call through it; none
+//! imports a game module.
 
 pub mod ile;
 pub mod tresors;
@@ -11,95 +16,154 @@ use serde::Serialize;
 use crate::error::Error;
 use crate::rng::Stream;
 
-/// A game the tool can issue. Its numeric code is stored in block headers
-/// and its slug in paths, labels and the command line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Game {
-    /// « L'île au trésor » (rules: ile-au-tresor.txt).
-    IleAuTresor,
+/// Every game the tool issues, in header-code order. Registering a new
+/// game is one line here.
+static GAMES: [&dyn GameRules; 2] = [&ile::Rules, &tresors::Rules];
+
+/// How a game's prizes are decided (docs/GAMES.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PrizeModel {
+    /// Every block holds exactly the regulation's lot table, shuffled in;
+    /// a unit's prize is its lot's amount in that table.
+    FixedTable,
+    /// Every unit is drawn from the regulation's published probabilities;
+    /// a unit's prize is what its play gives.
+    Drawn,
+}
+
+/// What playing a unit gives: its lot (0: none) and its prize.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Played {
+    /// The lot code (0: none); names from [`GameRules::lot_name`].
+    pub lot: u8,
+    /// The prize in cents, or `None` where the prize is the lot's amount in
+    /// the block's lot table (a fixed-table game).
+    pub prize_cents: Option<u32>,
+}
+
+/// Everything the shared machinery needs from a game. Payloads are the
+/// game's part of a unit record (docs/FORMAT.md §Unit record).
+pub trait GameRules: Send + Sync + 'static {
+    /// The name on the command line, in paths, labels and reports.
+    fn slug(&self) -> &'static str;
+    /// The code stored in block headers.
+    fn code(&self) -> u16;
+    /// The prefix of unit IDs.
+    fn id_prefix(&self) -> &'static str;
+    /// Version of the unit model (payload and rules), stored in headers and
+    /// ledger rows.
+    fn rules_version(&self) -> u16;
+    /// Two parameter bytes stored in the header.
+    fn params(&self) -> [u8; 2];
+    /// Bytes of the payload.
+    fn payload_size(&self) -> usize;
+    /// Prices the game is sold at, in cents.
+    fn prices_cents(&self) -> &'static [u32];
+    /// How prizes are decided.
+    fn prize_model(&self) -> PrizeModel;
+    /// Units of a production block by default (for a fixed-table game,
+    /// exactly; fewer is a test-size block).
+    fn block_units(&self) -> u32;
+    /// The most units a block of the game may hold.
+    fn max_units(&self) -> u32;
+    /// The lot table of a full block at `price_cents` (a drawn game's is
+    /// empty), `None` when the game is not sold at that price.
+    fn lot_table(&self, price_cents: u32) -> Option<LotTable>;
+    /// Draws a unit's payload from its own stream into `out`; `lot` is the
+    /// lot a fixed-table game's unit must win (a drawn game ignores it).
+    fn generate_payload(&self, stream: &mut Stream, lot: u8, out: &mut Vec<u8>);
+    /// Decodes a payload, checks every rule, and plays it to the end.
+    fn play_to_end(&self, payload: &[u8]) -> Result<Played, String>;
+    /// The outcome when the player stopped after `stop` rolls (`None`:
+    /// played to the end); `Err` says why the stop is not allowed.
+    fn outcome(&self, payload: &[u8], stop: Option<u32>) -> Result<Played, StopRefusal>;
+    /// The name of lot `code`, `None` for 0 or an unknown code.
+    fn lot_name(&self, code: u8) -> Option<&'static str>;
+    /// The game's fields of an export line (docs/FORMAT.md §Export).
+    fn export_fields(&self, payload: &[u8]) -> Result<serde_json::Value, String>;
+    /// What the player sees, as text, up to `stop` (`None`: the end).
+    fn picture(&self, payload: &[u8], stop: Option<u32>) -> Result<String, String>;
+}
+
+/// A player's decision the rules don't allow, or a payload that can't be
+/// played; the message says which.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StopRefusal {
+    /// The stop is not allowed there (or the game has no stop).
+    Refused(String),
+    /// The payload breaks the rules.
+    Invalid(String),
+}
+
+/// A game the tool can issue: a handle on its [`GameRules`]. Equal games
+/// have equal header codes.
+#[derive(Clone, Copy)]
+pub struct Game(&'static dyn GameRules);
+
+impl PartialEq for Game {
+    fn eq(&self, other: &Game) -> bool {
+        self.code() == other.code()
+    }
+}
+
+impl Eq for Game {}
+
+impl std::hash::Hash for Game {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.code().hash(state);
+    }
+}
+
+impl std::fmt::Debug for Game {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.slug())
+    }
+}
+
+impl std::ops::Deref for Game {
+    type Target = dyn GameRules;
+    fn deref(&self) -> &(dyn GameRules + 'static) {
+        self.0
+    }
 }
 
 impl Game {
-    /// Every game, in code order.
-    pub const ALL: [Game; 1] = [Game::IleAuTresor];
+    /// « L'île au trésor » (rules: ile-au-tresor.txt).
+    pub const ILE_AU_TRESOR: Game = Game(&ile::Rules);
+    /// « Trésors Ensablés » (rules: tresors-ensables.txt).
+    pub const TRESORS_ENSABLES: Game = Game(&tresors::Rules);
 
-    /// The code stored in a block header (docs/FORMAT.md).
-    pub fn code(self) -> u16 {
-        match self {
-            Game::IleAuTresor => 1,
-        }
+    /// Every game, in code order.
+    pub fn all() -> impl Iterator<Item = Game> {
+        GAMES.iter().map(|rules| Game(*rules))
+    }
+
+    /// The slugs of every game, for messages.
+    pub fn known() -> String {
+        Game::all().map(|g| g.slug()).collect::<Vec<_>>().join(", ")
     }
 
     /// The game with header code `code`, if any.
     pub fn from_code(code: u16) -> Option<Game> {
-        Game::ALL.into_iter().find(|g| g.code() == code)
-    }
-
-    /// The name used on the command line, in labels and in reports.
-    pub fn slug(self) -> &'static str {
-        match self {
-            Game::IleAuTresor => "ile-au-tresor",
-        }
+        Game::all().find(|g| g.code() == code)
     }
 
     /// The game named `slug` on the command line.
     pub fn from_slug(slug: &str) -> Option<Game> {
-        Game::ALL.into_iter().find(|g| g.slug() == slug)
-    }
-
-    /// The prefix of this game's unit IDs.
-    pub fn id_prefix(self) -> &'static str {
-        match self {
-            Game::IleAuTresor => "IAT",
-        }
+        Game::all().find(|g| g.slug() == slug)
     }
 
     /// The game whose unit IDs start with `prefix`.
     pub fn from_id_prefix(prefix: &str) -> Option<Game> {
-        Game::ALL.into_iter().find(|g| g.id_prefix() == prefix)
+        Game::all().find(|g| g.id_prefix() == prefix)
     }
 
-    /// Version of the unit model (record payload and rules); stored in the
-    /// header so a reader can refuse a model it does not know.
-    pub fn rules_version(self) -> u16 {
-        1
-    }
-
-    /// Units in every block of this game (article 2 for L'île au trésor).
-    pub fn block_units(self) -> u32 {
-        match self {
-            Game::IleAuTresor => ile::BLOCK_UNITS,
-        }
-    }
-
-    /// Size of the game's record payload (after the common record prefix).
-    pub fn payload_size(self) -> usize {
-        match self {
-            Game::IleAuTresor => ile::PAYLOAD_SIZE,
-        }
-    }
-
-    /// The two game-parameter bytes stored in the header (for L'île au
-    /// trésor: map width and height).
-    pub fn params(self) -> [u8; 2] {
-        match self {
-            Game::IleAuTresor => [ile::MAP_WIDTH, ile::MAP_HEIGHT],
-        }
-    }
-
-    /// Prices this game is sold at, in cents.
-    pub fn prices_cents(self) -> &'static [u32] {
-        match self {
-            Game::IleAuTresor => &[50, 100, 200],
-        }
-    }
-
-    /// The regulation's lot table for one block at `price_cents`.
+    /// The regulation's lot table for one full block at `price_cents`.
     pub fn lot_table(self, price_cents: u32) -> Result<LotTable, Error> {
-        match self {
-            Game::IleAuTresor => ile::lot_table(price_cents),
-        }
-        .ok_or_else(|| self.unsupported_price(cents_to_euros(price_cents).to_string()))
+        self.0
+            .lot_table(price_cents)
+            .ok_or_else(|| self.unsupported_price(cents_to_euros(price_cents).to_string()))
     }
 
     /// The lot table of a block of `units` units at `price_cents`: the
@@ -117,6 +181,13 @@ impl Game {
         Ok(table)
     }
 
+    /// True when a block of `units` units is a test-size block, which only
+    /// tests may use: a fixed-table game's block smaller than the
+    /// regulation's (a drawn game has no test size).
+    pub fn is_test_size(self, units: u32) -> bool {
+        self.prize_model() == PrizeModel::FixedTable && units != self.block_units()
+    }
+
     /// The error for a price (as given) this game is not sold at.
     pub fn unsupported_price(self, price: String) -> Error {
         Error::UnsupportedPrice {
@@ -131,26 +202,12 @@ impl Game {
         }
     }
 
-    /// Draws the payload of a unit that must win `lot` (0: a losing unit)
-    /// from its own stream, writing `payload_size()` bytes into `out`.
-    pub fn generate_payload(self, stream: &mut Stream, lot: u8, out: &mut Vec<u8>) {
-        match self {
-            Game::IleAuTresor => ile::Unit::generate(stream, lot).encode(out),
-        }
-    }
-
-    /// Decodes a payload, checks it against the game rules, and returns the
-    /// lot its play reveals (0: none).
-    pub fn play_payload(self, payload: &[u8]) -> Result<u8, String> {
-        match self {
-            Game::IleAuTresor => ile::Unit::decode(payload)?.play(),
-        }
-    }
-
-    /// The name of lot `code` ("singe-2"), `None` for 0 or an unknown code.
-    pub fn lot_name(self, code: u8) -> Option<&'static str> {
-        match self {
-            Game::IleAuTresor => ile::lot_name(code),
+    /// The prize in cents of `played` in a block whose lot table is
+    /// `table`; `None` when the lot is not in the table.
+    pub fn prize_cents(self, played: &Played, table: &LotTable) -> Option<u32> {
+        match played.prize_cents {
+            Some(cents) => Some(cents),
+            None => table.amount_cents(played.lot),
         }
     }
 }

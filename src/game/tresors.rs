@@ -968,6 +968,127 @@ pub struct UnitView {
     pub dice: Vec<u8>,
 }
 
+/// Lot code of a unit that reaches the gold chest alive.
+pub const LOT_GOLD: u8 = 1;
+/// Lot code of a unit whose player stopped with gains.
+pub const LOT_STOPPED: u8 = 2;
+
+/// The most units a block may hold (docs/GAMES.md §Trésors Ensablés blocks).
+pub const MAX_BLOCK_UNITS: u32 = 10_000_000;
+/// Units of a block when `--units` is not given.
+pub const DEFAULT_BLOCK_UNITS: u32 = 450_000;
+
+/// Trésors Ensablés as the shared machinery sees it (`super::GameRules`).
+pub struct Rules;
+
+impl Outcome {
+    /// The outcome as a lot code and prize: gold reached, stopped with
+    /// gains, or nothing.
+    fn played(&self) -> super::Played {
+        let lot = match self.end {
+            End::Gold => LOT_GOLD,
+            End::Stopped => LOT_STOPPED,
+            End::Death => 0,
+        };
+        super::Played {
+            lot,
+            prize_cents: Some(self.prize_cents),
+        }
+    }
+}
+
+impl super::GameRules for Rules {
+    fn slug(&self) -> &'static str {
+        "tresors-ensables"
+    }
+
+    fn code(&self) -> u16 {
+        2
+    }
+
+    fn id_prefix(&self) -> &'static str {
+        "TE"
+    }
+
+    fn rules_version(&self) -> u16 {
+        1
+    }
+
+    fn params(&self) -> [u8; 2] {
+        [GOLD_SQUARE, MAX_LIFE]
+    }
+
+    fn payload_size(&self) -> usize {
+        PAYLOAD_SIZE
+    }
+
+    fn prices_cents(&self) -> &'static [u32] {
+        // Article 2: a unit costs 1 €.
+        &[100]
+    }
+
+    fn prize_model(&self) -> super::PrizeModel {
+        super::PrizeModel::Drawn
+    }
+
+    fn block_units(&self) -> u32 {
+        DEFAULT_BLOCK_UNITS
+    }
+
+    fn max_units(&self) -> u32 {
+        MAX_BLOCK_UNITS
+    }
+
+    fn lot_table(&self, price_cents: u32) -> Option<super::LotTable> {
+        self.prices_cents()
+            .contains(&price_cents)
+            .then(|| super::LotTable {
+                price_cents,
+                tiers: Vec::new(),
+            })
+    }
+
+    fn generate_payload(&self, stream: &mut Stream, _lot: u8, out: &mut Vec<u8>) {
+        Unit::generate(stream).encode(out)
+    }
+
+    fn play_to_end(&self, payload: &[u8]) -> Result<super::Played, String> {
+        let unit = Unit::decode(payload)?;
+        unit.play(None)
+            .map(|o| o.played())
+            .map_err(|e| e.to_string())
+    }
+
+    fn outcome(
+        &self,
+        payload: &[u8],
+        stop: Option<u32>,
+    ) -> Result<super::Played, super::StopRefusal> {
+        let unit = Unit::decode(payload).map_err(super::StopRefusal::Invalid)?;
+        unit.play(stop)
+            .map(|o| o.played())
+            .map_err(|e| super::StopRefusal::Refused(e.to_string()))
+    }
+
+    fn lot_name(&self, code: u8) -> Option<&'static str> {
+        match code {
+            LOT_GOLD => Some("coffre-or"),
+            LOT_STOPPED => Some("arret"),
+            _ => None,
+        }
+    }
+
+    fn export_fields(&self, payload: &[u8]) -> Result<serde_json::Value, String> {
+        serde_json::to_value(Unit::decode(payload)?.view()).map_err(|e| e.to_string())
+    }
+
+    fn picture(&self, payload: &[u8], stop: Option<u32>) -> Result<String, String> {
+        Unit::decode(payload)?
+            .picture(stop)
+            .map_err(|e| e.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1449,105 +1570,6 @@ mod tests {
 
     // ---- distributions (f64 for statistics only, never for money) ----
 
-    /// ln Γ(x) for x > 0 (Lanczos, g = 7, nine terms).
-    fn ln_gamma(x: f64) -> f64 {
-        const C: [f64; 9] = [
-            0.999_999_999_999_809_9,
-            676.520_368_121_885_1,
-            -1_259.139_216_722_402_8,
-            771.323_428_777_653_1,
-            -176.615_029_162_140_6,
-            12.507_343_278_686_905,
-            -0.138_571_095_265_720_12,
-            9.984_369_578_019_572e-6,
-            1.505_632_735_149_311_6e-7,
-        ];
-        let x = x - 1.0;
-        let t = x + 7.5;
-        let a = C[0]
-            + C.iter()
-                .enumerate()
-                .skip(1)
-                .map(|(i, c)| c / (x + i as f64))
-                .sum::<f64>();
-        0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
-    }
-
-    /// The regularised upper incomplete gamma function Q(a, x): a series
-    /// below a + 1, a continued fraction (modified Lentz) above.
-    fn gamma_q(a: f64, x: f64) -> f64 {
-        if x <= 0.0 {
-            return 1.0;
-        }
-        let front = (-x + a * x.ln() - ln_gamma(a)).exp();
-        if x < a + 1.0 {
-            let (mut n, mut term) = (a, 1.0 / a);
-            let mut sum = term;
-            while term > sum * 1e-16 {
-                n += 1.0;
-                term *= x / n;
-                sum += term;
-            }
-            return 1.0 - front * sum;
-        }
-        let tiny = 1e-300;
-        let mut b = x + 1.0 - a;
-        let (mut c, mut d) = (1.0 / tiny, 1.0 / b);
-        let mut h = d;
-        for i in 1..10_000 {
-            let an = -(i as f64) * (i as f64 - a);
-            b += 2.0;
-            d = an * d + b;
-            d = if d.abs() < tiny { tiny } else { d };
-            c = b + an / c;
-            c = if c.abs() < tiny { tiny } else { c };
-            d = 1.0 / d;
-            h *= d * c;
-            if (d * c - 1.0).abs() < 1e-16 {
-                break;
-            }
-        }
-        front * h
-    }
-
-    /// The p-value of Pearson's chi-square for `observed` counts against
-    /// `probabilities`; a cell expected fewer than 5 times is merged into
-    /// its neighbour first.
-    fn chi_square_p(observed: &[u64], probabilities: &[f64]) -> f64 {
-        let n = observed.iter().sum::<u64>() as f64;
-        let mut cells: Vec<(f64, f64)> = observed
-            .iter()
-            .zip(probabilities)
-            .map(|(&o, &p)| (o as f64, p * n))
-            .collect();
-        while let Some(i) = cells.iter().position(|c| c.1 < 5.0) {
-            let small = cells.remove(i);
-            let into = i.saturating_sub(1).min(cells.len() - 1);
-            cells[into].0 += small.0;
-            cells[into].1 += small.1;
-        }
-        let stat: f64 = cells.iter().map(|(o, e)| (o - e) * (o - e) / e).sum();
-        gamma_q((cells.len() - 1) as f64 / 2.0, stat / 2.0)
-    }
-
-    #[test]
-    fn chi_square_p_values_match_tables() {
-        for (stat, dof, p) in [
-            (3.841_459, 1, 0.05),
-            (11.070_50, 5, 0.05),
-            (16.266_24, 3, 0.001),
-            (2.0, 2, (-1.0f64).exp()),
-            (124.342_1, 100, 0.05),
-        ] {
-            let q = gamma_q(dof as f64 / 2.0, stat / 2.0);
-            assert!((q - p).abs() < 1e-5, "chi2 {stat} dof {dof}: {q} != {p}");
-        }
-        // A loaded die is caught.
-        let loaded = [11_000u64, 10_000, 10_000, 10_000, 10_000, 9_000];
-        assert!(chi_square_p(&loaded, &[1.0 / 6.0; 6]) < 1e-6);
-        assert!(chi_square_p(&[1_000; 6], &[1.0 / 6.0; 6]) > 0.99);
-    }
-
     fn probabilities(weights: &[u32], denominator: u32) -> Vec<f64> {
         weights
             .iter()
@@ -1556,7 +1578,7 @@ mod tests {
     }
 
     fn assert_fits(what: &str, observed: &[u64], probabilities: &[f64]) {
-        let p = chi_square_p(observed, probabilities);
+        let p = crate::stats::chi_square(observed, probabilities).p;
         assert!(p >= 1e-6, "{what}: p = {p:e}, counts {observed:?}");
     }
 

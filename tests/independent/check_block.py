@@ -12,7 +12,9 @@ ChaCha20) and the `zstd` command-line tool.
 Without a records key it checks what anyone can (§Seal: header, layout,
 index digest, chunk digests, seal, chunk roots against the Merkle root).
 With the key it also opens every chunk and checks every record (§Unit
-record, §Lots), every chunk's subtree root and the Merkle root
+record, §Lots; a Trésors Ensablés record is decoded by §Trésors Ensablés
+payload and replayed to the end against its prefix's lot and prize), every
+chunk's subtree root and the Merkle root
 from the leaves (§Merkle tree), and the lot table and total. With a
 revealed block seed it also checks the seed commitment, the lot order
 (§Randomness) and every check code (§Keys and derivations).
@@ -48,8 +50,22 @@ SEAL_LEN = 64
 # §Chunks: every chunk's plaintext is one zstd frame (RFC 8878).
 ZSTD_MAGIC = 0xFD2FB528
 
-# §Header, games table: code -> (slug, ID prefix, rules version, record size, params)
-GAMES = {1: ("ile-au-tresor", "IAT", 1, 53, (8, 8))}
+# §Header, games table: code -> (slug, ID prefix, rules version, record size,
+# params, (fewest, most) units in a block)
+GAMES = {
+    1: ("ile-au-tresor", "IAT", 1, 53, (8, 8), (450000, 450000)),
+    2: ("tresors-ensables", "TE", 1, 80, (60, 3), (1, 10000000)),
+}
+TRESORS = 2
+
+# §Trésors Ensablés payload: square codes, chest value tables (cents) by
+# chest (squares 6, 12, ..., 60), the rules' outcomes (3.2.2).
+BLANK, START, BRONZE, SILVER, GOLD = 1, 0, 7, 8, 9
+LIFE = {2: 1, 3: 2, 4: -1, 5: -2, 6: -3}
+TE_CHEST_CODES = [BRONZE, SILVER] * 4 + [BRONZE, GOLD]
+TE_VALUES = {BRONZE: [10, 20, 50], SILVER: [50, 100, 200],
+             GOLD: [100, 200, 500, 1000, 10000, 1000000]}
+TE_RULES = [(1, 2, 3), (4, 5, 6), (4, 1, 2)]
 
 # §Lots: lot code -> (content code, count); amounts per price (cents).
 LOT_GROUPS = {1: (1, 3), 2: (2, 3), 3: (3, 3), 4: (4, 3),
@@ -60,7 +76,6 @@ LOT_AMOUNTS = {
     100: [1000000, 50000, 15000, 5000, 2500, 1000, 300, 200, 100],
     200: [2000000, 100000, 30000, 10000, 5000, 2000, 600, 400, 200],
 }
-BLOCK_UNITS = 450000
 
 # §Unit record: direction code -> (dx, dy); x grows east, y grows south.
 DELTAS = [(0, -1), (1, -1), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1)]
@@ -179,12 +194,12 @@ def parse_header(data, file_len):
                   for i in range(h["tier_count"])]
     if game not in GAMES:
         raise Unreadable(f"unknown game code {game}")
-    slug, _, rules_version, size, params = GAMES[game]
+    slug, _, rules_version, size, params, (fewest, most) = GAMES[game]
     if rules != rules_version or record_size != size or h["params"] != params:
         raise Unreadable(f"{slug}: rules version {rules}, record size {record_size}, "
                          f"params {h['params']}: not the version-{rules_version} model")
-    if units != BLOCK_UNITS:
-        raise Unreadable(f"{slug}: unit count {units}, a block holds {BLOCK_UNITS}")
+    if not fewest <= units <= most:
+        raise Unreadable(f"{slug}: unit count {units}, a block holds {fewest} to {most}")
     if chunk_units == 0 or chunk_units & (chunk_units - 1):
         raise Unreadable(f"chunk size {chunk_units} is not a power of two")
     if chunk_count != -(-units // chunk_units):
@@ -349,6 +364,61 @@ def play(rec, width, height):
     return f"uncovers {uncovered}, which no unit may" if lot is None else lot
 
 
+def te_series_possible(series):
+    """3.2.2: one outcome of each rule plus two blanks, in any places."""
+    want = sorted(series)
+    return any(sorted([a, b, c, BLANK, BLANK]) == want
+               for a in TE_RULES[0] for b in TE_RULES[1] for c in TE_RULES[2])
+
+
+def play_tresors(rec):
+    """Decodes a Trésors Ensablés payload (record bytes 14..80) and plays it
+    to the end; returns (lot, prize in cents) or an error string."""
+    payload = rec[14:80]
+
+    def nibbles(offset, count):
+        return [(payload[offset + i // 2] >> (0 if i % 2 else 4)) & 0x0F for i in range(count)]
+
+    board = [START] + nibbles(0, 60)
+    for n in range(1, 61):
+        fixed = TE_CHEST_CODES[n // 6 - 1] if n % 6 == 0 else None
+        if fixed is not None and board[n] != fixed:
+            return f"square {n} holds code {board[n]}, its chest is {fixed}"
+        if fixed is None and board[n] not in (BLANK, *LIFE):
+            return f"square {n} holds code {board[n]}"
+    for first in range(1, 60, 6):
+        if not te_series_possible(board[first:first + 5]):
+            return f"series {first}-{first + 4} {board[first:first + 5]} is no draw of 3.2.2"
+    values = nibbles(30, 10)
+    chest_cents = []
+    for k, v in enumerate(values):
+        table = TE_VALUES[TE_CHEST_CODES[k]]
+        if v >= len(table):
+            return f"chest {k + 1} has value code {v}"
+        chest_cents.append(table[v])
+    n = payload[35]
+    dice = nibbles(36, 60)
+    if not 10 <= n <= 60:
+        return f"tape of {n} rolls"
+    if any(d != 0 for d in dice[n:]) or not all(1 <= d <= 6 for d in dice[:n]):
+        return f"dice {dice} (tape of {n})"
+    square, life, found, dead = 0, 3, 0, False
+    for t, die in enumerate(dice[:n], 1):
+        square = min(square + die, 60)
+        code = board[square]
+        if code in LIFE:
+            life = min(life + LIFE[code], 3)
+        elif code in TE_VALUES:
+            found += chest_cents[square // 6 - 1]
+        # A death loses everything; the tape still runs to 60.
+        dead = dead or life <= 0
+        if square == 60:
+            if t != n:
+                return f"roll {t} reaches 60 before the tape's end ({n})"
+            return (0, 0) if dead else (1, found)
+    return f"the tape of {n} rolls ends on square {square}"
+
+
 def check_records(data, h, entries, key, r, summary):
     size = h["record_size"]
     amounts = {code: amount for code, _, amount in h["tiers"]}
@@ -385,6 +455,13 @@ def check_records(data, h, entries, key, r, summary):
             check_codes.append(check)
             if index != unit:
                 r.fail("records", f"unit {unit}: record says index {index}")
+            if h["game"] == TRESORS:
+                played = play_tresors(rec)
+                if played != (lot, prize):
+                    r.fail("records", f"unit {unit} (lot {lot}, {prize} cents): {played}")
+                counts[lot] = counts.get(lot, 0) + 1
+                total += prize
+                continue
             if lot not in amounts:
                 r.fail("records", f"unit {unit}: lot code {lot} is not in the lot table")
                 continue
@@ -408,6 +485,15 @@ def check_records(data, h, entries, key, r, summary):
     else:
         r.fail("merkle_root", "not every chunk could be read")
 
+    if h["game"] == TRESORS:
+        # A drawn game: no lot table, one price.
+        if h["tiers"] or h["price_cents"] != 100:
+            r.fail("lot_table", f"tiers {h['tiers']} at {h['price_cents']} cents: "
+                                "Trésors Ensablés has no lot table and costs 1 €")
+        r.passed("lot_table")
+        summary["lots"] = {str(code): counts[code] for code in sorted(counts)}
+        summary["total_cents"] = total
+        return lots, check_codes
     expected = [(code, count, amount) for code, (count, amount)
                 in enumerate(zip(LOT_COUNTS, LOT_AMOUNTS.get(h["price_cents"], [])), 1)]
     if h["tiers"] != expected:
@@ -433,15 +519,16 @@ def check_seed(seed, h, lots, check_codes, r):
     if sha256(seed) != h["seed_commitment"]:
         r.fail("seed_commitment", "SHA-256 of the seed is not the header's commitment")
     r.passed("seed_commitment")
-    order = []
-    for code, count, _ in h["tiers"]:
-        order.extend([code] * count)
-    order.extend([0] * (h["unit_count"] - len(order)))
-    Stream(seed, 0).shuffle(order)
-    if lots != order:
-        first = next((i for i, (a, b) in enumerate(zip(lots, order)) if a != b), len(lots))
-        r.fail("lot_order", f"lot order differs from the seed's shuffle (first at unit {first})")
-    r.passed("lot_order")
+    if h["game"] != TRESORS:  # a drawn game has no lot order (stream 0 unused)
+        order = []
+        for code, count, _ in h["tiers"]:
+            order.extend([code] * count)
+        order.extend([0] * (h["unit_count"] - len(order)))
+        Stream(seed, 0).shuffle(order)
+        if lots != order:
+            first = next((i for i, (a, b) in enumerate(zip(lots, order)) if a != b), len(lots))
+            r.fail("lot_order", f"lot order differs from the seed's shuffle (first at unit {first})")
+        r.passed("lot_order")
     prefix = LABEL + b"check-code/"
     for i, check in enumerate(check_codes):
         if hmac_sha256(seed, prefix + struct.pack("<I", i))[:5] != check:

@@ -198,7 +198,7 @@ fn generation_is_deterministic_and_matches_the_golden_vectors() {
             .to_string()
     };
     assert_eq!(value("master"), hex::encode(test_master()));
-    let game = Game::IleAuTresor;
+    let game = Game::ILE_AU_TRESOR;
     for price in [50u32, 100, 200] {
         let seed = derive::block_seed(&test_master(), game, 1, 1);
         let spec = BlockSpec {
@@ -242,7 +242,7 @@ fn the_same_keys_write_identical_files() {
     copy_dir(&a.store_dir.join("keys"), &store_b.root().join("keys"));
     let secrets_b = store_b.secrets().unwrap();
     let pa = &a.path;
-    let made = ticket_issuer::emission::Emission::new(&store_b, Game::IleAuTresor, 1)
+    let made = ticket_issuer::emission::Emission::new(&store_b, Game::ILE_AU_TRESOR, 1)
         .generate(
             &secrets_b,
             100,
@@ -488,11 +488,11 @@ fn swapped_or_foreign_chunks_are_caught_with_and_without_the_key() {
         assert!(keyed.contains(&FailureKind::Decrypt), "{name}: {keyed:?}");
     }
     // The AEAD alone refuses a chunk opened at another place or block.
-    let key_a = fx.secrets.block_records_key(Game::IleAuTresor, 1, 1);
+    let key_a = fx.secrets.block_records_key(Game::ILE_AU_TRESOR, 1, 1);
     let c1 = ct(&block_a, 1);
     assert!(block_a.open_chunk(1, &c1, &key_a).is_ok());
     assert!(block_a.open_chunk(0, &c1, &key_a).is_err());
-    let key_b = fx.secrets.block_records_key(Game::IleAuTresor, 1, 2);
+    let key_b = fx.secrets.block_records_key(Game::ILE_AU_TRESOR, 1, 2);
     assert!(block_a.open_chunk(1, &c1, &key_b).is_err());
 }
 
@@ -511,18 +511,18 @@ fn a_records_key_of_another_block_or_a_wrong_key_file_is_refused() {
         .records_key(&block_a)
         .map(|k| k.is_some())
     };
-    let emission_key = RecordsKeyFile::export(&fx.secrets, Game::IleAuTresor, 1, None);
+    let emission_key = RecordsKeyFile::export(&fx.secrets, Game::ILE_AU_TRESOR, 1, None);
     assert!(check(emission_key.clone()).unwrap());
     assert!(check(RecordsKeyFile::export(
         &fx.secrets,
-        Game::IleAuTresor,
+        Game::ILE_AU_TRESOR,
         1,
         Some(1)
     ))
     .unwrap());
     let other_block = check(RecordsKeyFile::export(
         &fx.secrets,
-        Game::IleAuTresor,
+        Game::ILE_AU_TRESOR,
         1,
         Some(2),
     ))
@@ -533,7 +533,7 @@ fn a_records_key_of_another_block_or_a_wrong_key_file_is_refused() {
     );
     let other_emission = check(RecordsKeyFile::export(
         &fx.secrets,
-        Game::IleAuTresor,
+        Game::ILE_AU_TRESOR,
         2,
         None,
     ))
@@ -577,7 +577,7 @@ fn chi_square(counts: &[u64], expected: f64) -> f64 {
 /// winners of one block spread evenly over its chunks.
 #[test]
 fn lot_positions_are_uniform() {
-    let game = Game::IleAuTresor;
+    let game = Game::ILE_AU_TRESOR;
     let table = game.lot_table(100).unwrap();
     let mut tenths = [0u64; 10];
     for block in 1..=400 {
@@ -637,7 +637,7 @@ fn a_test_size_block_is_refused_unless_test_sizes_are_allowed() {
 /// amounts unchanged; a full block's table is the regulation's.
 #[test]
 fn a_test_size_lot_table_is_the_regulation_scaled_down() {
-    let game = Game::IleAuTresor;
+    let game = Game::ILE_AU_TRESOR;
     let full = game.lot_table(100).unwrap();
     assert_eq!(game.lot_table_for(100, 450_000).unwrap(), full);
     let small = game.lot_table_for(100, TEST_UNITS).unwrap();
@@ -648,24 +648,32 @@ fn a_test_size_lot_table_is_the_regulation_scaled_down() {
     }
 }
 
-/// A block of no units, or of more than the game's size, is not made.
+/// A block of no units, or of more than the game's size, is not made, for
+/// either game.
 #[test]
 fn a_block_size_out_of_bounds_is_refused() {
     let seed = [7u8; 32];
-    for units in [0, 450_001] {
-        let spec = BlockSpec {
-            game: Game::IleAuTresor,
-            emission: 1,
-            block: 1,
-            price_cents: 100,
-            units,
-        };
-        match build::build(spec, &seed, None, &|_| {}) {
-            Err(ticket_issuer::Error::BlockUnits { units: u, max, .. }) => {
-                assert_eq!((u, max), (units, 450_000))
+    for (game, max) in [
+        (Game::ILE_AU_TRESOR, 450_000),
+        (Game::TRESORS_ENSABLES, 10_000_000),
+    ] {
+        for units in [0, max + 1] {
+            let spec = BlockSpec {
+                game,
+                emission: 1,
+                block: 1,
+                price_cents: 100,
+                units,
+            };
+            match build::build(spec, &seed, None, &|_| {}) {
+                Err(ticket_issuer::Error::BlockUnits {
+                    units: u, max: m, ..
+                }) => {
+                    assert_eq!((u, m), (units, max))
+                }
+                Err(other) => panic!("{}, {units}: {other}", game.slug()),
+                Ok(_) => panic!("a {} block of {units} units was made", game.slug()),
             }
-            Err(other) => panic!("{units}: {other}"),
-            Ok(_) => panic!("a block of {units} units was made"),
         }
     }
 }

@@ -24,7 +24,7 @@ pub struct StoreKeys {
 }
 
 impl StoreKeys {
-    fn of(store: &Store) -> StoreKeys {
+    pub fn of(store: &Store) -> StoreKeys {
         StoreKeys {
             secrets: store.secrets().unwrap(),
             trusted: store.public_key().unwrap(),
@@ -99,7 +99,7 @@ impl Fixture {
 
     /// `test_block` with `units` units.
     pub fn test_block_of(&self, block: u32, price_cents: u32, units: u32) -> PathBuf {
-        let game = Game::IleAuTresor;
+        let game = Game::ILE_AU_TRESOR;
         let spec = BlockSpec {
             game,
             emission: 1,
@@ -256,7 +256,7 @@ pub fn shared_block(price_cents: u32) -> &'static SharedBlock {
         let store = Store::new(&store_dir);
         store.keygen().unwrap();
         let keys = StoreKeys::of(&store);
-        let made = Emission::new(&store, Game::IleAuTresor, 1)
+        let made = Emission::new(&store, Game::ILE_AU_TRESOR, 1)
             .generate(&keys.secrets, price_cents, BlockChoice::Number(1), &|_| {})
             .unwrap();
         SharedBlock {
@@ -314,12 +314,17 @@ pub const TEST_UNITS: u32 = 2 * 4096 + 1000;
 /// A valid ID of the unit at `index` of any emission and block of `store`'s
 /// issuer, made with its master secret (also for blocks it does not hold).
 pub fn valid_id(store: &Path, emission: u32, block: u32, index: u32) -> String {
+    valid_id_of(store, Game::ILE_AU_TRESOR, emission, block, index)
+}
+
+/// `valid_id` for a unit of `game`.
+pub fn valid_id_of(store: &Path, game: Game, emission: u32, block: u32, index: u32) -> String {
     let seed = Store::new(store)
         .secrets()
         .expect("store secrets")
-        .block_seed(Game::IleAuTresor, emission, block);
+        .block_seed(game, emission, block);
     ticket_issuer::unit_id::UnitId {
-        game: Game::IleAuTresor,
+        game,
         emission,
         block,
         index,

@@ -134,7 +134,7 @@ const BLOCK_SUMMARY: [&str; 9] = [
     "seed_commitment",
 ];
 
-const REDEMPTION: [&str; 13] = [
+const REDEMPTION: [&str; 14] = [
     "id",
     "game",
     "emission",
@@ -142,6 +142,7 @@ const REDEMPTION: [&str; 13] = [
     "index",
     "lot",
     "prize",
+    "stopped_after_rolls",
     "record",
     "leaf_index",
     "tree_size",

@@ -23,10 +23,15 @@ use ticket_issuer::unit_id::UnitId;
 
 /// `generate --game ile-au-tresor --emission E --price P --blocks N --jobs 1 --quiet`.
 fn generate_args(emission: u32, price: &str, blocks: u32) -> Vec<String> {
+    generate_args_of("ile-au-tresor", emission, price, blocks)
+}
+
+/// `generate_args` for `game`.
+fn generate_args_of(game: &str, emission: u32, price: &str, blocks: u32) -> Vec<String> {
     [
         "generate",
         "--game",
-        "ile-au-tresor",
+        game,
         "--emission",
         &emission.to_string(),
         "--price",
@@ -54,14 +59,22 @@ fn generate(store: &Path, emission: u32, price: &str, blocks: u32) -> Vec<Value>
 }
 
 fn emission_dir(store: &Path, emission: u32) -> PathBuf {
+    emission_dir_of("ile-au-tresor", store, emission)
+}
+
+fn emission_dir_of(game: &str, store: &Path, emission: u32) -> PathBuf {
     store
-        .join("emissions/ile-au-tresor")
+        .join("emissions")
+        .join(game)
         .join(format!("e{emission:06}"))
 }
 
 fn manifest(store: &Path, emission: u32) -> Value {
-    let path = emission_dir(store, emission).join("manifest.json");
-    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+    manifest_in(&emission_dir(store, emission))
+}
+
+fn manifest_in(dir: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap()
 }
 
 /// `verify --emission N --json [more…]`.
@@ -314,17 +327,29 @@ fn find(haystack: &[u8], needle: &[u8]) -> usize {
 
 #[test]
 fn killed_generation_is_finished_by_the_same_command_identically() {
+    killed_generation_is_finished_identically("ile-au-tresor");
+}
+
+/// Issue 9: the same resume, for Trésors Ensablés (450,000-unit blocks).
+#[test]
+fn killed_te_generation_is_finished_by_the_same_command_identically() {
+    killed_generation_is_finished_identically("tresors-ensables");
+}
+
+/// A generation of 4 blocks of `game` killed after its first block is
+/// finished by rerunning the same command, identical to an uninterrupted run.
+fn killed_generation_is_finished_identically(game: &str) {
     let tmp = TempDir::new().unwrap();
     let killed = tmp.path().join("killed");
     let reference = tmp.path().join("reference");
     issuer(&killed, &["keygen"]).expect_code(0);
     // Same keys, so the same blocks: they derive from the master secret.
     copy_dir(&killed.join("keys"), &reference.join("keys"));
-    let args = generate_args(7, "1", 4);
+    let args = generate_args_of(game, 7, "1", 4);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     issuer(&reference, &args).expect_code(0);
 
-    let dir = emission_dir(&killed, 7);
+    let dir = emission_dir_of(game, &killed, 7);
     let mut child = Command::new(ISSUER)
         .arg("--store")
         .arg(&killed)
@@ -373,22 +398,9 @@ fn killed_generation_is_finished_by_the_same_command_identically() {
     assert_eq!(report["ok"], true);
 
     // Another command is refused while the plan is unfinished.
-    let other = issuer(
-        &killed,
-        &[
-            "generate",
-            "--game",
-            "ile-au-tresor",
-            "--emission",
-            "7",
-            "--price",
-            "2",
-            "--blocks",
-            "1",
-            "--quiet",
-        ],
-    )
-    .expect_code(1);
+    let other = generate_args_of(game, 7, "1", 1);
+    let other: Vec<&str> = other.iter().map(String::as_str).collect();
+    let other = issuer(&killed, &other).expect_code(1);
     assert!(
         other.stderr.contains("interrupted") && other.stderr.contains("blocks 1 to 4"),
         "{}",
@@ -423,7 +435,8 @@ fn killed_generation_is_finished_by_the_same_command_identically() {
 
     // Identical to the uninterrupted run: every block's root and file
     // digest, the manifest and its signature, and every file's bytes.
-    let (resumed, uninterrupted) = (manifest(&killed, 7), manifest(&reference, 7));
+    let reference_dir = emission_dir_of(game, &reference, 7);
+    let (resumed, uninterrupted) = (manifest_in(&dir), manifest_in(&reference_dir));
     let (a, b) = (
         resumed["blocks"].as_array().unwrap(),
         uninterrupted["blocks"].as_array().unwrap(),
@@ -434,7 +447,6 @@ fn killed_generation_is_finished_by_the_same_command_identically() {
         assert_eq!(x["merkle_root"], y["merkle_root"], "block {}", x["block"]);
         assert_eq!(x["file_sha256"], y["file_sha256"], "block {}", x["block"]);
     }
-    let reference_dir = emission_dir(&reference, 7);
     for name in names(&dir) {
         assert!(
             std::fs::read(dir.join(&name)).unwrap()
@@ -564,7 +576,7 @@ fn closed_emission_reveals_seeds_that_regenerate_every_block() {
 
     // Revealed seeds make IDs computable, so redemption is closed.
     let computed = UnitId {
-        game: Game::IleAuTresor,
+        game: Game::ILE_AU_TRESOR,
         emission: 1,
         block: 1,
         index: 0,

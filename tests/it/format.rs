@@ -13,7 +13,7 @@ use ticket_issuer::unit_id::UnitId;
 use ticket_issuer::Error;
 
 fn sample_header() -> Header {
-    let game = Game::IleAuTresor;
+    let game = Game::ILE_AU_TRESOR;
     let units = game.block_units();
     Header {
         game,

@@ -39,11 +39,11 @@ fn write_fuzz_seeds() {
     // The Ed25519 key the block seeds are sealed with.
     let signing = SigningKey::from_bytes(&[0x24; 32]);
     let spec = BlockSpec {
-        game: Game::IleAuTresor,
+        game: Game::ILE_AU_TRESOR,
         emission: 1,
         block: 1,
         price_cents: 100,
-        units: Game::IleAuTresor.block_units(),
+        units: Game::ILE_AU_TRESOR.block_units(),
     };
     let seed = [0x11; 32];
     let built = build::build(spec, &seed, Some(&entries::RECORDS_KEY), &|_| {}).expect("built");
@@ -88,7 +88,7 @@ fn write_fuzz_seeds() {
         put("unit_id", name, text.as_bytes());
     }
     let id = UnitId {
-        game: Game::IleAuTresor,
+        game: Game::ILE_AU_TRESOR,
         emission: 1,
         block: 1,
         index: 449_999,
@@ -108,7 +108,7 @@ fn write_fuzz_seeds() {
     let mut manifest = Manifest {
         kind: "ticket-issuer emission manifest".into(),
         version: 1,
-        game: Game::IleAuTresor.slug().into(),
+        game: Game::ILE_AU_TRESOR.slug().into(),
         emission: 1,
         closed: false,
         issuer_public_key: hex::encode(signing.verifying_key().to_bytes()),
@@ -126,7 +126,7 @@ fn write_fuzz_seeds() {
 
     let reveal = Reveal {
         kind: "ticket-issuer emission reveal".into(),
-        game: Game::IleAuTresor.slug().into(),
+        game: Game::ILE_AU_TRESOR.slug().into(),
         emission: 1,
         records_key: entries::RECORDS_KEY,
         blocks: vec![
@@ -144,7 +144,7 @@ fn write_fuzz_seeds() {
 
     let key_file = |block| RecordsKeyFile {
         kind: KIND.into(),
-        game: Game::IleAuTresor.slug().into(),
+        game: Game::ILE_AU_TRESOR.slug().into(),
         emission: 1,
         block,
         key: entries::RECORDS_KEY,

@@ -12,7 +12,7 @@ use ticket_issuer::unit_id::UnitId;
 fn article_3_tables_total_the_regulation_amounts() {
     // Article 3.1–3.3: 119,604 lots totalling 157,500 / 315,000 / 630,000 €.
     for (price, total_euros) in [(50, 157_500u64), (100, 315_000), (200, 630_000)] {
-        let table = Game::IleAuTresor.lot_table(price).unwrap();
+        let table = Game::ILE_AU_TRESOR.lot_table(price).unwrap();
         assert_eq!(table.winners(), 119_604, "price {price}");
         assert_eq!(table.total_cents(), total_euros * 100, "price {price}");
         // 70 % of the block's sales are paid out.
@@ -34,11 +34,11 @@ fn article_3_agrees_with_article_4_5_tier_by_tier() {
 #[test]
 fn maximum_gain_is_the_three_chandeliers_lot() {
     for (price, max) in [(50, 500_000), (100, 1_000_000), (200, 2_000_000)] {
-        let table = Game::IleAuTresor.lot_table(price).unwrap();
+        let table = Game::ILE_AU_TRESOR.lot_table(price).unwrap();
         assert_eq!(table.tiers.iter().map(|t| t.amount_cents).max(), Some(max));
         assert_eq!(table.tiers[0].count, 1);
         assert_eq!(
-            Game::IleAuTresor.lot_name(table.tiers[0].code),
+            Game::ILE_AU_TRESOR.lot_name(table.tiers[0].code),
             Some("chandelier-3")
         );
     }
@@ -46,7 +46,7 @@ fn maximum_gain_is_the_three_chandeliers_lot() {
 
 #[test]
 fn unsupported_prices_are_refused() {
-    let err = Game::IleAuTresor.lot_table(150).unwrap_err().to_string();
+    let err = Game::ILE_AU_TRESOR.lot_table(150).unwrap_err().to_string();
     assert!(err.contains("1.5") && err.contains("0.5, 1, 2"), "{err}");
     assert_eq!(parse_price("0,5"), Some(50));
     assert_eq!(parse_price("2"), Some(200));
@@ -105,7 +105,9 @@ fn judge_agrees_with_an_independent_reading_on_all_625_sets() {
     for n in 0..625usize {
         let set = [n % 5, n / 5 % 5, n / 25 % 5, n / 125].map(|i| Content::ALL[i]);
         let expected = article_4_5(&set);
-        let got = judge(&set).ok().map(|lot| Game::IleAuTresor.lot_name(lot));
+        let got = judge(&set)
+            .ok()
+            .map(|lot| Game::ILE_AU_TRESOR.lot_name(lot));
         assert_eq!(got, expected, "{set:?}");
         *by_outcome.entry(format!("{expected:?}")).or_insert(0) += 1;
     }
@@ -146,7 +148,7 @@ proptest! {
         // Independent reading of what the four landings uncover.
         let landings = unit.landings().unwrap();
         let uncovered = landings.map(|sq| unit.chests.iter().find(|c| c.square == sq).unwrap().content);
-        let expected = if lot == 0 { None } else { Game::IleAuTresor.lot_name(lot) };
+        let expected = if lot == 0 { None } else { Game::ILE_AU_TRESOR.lot_name(lot) };
         prop_assert_eq!(article_4_5(&uncovered), Some(expected));
         // Nine distinct squares, none the start, all on the 8×8 map.
         for (i, c) in unit.chests.iter().enumerate() {
@@ -173,7 +175,7 @@ proptest! {
     /// IDs print and parse back; check codes survive case changes.
     #[test]
     fn unit_ids_round_trip(emission in any::<u32>(), block in any::<u32>(), index in 0u32..450_000, code in any::<[u8; 5]>()) {
-        let id = UnitId { game: Game::IleAuTresor, emission, block, index, check_code: code };
+        let id = UnitId { game: Game::ILE_AU_TRESOR, emission, block, index, check_code: code };
         let text = id.to_string();
         prop_assert_eq!(text.parse::<UnitId>().unwrap(), id);
         prop_assert_eq!(text.to_lowercase().parse::<UnitId>().unwrap(), id);
@@ -183,7 +185,7 @@ proptest! {
 #[test]
 fn crockford_aliases_and_malformed_ids() {
     let id = UnitId {
-        game: Game::IleAuTresor,
+        game: Game::ILE_AU_TRESOR,
         emission: 7,
         block: 1,
         index: 123_456,

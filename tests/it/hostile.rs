@@ -33,7 +33,7 @@ fn base_store() -> &'static Path {
             let store = Store::new(&path);
             store.keygen().unwrap();
             let secrets = store.secrets().unwrap();
-            Emission::new(&store, Game::IleAuTresor, 1)
+            Emission::new(&store, Game::ILE_AU_TRESOR, 1)
                 .generate(&secrets, 100, BlockChoice::Number(1), &|_| {})
                 .unwrap();
             (dir, path)
@@ -56,7 +56,7 @@ fn copy_of_base() -> (TempDir, PathBuf) {
 }
 
 fn emission_dir(store: &Path) -> PathBuf {
-    Store::new(store).emission_dir(Game::IleAuTresor, 1)
+    Store::new(store).emission_dir(Game::ILE_AU_TRESOR, 1)
 }
 
 /// Every file of a folder (recursively) with its bytes, sorted by path.
@@ -256,14 +256,16 @@ fn a_signing_key_that_does_not_match_the_public_key_is_refused() {
 fn another_master_secret_is_refused_by_the_manifest_commitment() {
     let (_tmp, store_path) = copy_of_base();
     let store = Store::new(&store_path);
-    let emission = Emission::new(&store, Game::IleAuTresor, 1);
+    let emission = Emission::new(&store, Game::ILE_AU_TRESOR, 1);
     let secrets = store.secrets().unwrap();
     let manifest = emission
         .require_manifest(&secrets.signing.verifying_key())
         .unwrap();
     assert_eq!(
         manifest.master_commitment,
-        Some(hex::encode(secrets.master_commitment(Game::IleAuTresor, 1)))
+        Some(hex::encode(
+            secrets.master_commitment(Game::ILE_AU_TRESOR, 1)
+        ))
     );
     let before = contents(&emission.dir());
 
@@ -291,7 +293,7 @@ fn another_master_secret_is_refused_by_the_manifest_commitment() {
 fn a_manifest_without_commitment_is_checked_by_its_seed_commitment_then_upgraded() {
     let (_tmp, store_path) = copy_of_base();
     let store = Store::new(&store_path);
-    let emission = Emission::new(&store, Game::IleAuTresor, 1);
+    let emission = Emission::new(&store, Game::ILE_AU_TRESOR, 1);
     let secrets = store.secrets().unwrap();
     // The manifest as written before the commitment existed.
     let mut legacy: serde_json::Value =
@@ -328,7 +330,9 @@ fn a_manifest_without_commitment_is_checked_by_its_seed_commitment_then_upgraded
     assert!(closed.closed);
     assert_eq!(
         closed.master_commitment,
-        Some(hex::encode(secrets.master_commitment(Game::IleAuTresor, 1))),
+        Some(hex::encode(
+            secrets.master_commitment(Game::ILE_AU_TRESOR, 1)
+        )),
         "the next save records the commitment"
     );
 }
@@ -378,12 +382,12 @@ fn fifos_and_devices_are_refused_without_blocking() {
     assert!(run.stdout.contains("FIFO"), "{}", run.stdout);
     let secrets = Store::new(&store).secrets().unwrap();
     let id = ticket_issuer::unit_id::UnitId {
-        game: Game::IleAuTresor,
+        game: Game::ILE_AU_TRESOR,
         emission: 1,
         block: 1,
         index: 0,
         check_code: ticket_issuer::derive::check_code(
-            &secrets.block_seed(Game::IleAuTresor, 1, 1),
+            &secrets.block_seed(Game::ILE_AU_TRESOR, 1, 1),
             0,
         ),
     }
@@ -467,7 +471,7 @@ fn a_keys_folder_others_can_write_is_refused() {
 fn leftover_partials_are_removed_by_the_next_writer() {
     let (tmp, store_path) = copy_of_base();
     let store = Store::new(&store_path);
-    let emission = Emission::new(&store, Game::IleAuTresor, 1);
+    let emission = Emission::new(&store, Game::ILE_AU_TRESOR, 1);
     let dir = emission.dir();
     // What a close and a reveal killed mid-write leave.
     let leftovers = [
@@ -501,7 +505,7 @@ fn until_block_is_a_no_op_once_done() {
     let (_tmp, store_path) = copy_of_base();
     let store = Store::new(&store_path);
     let secrets = store.secrets().unwrap();
-    let emission = Emission::new(&store, Game::IleAuTresor, 1);
+    let emission = Emission::new(&store, Game::ILE_AU_TRESOR, 1);
     let before = contents(&emission.dir());
     let kept = emission
         .generate(&secrets, 100, BlockChoice::Until(1), &|_| {})
@@ -555,7 +559,7 @@ fn until_block_is_a_no_op_once_done() {
 fn a_rerun_after_a_kill_between_manifest_and_cleanup_matches_an_uninterrupted_run() {
     let (_tmp, store_path) = copy_of_base();
     let store = Store::new(&store_path);
-    let emission = Emission::new(&store, Game::IleAuTresor, 1);
+    let emission = Emission::new(&store, Game::ILE_AU_TRESOR, 1);
     let dir = emission.dir();
     let finished = contents(&dir);
     // Killed after the manifest was saved and before its `.next` copy and
@@ -584,7 +588,7 @@ fn a_rerun_after_a_kill_between_manifest_and_cleanup_matches_an_uninterrupted_ru
 fn a_second_writer_on_an_emission_is_refused_as_busy() {
     let (_tmp, store_path) = copy_of_base();
     let store = Store::new(&store_path);
-    let emission = Emission::new(&store, Game::IleAuTresor, 1);
+    let emission = Emission::new(&store, Game::ILE_AU_TRESOR, 1);
     let held = emission.lock().unwrap();
     assert!(matches!(emission.lock(), Err(Error::EmissionBusy { .. })));
     for args in [
@@ -704,7 +708,7 @@ fn generation_killed_at_random_moments_ends_identical_to_an_uninterrupted_run() 
 fn records_key_debug_does_not_print_the_key() {
     let (_tmp, store_path) = copy_of_base();
     let store = Store::new(&store_path);
-    let file = RecordsKeyFile::export(&store.secrets().unwrap(), Game::IleAuTresor, 1, None);
+    let file = RecordsKeyFile::export(&store.secrets().unwrap(), Game::ILE_AU_TRESOR, 1, None);
     let shown = format!("{file:?}");
     assert!(!shown.contains(&hex::encode(file.key)), "{shown}");
     assert!(shown.contains("redacted"), "{shown}");

@@ -13,6 +13,8 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use crate::common::{copy_tree, process_dir, shared_block};
+use rust_decimal::prelude::ToPrimitive;
+use rust_decimal::Decimal;
 use serde_json::Value;
 use tempfile::TempDir;
 use ticket_issuer::block::build::{lot_order, records};
@@ -134,16 +136,32 @@ const KEYLESS_CHECKS: [&str; 5] = [
 /// Runs the Python checker; returns its exit code, JSON summary and stderr.
 fn python_check(block: &Path, with_key: bool, with_seed: bool) -> (i32, Option<Value>, String) {
     let m = made();
+    run_checker(
+        block,
+        &m.public_key,
+        with_key.then_some(m.records_key.as_path()),
+        with_seed.then_some(m.seed.as_str()),
+    )
+}
+
+/// Runs check_block.py on `block` with these keys; its exit code, JSON
+/// summary and stderr.
+fn run_checker(
+    block: &Path,
+    public_key: &Path,
+    records_key: Option<&Path>,
+    seed: Option<&str>,
+) -> (i32, Option<Value>, String) {
     let mut cmd = Command::new("python3");
     cmd.arg(format!("{ROOT}/tests/independent/check_block.py"))
         .arg(block)
         .arg("--public-key")
-        .arg(&m.public_key);
-    if with_key {
-        cmd.arg("--records-key").arg(&m.records_key);
+        .arg(public_key);
+    if let Some(key) = records_key {
+        cmd.arg("--records-key").arg(key);
     }
-    if with_seed {
-        cmd.args(["--seed", &m.seed]);
+    if let Some(seed) = seed {
+        cmd.args(["--seed", seed]);
     }
     let out = cmd
         .output()
@@ -154,6 +172,70 @@ fn python_check(block: &Path, with_key: bool, with_seed: bool) -> (i32, Option<V
         summary,
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// Issue 9: a small Trésors Ensablés block made by the binary is decoded by
+/// the checker from FORMAT.md §Trésors Ensablés payload alone, every unit
+/// replayed to the end against its prefix; its lots and total agree with
+/// `issuer export`, and its check codes with the revealed seed.
+#[test]
+fn python_checker_replays_every_tresors_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let issuer = || {
+        let mut c = Command::new(ISSUER);
+        c.arg("--store").arg(&store);
+        c
+    };
+    let generate = [
+        "generate",
+        "--game",
+        "tresors-ensables",
+        "--emission",
+        "1",
+        "--block",
+        "1",
+        "--units",
+        "5000",
+        "--quiet",
+        "--json",
+    ];
+    let made = json(&run(issuer().args(generate)));
+    let block = PathBuf::from(made["blocks"][0]["path"].as_str().unwrap());
+    let records_key = dir.path().join("records-key.json");
+    run(issuer()
+        .args(["keys", "export-records-key", "--emission", "1", "--out"])
+        .arg(&records_key));
+    let export = run(issuer().arg("export").arg(&block));
+    let (mut gold, mut total) = (0u64, 0u64);
+    for line in String::from_utf8(export.stdout).unwrap().lines() {
+        let unit: Value = serde_json::from_str(line).unwrap();
+        if unit["lot"] == "coffre-or" {
+            gold += 1;
+        }
+        let prize: Decimal = unit["prize"].as_str().unwrap().parse().unwrap();
+        total += (prize * Decimal::ONE_HUNDRED).to_u64().unwrap();
+    }
+    assert!(gold > 0 && gold < 5000, "{gold} units reach the gold chest");
+    run(issuer().args(["close", "--emission", "1"]));
+    let reveal = json(&run(issuer().args(["reveal", "--emission", "1"])));
+    let seed = reveal["blocks"][0]["seed"].as_str().unwrap();
+    let public_key = store.join("keys/issuer.pub.pem");
+    let (code, summary, stderr) = run_checker(&block, &public_key, Some(&records_key), Some(seed));
+    assert_eq!(code, 0, "checker failed: {stderr}");
+    let s = summary.expect("a JSON summary");
+    assert_eq!(s["game"], "tresors-ensables");
+    assert_eq!(s["units"], 5000);
+    assert_eq!(
+        s["merkle_root_recomputed"],
+        made["blocks"][0]["merkle_root"]
+    );
+    assert_eq!(s["lots"]["1"], gold);
+    assert_eq!(s["lots"]["0"], 5000 - gold);
+    assert_eq!(s["total_cents"], total);
+    for check in ["records", "lot_table", "check_codes", "seed_commitment"] {
+        assert_eq!(s["checks"][check], "passed", "{check}");
+    }
 }
 
 #[test]
@@ -454,7 +536,7 @@ fn documented_vectors_hold() {
     let doc = std::fs::read_to_string(format!("{ROOT}/docs/FORMAT.md")).unwrap();
     let in_doc = |v: &str| assert!(doc.contains(v), "FORMAT.md lacks {v}");
     let master: [u8; 32] = std::array::from_fn(|i| i as u8);
-    let game = Game::IleAuTresor;
+    let game = Game::ILE_AU_TRESOR;
 
     let seed = derive::block_seed(&master, game, 1, 1);
     let seed_hex = "b65c41a7123688c71150931b337d7c57c7bfeb3d4d5096b86aa8420bb555f227";

@@ -21,4 +21,5 @@ mod independent_check;
 mod merkle;
 mod redeem;
 mod rng;
+mod tresors;
 mod vectors;

@@ -996,7 +996,7 @@ fn sigkill_in_the_middle_of_redemptions_leaves_a_sound_ledger() {
     };
     for u in &ids {
         let id = u.id.parse().expect("a valid ID");
-        let outcome = ticket_issuer::redeem::redeem(&issuer_store, &keys, &id, false);
+        let outcome = ticket_issuer::redeem::redeem(&issuer_store, &keys, &id, None, false);
         match outcome {
             Err(ticket_issuer::Error::AlreadyRedeemed { .. }) => {
                 assert!(recorded.contains(&u.index), "{} was not recorded", u.id)

@@ -57,7 +57,7 @@ fn keys() -> Keys {
 
 fn spec() -> BlockSpec {
     BlockSpec {
-        game: Game::IleAuTresor,
+        game: Game::ILE_AU_TRESOR,
         emission: 1,
         block: 1,
         price_cents: 100,
@@ -443,7 +443,7 @@ fn generate_emission_vectors() {
 fn check_emission(name: &str, vector: &Vector, wanted: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let store = ticket_issuer::store::Store::new(tmp.path().join("store"));
-    let emission = ticket_issuer::emission::Emission::new(&store, Game::IleAuTresor, 1);
+    let emission = ticket_issuer::emission::Emission::new(&store, Game::ILE_AU_TRESOR, 1);
     std::fs::create_dir_all(emission.dir()).unwrap();
     for (file, bytes) in unpack(&vector.body) {
         std::fs::write(emission.dir().join(file), bytes).unwrap();
