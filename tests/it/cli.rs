@@ -60,21 +60,7 @@ fn generate_on_a_fresh_store_creates_keys_and_reports_the_block() {
     assert_eq!(v["blocks"][0]["merkle_root"], b["merkle_root"]);
 
     // The same block again is refused, and the file is untouched.
-    let again = issuer(
-        &store,
-        &[
-            "generate",
-            "--game",
-            "ile-au-tresor",
-            "--emission",
-            "1",
-            "--block",
-            "1",
-            "--price",
-            "1",
-            "--quiet",
-        ],
-    );
+    let again = issuer(&store, &GENERATE_ONE_BLOCK[..10]);
     assert_eq!(again.code, 1, "{}", again.stderr);
     assert!(again.stderr.contains("already exists"), "{}", again.stderr);
     assert_eq!(
@@ -443,21 +429,7 @@ fn a_full_disk_leaves_nothing_half_written() {
     }
     let _guard = Unmount(mount.clone());
     let store = mount.join("store");
-    let out = issuer(
-        &store,
-        &[
-            "generate",
-            "--game",
-            "ile-au-tresor",
-            "--emission",
-            "1",
-            "--block",
-            "1",
-            "--price",
-            "1",
-            "--quiet",
-        ],
-    );
+    let out = issuer(&store, &GENERATE_ONE_BLOCK[..10]);
     assert_eq!(out.code, 3, "{}", out.stderr);
     let err = out.stderr;
     assert!(
