@@ -99,10 +99,8 @@ pub fn verify_emission(
         .ok()
         .and_then(|s| <[u8; 64]>::try_from(s.as_slice()).ok())
         .is_some_and(|s| seal::verify(trusted, &bytes, &s));
-    let manifest: Manifest = serde_json::from_slice(&bytes).map_err(|e| Error::BadFile {
-        path: manifest_path.clone(),
-        reason: format!("not a manifest ({e})"),
-    })?;
+    // The same reading as everywhere else: kind, version and prices checked.
+    let manifest = Manifest::parse(&manifest_path, &bytes)?;
     if !signature_ok {
         // An unsigned manifest is no evidence: comparing the blocks with it
         // would blame them for its alteration. Each block file is still
