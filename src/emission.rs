@@ -224,7 +224,11 @@ impl<'s> Emission<'s> {
     }
 
     /// True when `manifest.json.sig` is the issuer's signature of `bytes`.
-    fn signature_verifies(&self, trusted: &VerifyingKey, bytes: &[u8]) -> Result<bool, Error> {
+    pub(crate) fn signature_verifies(
+        &self,
+        trusted: &VerifyingKey,
+        bytes: &[u8],
+    ) -> Result<bool, Error> {
         let sig = fsutil::read_small_if_exists(&self.signature_path(), fsutil::SIGNATURE_LIMIT)
             .or_else(|e| match e {
                 Error::FileTooLarge { .. } => Ok(None),

@@ -9,9 +9,9 @@ use serde::Serialize;
 
 use crate::emission::{Emission, Manifest};
 use crate::error::Error;
+use crate::fsutil;
 use crate::game::{cents_to_euros, parse_price, Game};
 use crate::ledger::Ledger;
-use crate::seal;
 use crate::store::Store;
 
 /// An emission's state in its life (docs/EMISSIONS.md).
@@ -91,7 +91,9 @@ pub fn store_status(store: &Store) -> Result<StoreStatus, Error> {
             let manifest = read_manifest(&emission)?;
             let manifest_signature = match (&trusted, &manifest) {
                 (None, _) => SignatureCheck::Unchecked,
-                (Some(key), Some((bytes, _))) if signed(&emission, key, bytes) => {
+                (Some(key), Some((bytes, _)))
+                    if emission.signature_verifies(key, bytes).unwrap_or(false) =>
+                {
                     SignatureCheck::Ok
                 }
                 (Some(_), _) => SignatureCheck::Failed,
@@ -143,21 +145,9 @@ pub fn store_status(store: &Store) -> Result<StoreStatus, Error> {
 /// The manifest's bytes and contents, `None` when it has none yet.
 fn read_manifest(emission: &Emission) -> Result<Option<(Vec<u8>, Manifest)>, Error> {
     let path = emission.manifest_path();
-    let bytes = match std::fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(&path, e)),
+    let Some(bytes) = fsutil::read_small_if_exists(&path, fsutil::MANIFEST_LIMIT)? else {
+        return Ok(None);
     };
-    let manifest = serde_json::from_slice(&bytes).map_err(|e| Error::BadFile {
-        path: path.clone(),
-        reason: format!("not a manifest ({e})"),
-    })?;
+    let manifest = Manifest::parse(&path, &bytes)?;
     Ok(Some((bytes, manifest)))
-}
-
-fn signed(emission: &Emission, key: &ed25519_dalek::VerifyingKey, bytes: &[u8]) -> bool {
-    std::fs::read(emission.signature_path())
-        .ok()
-        .and_then(|s| <[u8; 64]>::try_from(s.as_slice()).ok())
-        .is_some_and(|s| seal::verify(key, bytes, &s))
 }
