@@ -461,6 +461,14 @@ pub enum Error {
         /// The game's slug.
         game: &'static str,
     },
+    /// A block given to `par` that is not of the game or price asked for.
+    #[error("{path}: {reason}; give the sheet's game and price, or leave --price out to take the block's")]
+    ParBlockMismatch {
+        /// The block file.
+        path: PathBuf,
+        /// How it differs.
+        reason: String,
+    },
     /// A block size outside the game's bounds.
     #[error("{game}: a block of {units} units is out of bounds; a block holds 1 to {max} units")]
     BlockUnits {
@@ -507,7 +515,8 @@ impl Error {
             | Error::NoStore { .. }
             | Error::BlockUnits { .. }
             | Error::FixedBlockSize { .. }
-            | Error::PriceNeeded { .. } => K::InvalidInput,
+            | Error::PriceNeeded { .. }
+            | Error::ParBlockMismatch { .. } => K::InvalidInput,
             Error::UnknownEmission { .. }
             | Error::UnknownBlock { .. }
             | Error::NoSuchEmission { .. } => K::NotFound,
@@ -578,6 +587,7 @@ impl Error {
             Error::BadStop { .. } => "bad_stop",
             Error::FixedBlockSize { .. } => "fixed_block_size",
             Error::PriceNeeded { .. } => "price_needed",
+            Error::ParBlockMismatch { .. } => "par_block_mismatch",
         }
     }
 }
@@ -665,6 +675,7 @@ impl Error {
             | Error::InsideKeys { path, .. }
             | Error::LooseKeysFolder { path, .. }
             | Error::SigningKeyMismatch { private: path, .. }
+            | Error::ParBlockMismatch { path, .. }
             | Error::NoStore { store: path } => r.path = Some(path.clone()),
             Error::NoSecrets { .. }
             | Error::NoPublicKey { .. }

@@ -59,6 +59,7 @@ pub mod audit;
 pub mod emission;
 pub mod export;
 pub mod ledger;
+pub mod par;
 pub mod records_key;
 pub mod redeem;
 pub mod status;

@@ -7,6 +7,7 @@ mod demo;
 mod emission;
 mod generate;
 mod inspect;
+mod par;
 mod progress;
 mod redeem;
 mod status;
@@ -87,6 +88,9 @@ pub enum Command {
     Redeem(redeem::Args),
     /// What has been redeemed: per block counts, amounts and the ledger digest.
     Ledger(redeem::LedgerArgs),
+    /// The PAR sheet of a game: return to player, hit frequency, odds of
+    /// every prize, stopping strategies and optimal play, with cross-checks.
+    Par(par::Args),
     /// Every emission of the store: game, blocks, prices, state, redemptions.
     Status(status::Args),
     /// Close an emission: no more blocks may be added.
@@ -116,6 +120,7 @@ impl Command {
             Command::Redeem(a) => a.json,
             Command::Ledger(a) => a.json,
             Command::Status(a) => a.json,
+            Command::Par(a) => a.json,
             Command::Keygen
             | Command::Export(_)
             | Command::Close(_)
@@ -167,6 +172,7 @@ pub fn run(cli: &Cli) -> Result<i32, Error> {
         Command::Redeem(args) => redeem::run(&store, args),
         Command::Ledger(args) => redeem::ledger(&store, args),
         Command::Status(args) => status::run(&store, args),
+        Command::Par(args) => par::run(&store, args),
         Command::Close(args) => emission::close(&store, args),
         Command::Reveal(args) => emission::reveal(&store, args),
         Command::Keys(cmd) => emission::keys(&store, cmd),

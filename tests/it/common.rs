@@ -99,7 +99,11 @@ impl Fixture {
 
     /// `test_block` with `units` units.
     pub fn test_block_of(&self, block: u32, price_cents: u32, units: u32) -> PathBuf {
-        let game = Game::ILE_AU_TRESOR;
+        self.test_block_game(Game::ILE_AU_TRESOR, block, price_cents, units)
+    }
+
+    /// `test_block_of` for any game.
+    pub fn test_block_game(&self, game: Game, block: u32, price_cents: u32, units: u32) -> PathBuf {
         let spec = BlockSpec {
             game,
             emission: 1,

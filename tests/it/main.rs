@@ -19,6 +19,7 @@ mod game;
 mod hostile;
 mod independent_check;
 mod merkle;
+mod par;
 mod redeem;
 mod rng;
 mod tresors;

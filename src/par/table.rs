@@ -1,0 +1,139 @@
+//! The PAR sheet of a fixed-table game (L'île au trésor): every block
+//! holds exactly the regulation's lot table, so every figure is a ratio of
+//! the table's integers.
+
+use num_bigint::BigInt;
+use serde::Serialize;
+
+use super::{euros, one_in, Exact};
+use crate::error::Error;
+use crate::game::{cents_to_euros, Game};
+
+/// One lot of the table.
+#[derive(Clone, Debug, Serialize)]
+pub struct LotLine {
+    /// The lot's code in records.
+    pub code: u8,
+    /// Its name (`chandelier-3`, …).
+    pub name: &'static str,
+    /// Its amount in euros.
+    pub amount: String,
+    /// The amount as a multiple of the stake.
+    pub multiple: Exact,
+    /// Lots per block.
+    pub count: u32,
+    /// Probability that a unit wins it.
+    pub probability: Exact,
+    /// "1 chance sur": 1 / probability.
+    pub one_in: Exact,
+    /// Its share of the return to player.
+    pub rtp_share: Exact,
+}
+
+/// The PAR sheet of one price.
+#[derive(Clone, Debug, Serialize)]
+pub struct TableSheet {
+    /// Game slug.
+    pub game: &'static str,
+    /// Price of a unit in euros.
+    pub price: String,
+    /// Units of a block.
+    pub block_units: u32,
+    /// Winning units of a block.
+    pub winners: u64,
+    /// Sales of a block in euros.
+    pub block_sales: String,
+    /// Sum of a block's lots in euros.
+    pub block_prizes: String,
+    /// Return to player: prizes / sales.
+    pub rtp: Exact,
+    /// Probability that a unit wins something.
+    pub hit_frequency: Exact,
+    /// 1 / hit frequency.
+    pub one_in: Exact,
+    /// Expected prize of a unit in euros.
+    pub expected_prize: Exact,
+    /// The largest lot in euros.
+    pub max_lot: String,
+    /// The largest lot as a multiple of the stake.
+    pub max_multiple: Exact,
+    /// Every lot, highest first.
+    pub lots: Vec<LotLine>,
+}
+
+/// The sheet of `game` (a fixed-table game) at `price_cents`.
+pub fn sheet(game: Game, price_cents: u32) -> Result<TableSheet, Error> {
+    let table = game.lot_table(price_cents)?;
+    let units = game.block_units();
+    let price = BigInt::from(price_cents);
+    let of_units = |n: u64| Exact::ratio(n, units);
+    let lots: Vec<LotLine> = table
+        .tiers
+        .iter()
+        .map(|t| {
+            let probability = of_units(u64::from(t.count));
+            LotLine {
+                code: t.code,
+                name: game.lot_name(t.code).unwrap_or("?"),
+                amount: cents_to_euros(t.amount_cents).to_string(),
+                multiple: Exact::ratio(t.amount_cents, price.clone()),
+                count: t.count,
+                one_in: one_in(&probability).expect("every tier has lots"),
+                rtp_share: Exact::ratio(
+                    u64::from(t.count) * u64::from(t.amount_cents),
+                    price.clone() * units,
+                ),
+                probability,
+            }
+        })
+        .collect();
+    let total = table.total_cents();
+    let hit_frequency = of_units(table.winners());
+    let max_cents = table
+        .tiers
+        .iter()
+        .map(|t| t.amount_cents)
+        .max()
+        .unwrap_or(0);
+    Ok(TableSheet {
+        game: game.slug(),
+        price: cents_to_euros(price_cents).to_string(),
+        block_units: units,
+        winners: table.winners(),
+        block_sales: cents_to_euros(u64::from(price_cents) * u64::from(units)).to_string(),
+        block_prizes: cents_to_euros(total).to_string(),
+        rtp: Exact::ratio(total, price.clone() * units),
+        one_in: one_in(&hit_frequency).expect("a block has winners"),
+        hit_frequency,
+        expected_prize: Exact(euros(total) / BigInt::from(units)),
+        max_lot: cents_to_euros(max_cents).to_string(),
+        max_multiple: Exact::ratio(max_cents, price),
+        lots,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_regulation_pays_seventy_percent_at_every_price() {
+        for &price in Game::ILE_AU_TRESOR.prices_cents() {
+            let s = sheet(Game::ILE_AU_TRESOR, price).unwrap();
+            assert_eq!(s.rtp, Exact::ratio(7, 10), "{}", s.price);
+            assert_eq!(s.winners, 119_604);
+            assert_eq!(s.hit_frequency, Exact::ratio(119_604, 450_000));
+            assert_eq!(s.one_in.decimal(2), "3.76");
+            assert_eq!(s.max_multiple, Exact::ratio(10_000, 1));
+            let shares = s
+                .lots
+                .iter()
+                .fold(Exact::ratio(0, 1).0, |sum, l| sum + &l.rtp_share.0);
+            assert_eq!(Exact(shares), s.rtp);
+        }
+        let s = sheet(Game::ILE_AU_TRESOR, 100).unwrap();
+        assert_eq!(s.block_prizes, "315000");
+        assert_eq!(s.lots[0].one_in, Exact::ratio(450_000, 1));
+        assert_eq!(s.lots[8].one_in.decimal(4), "8.6538");
+    }
+}
