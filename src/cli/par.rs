@@ -343,9 +343,10 @@ fn print_exact(e: &ExactSheet) {
 fn print_sampled(strategies: &[ticket_issuer::par::sample::SampledStrategy]) {
     for s in strategies {
         println!(
-            "  {:<12} RTP {}  hit {}  gold {}  rolls {}",
+            "  {:<12} RTP {}  RTP without 10 000 € {}  hit {}  gold {}  rolls {}",
             s.strategy,
             z(&s.rtp),
+            z(&s.rtp_without_jackpot),
             z(&s.hit_frequency),
             z(&s.gold_alive),
             z(&s.expected_rolls)

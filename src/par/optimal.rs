@@ -112,7 +112,10 @@ pub fn board_value<V: Value>(board: &[Square; BOARD_SQUARES], policy: Policy) ->
     let zero = V::ratio(0, 1);
     let sixth = V::ratio(1, 6);
     let lives = usize::from(MAX_LIFE);
-    let cents = |k: usize| V::ratio((k as u64) * u64::from(STEP_CENTS), 1);
+    // The gains of k steps, in cents, as a value.
+    let cents: Vec<V> = (0..=most[squares - 1])
+        .map(|k| V::ratio((k as u64) * u64::from(STEP_CENTS), 1))
+        .collect();
     // value[p * lives + life − 1][k]: standing on p with that life and k
     // steps of gains, the square applied, before deciding.
     let mut value: Vec<Vec<V>> = vec![Vec::new(); squares * lives];
@@ -121,38 +124,43 @@ pub fn board_value<V: Value>(board: &[Square; BOARD_SQUARES], policy: Policy) ->
             let mut roll = vec![zero.clone(); most[p] + 1];
             for die in 1..=6 {
                 let q = (p + die).min(squares);
-                for (k, sum) in roll.iter_mut().enumerate() {
-                    let landed = if q == squares {
-                        cents(k).plus(&gold_mean)
-                    } else if q % 6 == 0 {
-                        let chest = if (q / 6 - 1) % 2 == 0 {
-                            &bronze
-                        } else {
-                            &silver
-                        };
-                        let after = &value[q * lives + usize::from(life) - 1];
-                        chest.iter().fold(zero.clone(), |acc, (step, prob)| {
-                            acc.plus(&prob.times(&after[k + step]))
-                        })
+                if q == squares {
+                    // The gold chest: the gains plus its mean; the end.
+                    for (sum, c) in roll.iter_mut().zip(&cents) {
+                        *sum = sum.plus(&c.plus(&gold_mean));
+                    }
+                } else if q % 6 == 0 {
+                    let chest = if (q / 6 - 1) % 2 == 0 {
+                        &bronze
                     } else {
-                        let next = i16::from(life) + i16::from(board[q].life_change());
-                        match next.min(i16::from(MAX_LIFE)) {
-                            ..=0 => zero.clone(),
-                            l => value[q * lives + l as usize - 1][k].clone(),
-                        }
+                        &silver
                     };
-                    *sum = sum.plus(&landed);
+                    let after = &value[q * lives + usize::from(life) - 1];
+                    for (step, prob) in chest {
+                        for (sum, v) in roll.iter_mut().zip(&after[*step..]) {
+                            *sum = sum.plus(&prob.times(v));
+                        }
+                    }
+                } else {
+                    let next = i16::from(life) + i16::from(board[q].life_change());
+                    // Life 0 is worth nothing: no term.
+                    if next > 0 {
+                        let l = next.min(i16::from(MAX_LIFE)) as usize;
+                        for (sum, v) in roll.iter_mut().zip(&value[q * lives + l - 1]) {
+                            *sum = sum.plus(v);
+                        }
+                    }
                 }
             }
             let decided = roll
                 .into_iter()
+                .zip(&cents)
                 .enumerate()
-                .map(|(k, sum)| {
+                .map(|(k, (sum, stop))| {
                     let go_on = sum.times(&sixth);
-                    let stop = cents(k);
                     // k = 0: no chest opened yet, the player must roll.
                     match policy {
-                        Policy::Optimal if k > 0 && stop > go_on => stop,
+                        Policy::Optimal if k > 0 && *stop > go_on => stop.clone(),
                         _ => go_on,
                     }
                 })

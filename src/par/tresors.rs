@@ -84,6 +84,10 @@ pub struct StrategyFigures {
     pub strategy: String,
     /// Return to player: expected prize / price.
     pub rtp: Exact,
+    /// The return from every prize but the gold chest's top value
+    /// (10 000 €, 1 in 100,000): a unit that finds it counts it as 0. The
+    /// figure a sample can check with a useful z-score (docs/PAR.md).
+    pub rtp_without_jackpot: Exact,
     /// Probability that the unit pays something.
     pub hit_frequency: Exact,
     /// Probability of dying (life 0).
@@ -134,7 +138,7 @@ pub fn exact_sheet() -> ExactSheet {
     let strategies: Vec<Chain> = STRATEGIES.iter().map(|&s| kernels.chain(s)).collect();
     let gold_alternatives = {
         let never = &strategies[0];
-        let used = never.rtp(&gold_mean_cents(&GOLD));
+        let used = never.rtp(&chest_mean_cents(&GOLD));
         GOLD_ALTERNATIVES
             .iter()
             .map(|choice| {
@@ -178,9 +182,15 @@ fn weighted_mean(cents: &[u32], weights: &[u32], denominator: u32) -> BigRationa
     BigRational::new(sum.into(), denominator.into())
 }
 
-/// The gold chest's mean in cents.
-fn gold_mean_cents(table: &ChestTable) -> BigRational {
-    chest_mean_cents(table)
+/// The gold chest's mean in cents with its top value counted as 0.
+fn gold_mean_without_jackpot_cents() -> BigRational {
+    let top = GOLD.cents.len() - 1;
+    weighted_mean(&GOLD.cents[..top], &GOLD.weights[..top], GOLD.denominator)
+}
+
+/// The gold chest's top value (10 000 €) in cents.
+pub fn jackpot_cents() -> u32 {
+    GOLD.cents[GOLD.cents.len() - 1]
 }
 
 /// The gold chest's mean in cents under an admissible weight set.
@@ -546,7 +556,8 @@ impl Chain {
             .collect();
         StrategyFigures {
             strategy: strategy.name(),
-            rtp: Exact(self.rtp(&gold_mean_cents(&GOLD))),
+            rtp: Exact(self.rtp(&chest_mean_cents(&GOLD))),
+            rtp_without_jackpot: Exact(self.rtp(&gold_mean_without_jackpot_cents())),
             hit_frequency: Exact(&self.stopped.p + &self.gold.p),
             death: Exact(self.death.p.clone()),
             stopped: Exact(self.stopped.p.clone()),
@@ -557,11 +568,6 @@ impl Chain {
     }
 }
 
-/// The gold chest's mean value in euros, exactly.
-pub fn gold_mean_euros() -> BigRational {
-    gold_mean_cents(&GOLD) / BigInt::from(100)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -569,6 +575,8 @@ mod tests {
     #[test]
     fn series_weights_sum_and_every_series_has_a_trap() {
         let series = series_distribution();
+        // 60 placements × 27 outcomes merge into 755 distinct series.
+        assert_eq!(series.len(), 755);
         assert_eq!(
             series.iter().map(|(_, w)| w).sum::<u64>(),
             SERIES_DENOMINATOR
