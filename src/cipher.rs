@@ -11,8 +11,9 @@ use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
 use crate::block::{FORMAT_VERSION, MAGIC};
 use crate::game::Game;
 
-/// zstd level for chunk records: a good ratio at a few hundred MB/s.
-const ZSTD_LEVEL: i32 = 3;
+/// zstd level for chunk records: on these records level 1 is both smaller
+/// and faster than 3 (docs/FORMAT.md §Chunks, docs/PERFORMANCE.md).
+const ZSTD_LEVEL: i32 = 1;
 
 /// Where a chunk belongs: the associated data of its encryption.
 #[derive(Clone, Copy, Debug)]

@@ -48,12 +48,39 @@ pub fn seed_commitment(seed: &[u8; 32]) -> [u8; 32] {
 /// A unit's check code: the first 5 bytes of
 /// HMAC(block seed, "ticket-issuer/v1/check-code/" || index as u32 LE).
 pub fn check_code(block_seed: &[u8; 32], index: u32) -> [u8; CHECK_CODE_LEN] {
-    let mut message = format!("{LABEL_PREFIX}check-code/").into_bytes();
-    message.extend_from_slice(&index.to_le_bytes());
-    let mac = hmac_sha256(block_seed, &message);
-    let mut code = [0u8; CHECK_CODE_LEN];
-    code.copy_from_slice(&mac[..CHECK_CODE_LEN]);
-    code
+    CheckCodes::new(block_seed).code(index)
+}
+
+/// The check codes of one block: the HMAC keyed with its seed, its key
+/// schedule and label absorbed once, cloned for each unit (so a unit costs
+/// the message's compression and the outer hash, no allocation).
+#[derive(Clone)]
+pub struct CheckCodes {
+    keyed: HmacSha256,
+}
+
+/// The label of check codes.
+const CHECK_CODE_LABEL: &[u8] = b"ticket-issuer/v1/check-code/";
+
+impl CheckCodes {
+    /// The check codes of the block with this seed.
+    pub fn new(block_seed: &[u8; 32]) -> CheckCodes {
+        let mut keyed =
+            HmacSha256::new_from_slice(block_seed).expect("HMAC takes keys of any length");
+        keyed.update(CHECK_CODE_LABEL);
+        CheckCodes { keyed }
+    }
+
+    /// Unit `index`'s check code.
+    #[inline]
+    pub fn code(&self, index: u32) -> [u8; CHECK_CODE_LEN] {
+        let mut mac = self.keyed.clone();
+        mac.update(&index.to_le_bytes());
+        let full = mac.finalize().into_bytes();
+        let mut code = [0u8; CHECK_CODE_LEN];
+        code.copy_from_slice(&full[..CHECK_CODE_LEN]);
+        code
+    }
 }
 
 /// The records key of a whole emission: `HMAC(master, "ticket-issuer/v1/records-key/<game>/<emission>")`.

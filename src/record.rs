@@ -49,14 +49,15 @@ impl RecordPrefix {
     }
 }
 
-/// Appends the record of unit `index` of a block with seed `seed`: its
-/// payload is drawn from stream `index + 1` of the seed (stream 0 is the
-/// block's lot shuffle). A fixed-table game's unit must win `lot` of
-/// `prize_cents`; a drawn game's prefix holds what its payload pays played
-/// to the end (docs/FORMAT.md §Unit record).
+/// Appends the record of unit `index` of a block with seed `seed` (whose
+/// check codes are `codes`): its payload is drawn from stream `index + 1`
+/// of the seed (stream 0 is the block's lot shuffle). A fixed-table game's
+/// unit must win `lot` of `prize_cents`; a drawn game's prefix holds what
+/// its payload pays played to the end (docs/FORMAT.md §Unit record).
 pub fn build(
     game: Game,
     seed: &[u8; 32],
+    codes: &derive::CheckCodes,
     index: u32,
     lot: u8,
     prize_cents: u32,
@@ -65,7 +66,7 @@ pub fn build(
     let start = out.len();
     RecordPrefix {
         index,
-        check_code: derive::check_code(seed, index),
+        check_code: codes.code(index),
         lot,
         prize_cents,
     }

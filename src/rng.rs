@@ -26,6 +26,7 @@ impl Stream {
     }
 
     /// The next 32-bit word of the keystream (little-endian).
+    #[inline]
     pub fn next_u32(&mut self) -> u32 {
         self.rng.next_u32()
     }
@@ -38,6 +39,7 @@ impl Stream {
     ///
     /// # Panics
     /// If `n == 0` (a caller bug: there is nothing to draw from).
+    #[inline]
     pub fn below(&mut self, n: u32) -> u32 {
         assert!(n > 0, "bounded draw from an empty range");
         let threshold = n.wrapping_neg() % n;

@@ -842,6 +842,7 @@ fn check_chunk(
     let units = h.units_in_chunk(chunk);
     let first = chunk * h.chunk_units;
     let mut leaves = Vec::with_capacity(units as usize);
+    let codes = seed.map(derive::CheckCodes::new);
     for (i, record) in records.chunks_exact(size).enumerate() {
         let position = first + i as u32;
         leaves.push(merkle::leaf_hash(record));
@@ -849,8 +850,8 @@ fn check_chunk(
             Ok(prefix) => {
                 out.lot_counts[usize::from(prefix.lot)] += 1;
                 out.prize_cents += u64::from(prefix.prize_cents);
-                if let Some(seed) = seed {
-                    if derive::check_code(seed, position) != prefix.check_code {
+                if let Some(codes) = &codes {
+                    if codes.code(position) != prefix.check_code {
                         out.failures.push((
                             FailureKind::CheckCode,
                             Some(position),

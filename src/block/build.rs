@@ -91,10 +91,11 @@ pub fn records(
 ) -> Vec<u8> {
     let size = record::record_size(game);
     let mut out = Vec::with_capacity(size * count as usize);
+    let codes = crate::derive::CheckCodes::new(seed);
     for index in first..first + count {
         let lot = lots[index as usize];
         let prize = table.amount_cents(lot).unwrap_or(0);
-        record::build(game, seed, index, lot, prize, &mut out);
+        record::build(game, seed, &codes, index, lot, prize, &mut out);
     }
     out
 }

@@ -240,34 +240,74 @@ pub fn lot_name(code: u8) -> Option<&'static str> {
 /// why they are not a valid unit: four identical symbols, or more than one
 /// winning group (the player wins one lot at most).
 pub fn judge(uncovered: &[Content; THROWS]) -> Result<u8, String> {
-    let mut counts = [0u8; 5];
-    for c in uncovered {
-        counts[*c as usize] += 1;
-    }
-    if let Some(c) = Content::ALL[1..].iter().find(|c| counts[**c as usize] == 4) {
-        return Err(format!("uncovered four identical symbols ({})", c.name()));
-    }
-    // At most three groups fit in four chests; count without allocating
-    // (this runs for every drawn fill of every unit).
-    let mut groups = [0usize; 4];
-    let mut found = 0;
-    for (i, (content, n, _)) in ARTICLE_4_5.iter().enumerate() {
-        if counts[*content as usize] == *n {
-            groups[found] = i;
-            found += 1;
-        }
-    }
-    match &groups[..found] {
-        [] => Ok(0),
-        [one] => Ok(*one as u8 + 1),
-        many => Err(format!(
+    match Verdict::of(uncovered) {
+        Verdict::Lot(lot) => Ok(lot),
+        Verdict::FourOf(c) => Err(format!("uncovered four identical symbols ({})", c.name())),
+        Verdict::Groups(groups) => Err(format!(
             "uncovered {} winning groups ({})",
-            many.len(),
-            many.iter()
+            groups.len(),
+            groups
+                .iter()
                 .map(|&i| format!("{}×{}", ARTICLE_4_5[i].1, ARTICLE_4_5[i].0.name()))
                 .collect::<Vec<_>>()
                 .join(", ")
         )),
+    }
+}
+
+/// What four uncovered contents give, without allocating: the generator's
+/// rejection loop asks this for every fill it draws.
+enum Verdict {
+    /// A valid set winning this lot (0: none).
+    Lot(u8),
+    /// Four identical symbols (never a valid unit).
+    FourOf(Content),
+    /// More than one winning group: their rows of article 4.5.
+    Groups(GroupRows),
+}
+
+/// Up to three rows of article 4.5 (four chests hold at most three groups).
+struct GroupRows {
+    rows: [usize; 3],
+    len: usize,
+}
+
+impl GroupRows {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &usize> {
+        self.rows[..self.len].iter()
+    }
+}
+
+impl Verdict {
+    #[inline]
+    fn of(uncovered: &[Content; THROWS]) -> Verdict {
+        let mut counts = [0u8; 5];
+        for c in uncovered {
+            counts[*c as usize] += 1;
+        }
+        if let Some(c) = Content::ALL[1..].iter().find(|c| counts[**c as usize] == 4) {
+            return Verdict::FourOf(*c);
+        }
+        let mut rows = [0usize; 3];
+        let mut len = 0;
+        for (i, (content, n, _)) in ARTICLE_4_5.iter().enumerate() {
+            if counts[*content as usize] == *n {
+                if len == rows.len() {
+                    break;
+                }
+                rows[len] = i;
+                len += 1;
+            }
+        }
+        match len {
+            0 => Verdict::Lot(0),
+            1 => Verdict::Lot(rows[0] as u8 + 1),
+            _ => Verdict::Groups(GroupRows { rows, len }),
+        }
     }
 }
 
@@ -372,23 +412,25 @@ impl Unit {
         // uniformly and redrawn while the four do not win exactly that lot.
         let (group, k) = group_of(lot);
         let mut uncovered = [group; THROWS];
+        let verdicts = verdict_table();
         loop {
             for slot in uncovered.iter_mut().skip(k) {
                 *slot = Content::ALL[stream.below(5) as usize];
             }
-            if judge(&uncovered) == Ok(lot) {
+            if verdicts[fill_index(&uncovered)] == lot {
                 break;
             }
         }
         stream.shuffle(&mut uncovered);
         // 4. Five more chests on distinct free squares, each content uniform.
+        let taken = landings
+            .iter()
+            .fold(1u64 << start.number(), |mask, sq| mask | 1 << sq.number());
         let mut free = [start; SQUARES];
         let mut free_len = 0;
-        for sq in (0..squares).map(Square::from_number) {
-            if sq != start && !landings.contains(&sq) {
-                free[free_len] = sq;
-                free_len += 1;
-            }
+        for n in (0..squares).filter(|&n| taken & (1 << n) == 0) {
+            free[free_len] = Square::from_number(n);
+            free_len += 1;
         }
         let others = CHESTS - THROWS;
         for i in 0..others {
@@ -613,39 +655,110 @@ impl Unit {
     }
 }
 
+/// The lot each of the 5⁴ uncovered sets wins (`NO_LOT` for a set that is
+/// no valid unit), indexed by [`fill_index`]: the rejection loop's test,
+/// one load per drawn fill.
+fn verdict_table() -> &'static [u8; 625] {
+    static TABLE: std::sync::OnceLock<[u8; 625]> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table = [NO_LOT; 625];
+        for (i, lot) in table.iter_mut().enumerate() {
+            let set = std::array::from_fn(|slot| Content::ALL[i / 5usize.pow(slot as u32) % 5]);
+            if let Verdict::Lot(l) = Verdict::of(&set) {
+                *lot = l;
+            }
+        }
+        table
+    })
+}
+
+/// Marks a set of uncovered contents that is no valid unit.
+const NO_LOT: u8 = u8::MAX;
+
+/// The index of four contents in [`verdict_table`]: slot t's content code
+/// times 5^t.
+#[inline]
+fn fill_index(uncovered: &[Content; THROWS]) -> usize {
+    uncovered.iter().rev().fold(0, |i, &c| i * 5 + c as usize)
+}
+
+/// Every move from every square, in the order draws enumerate them
+/// (direction in code order, then steps 1..=7), with the set of squares
+/// they reach: built once, so a throw costs a mask and a short walk.
+struct MoveTable {
+    /// Moves from square n: (throw, square number reached).
+    moves: Vec<Vec<(Throw, u8)>>,
+    /// Bit t of `targets[n]`: some move from n lands on square t.
+    targets: Vec<u64>,
+}
+
+// One bit per square in `MoveTable::targets`.
+const _: () = assert!(
+    SQUARES <= 64,
+    "a map of more than 64 squares needs wider masks"
+);
+
+fn move_table() -> &'static MoveTable {
+    static TABLE: std::sync::OnceLock<MoveTable> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut moves = Vec::with_capacity(SQUARES);
+        let mut targets = Vec::with_capacity(SQUARES);
+        for n in 0..SQUARES {
+            let at = Square::from_number(n);
+            let mut from = Vec::new();
+            let mut mask = 0u64;
+            for direction in Direction::ALL {
+                for steps in 1..=MAX_STEPS {
+                    let Some(to) = at.moved(direction, steps) else {
+                        // Farther steps in this direction leave the map too.
+                        break;
+                    };
+                    from.push((Throw { direction, steps }, to.number() as u8));
+                    mask |= 1 << to.number();
+                }
+            }
+            moves.push(from);
+            targets.push(mask);
+        }
+        MoveTable { moves, targets }
+    })
+}
+
 /// Draws four throws from `start`: each uniformly among the moves (direction
 /// in code order, then steps 1..=7) that stay on the map and land on a square
 /// not yet visited. `None` when some throw has no such move.
 fn draw_path(stream: &mut Stream, start: Square) -> Option<([Square; THROWS], [Throw; THROWS])> {
-    let mut at = start;
+    let table = move_table();
+    let mut at = start.number();
+    let mut visited = 1u64 << at;
     let mut landings = [start; THROWS];
     let mut throws = [Throw {
         direction: Direction::N,
         steps: 1,
     }; THROWS];
-    let none = (throws[0], start);
-    let mut moves = [none; Direction::ALL.len() * MAX_STEPS as usize];
     for i in 0..THROWS {
-        let mut len = 0;
-        for direction in Direction::ALL {
-            for steps in 1..=MAX_STEPS {
-                let Some(to) = at.moved(direction, steps) else {
-                    // Farther steps in this direction leave the map too.
-                    break;
-                };
-                if to != start && !landings[..i].contains(&to) {
-                    moves[len] = (Throw { direction, steps }, to);
-                    len += 1;
-                }
-            }
-        }
+        // The legal moves are the table's, less those landing on a visited
+        // square (the start or an earlier landing); every move from a
+        // square reaches a different square, so the mask counts them.
+        let len = (table.targets[at] & !visited).count_ones();
         if len == 0 {
             return None;
         }
-        let (throw, to) = moves[stream.below(len as u32) as usize];
+        let mut k = stream.below(len);
+        let (throw, to) = table.moves[at]
+            .iter()
+            .filter(|(_, to)| visited & (1 << to) == 0)
+            .find(|_| {
+                let hit = k == 0;
+                k = k.wrapping_sub(1);
+                hit
+            })
+            .copied()
+            .expect("the mask counted this many legal moves");
         throws[i] = throw;
-        landings[i] = to;
-        at = to;
+        at = usize::from(to);
+        landings[i] = Square::from_number(at);
+        visited |= 1 << at;
     }
     Some((landings, throws))
 }
