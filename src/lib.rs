@@ -61,6 +61,8 @@ pub mod export;
 pub mod ledger;
 pub mod records_key;
 pub mod redeem;
+pub mod redeemer;
+pub mod service;
 pub mod status;
 pub mod store;
 
@@ -79,7 +81,8 @@ pub use fsutil::Output;
 pub use game::Game;
 pub use ledger::Ledger;
 pub use records_key::{KeyAccess, RecordsKeyFile};
-pub use redeem::{redeem, RedeemKeys, Redemption};
+pub use redeem::{redeem, OwnedKeys, RedeemKeys, Redemption};
+pub use redeemer::Redeemer;
 pub use status::{store_status, StoreStatus};
 pub use store::{Secrets, Store};
 pub use unit_id::UnitId;

@@ -9,6 +9,7 @@ mod generate;
 mod inspect;
 mod progress;
 mod redeem;
+mod serve;
 mod status;
 mod verify;
 
@@ -87,6 +88,8 @@ pub enum Command {
     Redeem(redeem::Args),
     /// What has been redeemed: per block counts, amounts and the ledger digest.
     Ledger(redeem::LedgerArgs),
+    /// Serve redemption over HTTP (docs/API.md).
+    Serve(serve::Args),
     /// Every emission of the store: game, blocks, prices, state, redemptions.
     Status(status::Args),
     /// Close an emission: no more blocks may be added.
@@ -115,6 +118,7 @@ impl Command {
             Command::Show(a) => a.json,
             Command::Redeem(a) => a.json,
             Command::Ledger(a) => a.json,
+            Command::Serve(_) => false,
             Command::Status(a) => a.json,
             Command::Keygen
             | Command::Export(_)
@@ -166,6 +170,7 @@ pub fn run(cli: &Cli) -> Result<i32, Error> {
         Command::Show(args) => inspect::show(&store, args),
         Command::Redeem(args) => redeem::run(&store, args),
         Command::Ledger(args) => redeem::ledger(&store, args),
+        Command::Serve(args) => serve::run(&store, args),
         Command::Status(args) => status::run(&store, args),
         Command::Close(args) => emission::close(&store, args),
         Command::Reveal(args) => emission::reveal(&store, args),
@@ -187,7 +192,7 @@ struct Envelope<'a, T: Serialize> {
 }
 
 /// Prints `body` as one line of JSON on stdout, as a report of `kind`.
-fn print_json<T: Serialize>(kind: &str, body: &T) {
+pub(crate) fn print_json<T: Serialize>(kind: &str, body: &T) {
     let envelope = Envelope {
         kind,
         schema: JSON_SCHEMA,
@@ -240,6 +245,15 @@ impl LoadedKeys {
             secrets,
             file,
         })
+    }
+
+    /// The keys, owned, for a long-lived redeemer.
+    fn owned(self) -> ticket_issuer::OwnedKeys {
+        ticket_issuer::OwnedKeys {
+            public_key: self.trusted,
+            secrets: self.secrets,
+            records_key: self.file,
+        }
     }
 
     fn access(&self) -> KeyAccess<'_> {
