@@ -24,7 +24,6 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::error::{Error, ErrorKind};
-use crate::ledger::Ledger;
 use crate::redeem::Redemption;
 use crate::redeemer::Redeemer;
 use crate::unit_id::UnitId;
@@ -418,15 +417,8 @@ async fn check_unit(
 }
 
 async fn ledger_head(State(state): State<AppState>) -> Response {
-    let path = state.redeemer.store().ledger_path();
-    let head = blocking(move || -> Result<_, Error> {
-        match Ledger::open_existing(&path)? {
-            Some(ledger) => ledger.head(),
-            None => Ok(None),
-        }
-    })
-    .await;
-    match head {
+    let store = state.redeemer.store().clone();
+    match blocking(move || crate::ledger::log::latest_head(&store)).await {
         Ok(Ok(Some(head))) => json_response(StatusCode::OK, "ledger_head", head),
         Ok(Ok(None)) => error_response(&Error::NotInLedger {
             what: "no signed head yet (nothing was redeemed)".into(),

@@ -321,8 +321,26 @@ pub struct Head {
     pub signed_at: String,
     /// The C2SP tlog-checkpoint signed note.
     pub checkpoint: String,
-    /// The ledger's public key as a note verifier key.
-    pub verifier_key: String,
+    /// The ledger's public key as a note verifier key (Go's
+    /// `note.NewVerifier` format), when the store has it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verifier_key: Option<String>,
+}
+
+/// The latest signed head of `store`'s ledger, with its verifier key;
+/// `Ok(None)` when there is no ledger or no head yet. Creates nothing.
+pub fn latest_head(store: &Store) -> Result<Option<Head>, Error> {
+    let Some(ledger) = Ledger::open_existing(&store.ledger_path())? else {
+        return Ok(None);
+    };
+    let Some(mut head) = ledger.head()? else {
+        return Ok(None);
+    };
+    let public = public_path(store);
+    if public.exists() {
+        head.verifier_key = Some(verifier_key(&seal::read_public(&public)?));
+    }
+    Ok(Some(head))
 }
 
 /// One problem `ledger verify` found.
@@ -558,7 +576,6 @@ impl Ledger {
             return Ok(None);
         };
         let origin_line = checkpoint.lines().next().unwrap_or_default().to_string();
-        let verifier = signer_of(&checkpoint);
         Ok(Some(Head {
             origin: origin_line,
             size,
@@ -566,7 +583,7 @@ impl Ledger {
             root_hex: hex::encode(&root),
             signed_at,
             checkpoint,
-            verifier_key: verifier,
+            verifier_key: None,
         }))
     }
 
@@ -786,13 +803,4 @@ impl Ledger {
             .map_err(|e| self.err(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
     }
-}
-
-/// The key name on a checkpoint's first signature line.
-fn signer_of(note: &str) -> String {
-    note.lines()
-        .find_map(|l| l.strip_prefix("\u{2014} "))
-        .and_then(|l| l.split(' ').next())
-        .unwrap_or_default()
-        .to_string()
 }

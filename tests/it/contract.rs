@@ -228,7 +228,11 @@ fn every_json_output_is_one_line_with_kind_schema_and_the_documented_fields() {
 
     let copy = fresh();
     let c = copy.path();
-    let redeemed: Vec<&str> = REDEMPTION.iter().chain(&["ledger_entry"]).copied().collect();
+    let redeemed: Vec<&str> = REDEMPTION
+        .iter()
+        .chain(&["ledger_entry"])
+        .copied()
+        .collect();
     let paid = envelope(
         &issuer(c, &["redeem", id, "--json"]).expect_code(0),
         "redemption",

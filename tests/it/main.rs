@@ -21,5 +21,6 @@ mod independent_check;
 mod merkle;
 mod redeem;
 mod rng;
+mod service;
 mod tresors;
 mod vectors;

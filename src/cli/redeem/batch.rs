@@ -97,11 +97,7 @@ pub fn run(store: &Store, keys: OwnedKeys, from: &Path) -> Result<i32, Error> {
 }
 
 /// Redeems the parsed lines together and prints one result for each.
-fn flush(
-    redeemer: &Redeemer,
-    pending: Vec<Parsed>,
-    out: &mut impl Write,
-) -> Result<i32, Error> {
+fn flush(redeemer: &Redeemer, pending: Vec<Parsed>, out: &mut impl Write) -> Result<i32, Error> {
     let units: Vec<(UnitId, Option<u32>)> = pending
         .iter()
         .filter_map(|(_, p)| p.as_ref().ok().cloned())

@@ -1,7 +1,7 @@
 //! `issuer ledger head|verify|prove`: the ledger as a signed log.
 
 use ticket_issuer::error::Error;
-use ticket_issuer::ledger::log::{self, Head};
+use ticket_issuer::ledger::log;
 use ticket_issuer::ledger::Ledger;
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
@@ -19,19 +19,16 @@ fn existing(store: &Store) -> Result<Ledger, Error> {
     })
 }
 
-/// The latest signed head, which must exist.
-fn head(ledger: &Ledger) -> Result<Head, Error> {
-    ledger.head()?.ok_or_else(|| Error::NotInLedger {
-        what: "the ledger has no signed head yet (nothing was redeemed since the log began)".into(),
-    })
-}
-
 /// Runs a `ledger` subcommand.
 pub fn run(store: &Store, action: &LedgerAction, json: bool) -> Result<i32, Error> {
     let ledger = existing(store)?;
     match action {
         LedgerAction::Head => {
-            let head = head(&ledger)?;
+            let head = log::latest_head(store)?.ok_or_else(|| Error::NotInLedger {
+                what:
+                    "the ledger has no signed head yet (nothing was redeemed since the log began)"
+                        .into(),
+            })?;
             if json {
                 print_json("ledger_head", &head);
             } else {
