@@ -404,3 +404,52 @@ impl Frontier {
         peaks.fold(*last, |right, left| node_hash(left, &right))
     }
 }
+
+/// Every level of a perfect tree (a power-of-two number of leaves), kept so
+/// that an audit path inside it is a lookup, not a rehash: a redeemer keeps
+/// one per cached chunk.
+#[derive(Clone, Debug)]
+pub struct PerfectTree {
+    // INVARIANT: levels[0] are the leaves; levels[k + 1][i] is the node
+    // over levels[k][2i] and levels[k][2i + 1]; the last level has one hash.
+    levels: Vec<Vec<Hash>>,
+}
+
+impl PerfectTree {
+    /// The tree over `leaves`; `None` unless their number is a power of two.
+    #[must_use]
+    pub fn new(leaves: &[Hash]) -> Option<PerfectTree> {
+        if !leaves.len().is_power_of_two() {
+            return None;
+        }
+        let mut levels = vec![leaves.to_vec()];
+        while let Some(top) = levels.last().filter(|l| l.len() > 1) {
+            let up = top.chunks(2).map(|p| node_hash(&p[0], &p[1])).collect();
+            levels.push(up);
+        }
+        Some(PerfectTree { levels })
+    }
+
+    /// Its root.
+    #[must_use]
+    pub fn root(&self) -> Hash {
+        self.levels.last().map_or_else(empty_root, |top| top[0])
+    }
+
+    /// The audit path of leaf `index`, bottom-up (as [`inclusion_proof`]
+    /// over the leaves gives it); `None` when out of range.
+    #[must_use]
+    pub fn path(&self, index: usize) -> Option<Vec<Hash>> {
+        if index >= self.levels[0].len() {
+            return None;
+        }
+        let depth = self.levels.len() - 1;
+        Some(
+            self.levels[..depth]
+                .iter()
+                .enumerate()
+                .map(|(k, level)| level[(index >> k) ^ 1])
+                .collect(),
+        )
+    }
+}

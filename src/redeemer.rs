@@ -20,7 +20,7 @@ use crate::error::Error;
 use crate::game::{cents_to_euros, StopRefusal};
 use crate::ledger::writer::{GroupCommit, SqliteStorage};
 use crate::ledger::{Entry, Ledger, BUSY_TIMEOUT};
-use crate::merkle::{self, Hash};
+use crate::merkle::{self, Hash, PerfectTree};
 use crate::record::PREFIX_SIZE;
 use crate::redeem::{OwnedKeys, Redemption};
 use crate::store::Store;
@@ -41,19 +41,26 @@ pub struct Authenticated {
     entry: Entry,
 }
 
+/// An opened chunk and, when it is full (a power of two of records), its
+/// tree's levels, so a unit's path inside it is a lookup.
+struct CachedChunk {
+    opened: OpenedChunk,
+    tree: Option<PerfectTree>,
+}
+
 /// Recently opened chunks, oldest first out.
 #[derive(Default)]
 struct ChunkCache {
-    chunks: HashMap<(BlockKey, u32), Arc<OpenedChunk>>,
+    chunks: HashMap<(BlockKey, u32), Arc<CachedChunk>>,
     order: VecDeque<(BlockKey, u32)>,
 }
 
 impl ChunkCache {
-    fn get(&self, key: &(BlockKey, u32)) -> Option<Arc<OpenedChunk>> {
+    fn get(&self, key: &(BlockKey, u32)) -> Option<Arc<CachedChunk>> {
         self.chunks.get(key).cloned()
     }
 
-    fn put(&mut self, key: (BlockKey, u32), chunk: Arc<OpenedChunk>) {
+    fn put(&mut self, key: (BlockKey, u32), chunk: Arc<CachedChunk>) {
         if self.chunks.insert(key, chunk).is_none() {
             self.order.push_back(key);
         }
@@ -262,11 +269,13 @@ impl Redeemer {
         key: BlockKey,
         block: &AuthenticBlock,
         chunk: u32,
-    ) -> Result<Arc<OpenedChunk>, Error> {
+    ) -> Result<Arc<CachedChunk>, Error> {
         if let Some(c) = lock(&self.chunks).get(&(key, chunk)) {
             return Ok(c);
         }
-        let opened = Arc::new(block.chunk_records(chunk)?);
+        let opened = block.chunk_records(chunk)?;
+        let tree = PerfectTree::new(&opened.leaves);
+        let opened = Arc::new(CachedChunk { opened, tree });
         lock(&self.chunks).put((key, chunk), Arc::clone(&opened));
         Ok(opened)
     }
@@ -307,7 +316,8 @@ impl Redeemer {
         }
         let chunk = id.index / h.chunk_units;
         let in_chunk = (id.index % h.chunk_units) as usize;
-        let opened = self.chunk((id.game.code(), id.emission, id.block), &block, chunk)?;
+        let cached = self.chunk((id.game.code(), id.emission, id.block), &block, chunk)?;
+        let opened = &cached.opened;
         let size = usize::from(h.record_size);
         let record = &opened.records[in_chunk * size..(in_chunk + 1) * size];
         let prefix = check_unit(h, &block.regulation, id.index, record)
@@ -333,9 +343,22 @@ impl Redeemer {
                 ))
             })?;
         let roots: Vec<Hash> = block.file.index.iter().map(|e| e.subtree_root).collect();
-        let proof =
-            merkle::chunked_inclusion_proof(&opened.leaves, in_chunk, &roots, chunk as usize)
-                .ok_or_else(|| reject("no inclusion proof can be built for this unit".into()))?;
+        // A full chunk's path is read from its kept tree; a partial (last)
+        // chunk's is computed. Either way it is checked against the sealed
+        // root below.
+        let proof = match &cached.tree {
+            Some(tree) => tree
+                .path(in_chunk)
+                .zip(merkle::inclusion_proof(&roots, chunk as usize))
+                .map(|(mut inside, above)| {
+                    inside.extend(above);
+                    inside
+                }),
+            None => {
+                merkle::chunked_inclusion_proof(&opened.leaves, in_chunk, &roots, chunk as usize)
+            }
+        }
+        .ok_or_else(|| reject("no inclusion proof can be built for this unit".into()))?;
         if !merkle::verify_inclusion(
             &opened.leaves[in_chunk],
             u64::from(id.index),

@@ -878,3 +878,80 @@ fn kill_9_under_load_loses_no_acknowledged_redemption() {
         (409, Some("already_redeemed"))
     );
 }
+
+// ---------------------------------------------------------------------------
+// The log's tree: the library's frontier, consistency proofs and kept chunk
+// trees against this file's transcription of RFC 9162
+// ---------------------------------------------------------------------------
+
+/// RFC 9162 §2.1.1 MTH over leaf hashes, transcribed.
+fn mth(leaves: &[Hash]) -> Hash {
+    match leaves.len() {
+        0 => sha256(&[]),
+        1 => leaves[0],
+        n => {
+            let k = 1 << (n - 1).ilog2();
+            sha256(&[&[0x01], &mth(&leaves[..k]), &mth(&leaves[k..])])
+        }
+    }
+}
+
+#[test]
+fn frontier_roots_and_consistency_proofs_match_rfc_9162() {
+    use ticket_issuer::merkle::{self, Frontier};
+    let leaves: Vec<Hash> = (0u32..70)
+        .map(|i| rfc_leaf_hash(&i.to_le_bytes()))
+        .collect();
+    let mut frontier = Frontier::default();
+    assert_eq!(frontier.root(), mth(&[]));
+    for n in 1..=leaves.len() {
+        frontier.push(leaves[n - 1]);
+        assert_eq!(frontier.root(), mth(&leaves[..n]), "size {n}");
+        for m in 0..=n {
+            let proof = merkle::consistency_proof(&leaves[..n], m).unwrap();
+            let (old, new) = (mth(&leaves[..m]), mth(&leaves[..n]));
+            if m > 0 {
+                assert!(
+                    rfc9162_verify_consistency(m as u64, n as u64, &old, &new, &proof),
+                    "{m} → {n}"
+                );
+            }
+            assert!(
+                merkle::verify_consistency(m as u64, n as u64, &proof, &old, &new),
+                "{m} → {n}"
+            );
+            if let Some(first) = proof.first() {
+                let mut bad = proof.clone();
+                bad[0] = sha256(&[first]);
+                assert!(!merkle::verify_consistency(
+                    m as u64, n as u64, &bad, &old, &new
+                ));
+                assert!(!merkle::verify_consistency(
+                    m as u64,
+                    n as u64,
+                    &proof[1..],
+                    &old,
+                    &new
+                ));
+            }
+        }
+    }
+    assert!(merkle::consistency_proof(&leaves[..3], 4).is_none());
+}
+
+#[test]
+fn a_kept_chunk_tree_gives_the_same_paths_as_the_rfc() {
+    use ticket_issuer::merkle::{inclusion_proof, PerfectTree};
+    for n in [1usize, 2, 4, 64, 4096] {
+        let leaves: Vec<Hash> = (0..n as u32)
+            .map(|i| rfc_leaf_hash(&i.to_le_bytes()))
+            .collect();
+        let tree = PerfectTree::new(&leaves).unwrap();
+        assert_eq!(tree.root(), mth(&leaves));
+        for i in (0..n).step_by((n / 64).max(1)).chain([n - 1]) {
+            assert_eq!(tree.path(i), inclusion_proof(&leaves, i), "{n}/{i}");
+        }
+        assert!(tree.path(n).is_none());
+    }
+    assert!(PerfectTree::new(&[[0; 32]; 3]).is_none());
+}
