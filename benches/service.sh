@@ -41,8 +41,8 @@ echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min) at start"
     --price 1 --quiet --json >/dev/null
 step=$(( 450000 / IDS ))
 "$ISSUER" --store "$store" export "$block" \
-    | awk -v step="$step" 'NR % step == 1' \
-    | sed -E 's/^\{"id":"([^"]+)".*/\1/' | head -n "$IDS" >"$work/ids"
+    | awk -v step="$step" -v max="$IDS" 'NR % step == 1 && n < max { print; n++ }' \
+    | sed -E 's/^\{"id":"([^"]+)".*/\1/' >"$work/ids"
 
 fresh_ledger() {
     rm -f "$store"/ledger.sqlite "$store"/ledger.sqlite-wal "$store"/ledger.sqlite-shm

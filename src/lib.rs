@@ -9,9 +9,10 @@
 //!
 //! A program built on the library (a redemption service, an auditor's
 //! tool) starts from the types re-exported at the root: [`Store`],
-//! [`Emission`], [`verify_block`] and [`verify_emission`], [`redeem()`],
-//! [`Ledger`], [`UnitId`], [`Game`] and [`Error`] (whose [`ErrorKind`] an
-//! edge maps to an exit code or an HTTP status). The command line is the
+//! [`Emission`], [`verify_block`] and [`verify_emission`], [`redeem()`] and
+//! the long-lived [`Redeemer`], [`Ledger`], [`UnitId`], [`Game`] and
+//! [`Error`] (whose [`ErrorKind`] an edge maps to an exit code or an HTTP
+//! status). [`service`] is redemption over HTTP (docs/API.md). The command line is the
 //! binary's own (`src/cli/`): it parses, calls the library and prints.
 //!
 //! ```

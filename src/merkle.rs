@@ -394,6 +394,33 @@ impl Frontier {
         self.size += 1;
     }
 
+    /// Its bytes, to keep beside a log head: the size (u64 little-endian)
+    /// then the peaks, left to right.
+    #[must_use]
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = self.size.to_le_bytes().to_vec();
+        for peak in &self.peaks {
+            out.extend_from_slice(peak);
+        }
+        out
+    }
+
+    /// Reads [`Frontier::to_bytes`]; `None` unless there is one peak per set
+    /// bit of the size.
+    #[must_use]
+    pub fn from_bytes(bytes: &[u8]) -> Option<Frontier> {
+        let (size, peaks) = bytes.split_at_checked(8)?;
+        let size = u64::from_le_bytes(size.try_into().ok()?);
+        if peaks.len() != size.count_ones() as usize * 32 {
+            return None;
+        }
+        let peaks = peaks
+            .chunks(32)
+            .map(|p| Hash::try_from(p).ok())
+            .collect::<Option<Vec<Hash>>>()?;
+        Some(Frontier { size, peaks })
+    }
+
     /// The RFC 9162 root of the leaves appended so far.
     #[must_use]
     pub fn root(&self) -> Hash {

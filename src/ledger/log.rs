@@ -166,7 +166,7 @@ impl LedgerKey {
 /// without replacing one another process made meanwhile).
 fn create(store: &Store, path: &Path) -> Result<(), Error> {
     let dir = store.keys_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    crate::fsutil::create_private_dir(&dir, 0o700)?;
     let signing = SigningKey::from_bytes(&rand::random::<[u8; 32]>());
     let write = |target: &Path, text: String, mode: u32| -> Result<(), Error> {
         let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| Error::io(&dir, e))?;
@@ -257,7 +257,9 @@ pub fn open_checkpoint(note: &str, public: &VerifyingKey) -> Result<Checkpoint, 
 }
 
 /// Brings `frontier` up to the log as stored (another process may have
-/// appended since): reads the leaf hashes from `frontier.size()` on.
+/// appended since): starts from the latest head's kept frontier when it is
+/// ahead (so a new process does not reread the whole log), then reads the
+/// leaf hashes after it.
 pub(super) fn catch_up(
     tx: &Transaction,
     frontier: &mut Frontier,
@@ -267,6 +269,15 @@ pub(super) fn catch_up(
         path: path.to_path_buf(),
         source,
     };
+    let kept: Option<Option<Vec<u8>>> = tx
+        .prepare_cached("SELECT frontier FROM ledger_heads ORDER BY size DESC LIMIT 1")
+        .and_then(|mut s| s.query_row([], |r| r.get(0)).optional())
+        .map_err(err)?;
+    if let Some(kept) = kept.flatten().and_then(|b| Frontier::from_bytes(&b)) {
+        if kept.size() > frontier.size() {
+            *frontier = kept;
+        }
+    }
     let mut stmt = tx
         .prepare_cached("SELECT seq, leaf_hash FROM redemptions WHERE seq >= ?1 ORDER BY seq")
         .map_err(err)?;
@@ -281,7 +292,7 @@ pub(super) fn catch_up(
                 return Err(Error::LedgerDamaged {
                     path: path.to_path_buf(),
                     reason: format!(
-                        "entry {} of the log is missing or has no leaf hash",
+                        "entry {} of the log is missing or has no leaf hash; run `issuer ledger verify`",
                         frontier.size()
                     ),
                 })
@@ -291,18 +302,25 @@ pub(super) fn catch_up(
     Ok(())
 }
 
-/// Signs and stores the head of size `size`.
+/// Signs and stores the head of `frontier`, keeping the frontier beside it.
 pub(super) fn store_head(
     tx: &Transaction,
     key: &LedgerKey,
-    size: u64,
-    root: &Hash,
+    frontier: &Frontier,
     at: &str,
 ) -> Result<(), rusqlite::Error> {
+    let root = frontier.root();
     tx.prepare_cached(
-        "INSERT OR REPLACE INTO ledger_heads (size, root, signed_at, checkpoint) VALUES (?1, ?2, ?3, ?4)",
+        "INSERT OR REPLACE INTO ledger_heads (size, root, signed_at, checkpoint, frontier)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
-    .execute(params![size, &root[..], at, key.sign_checkpoint(size, root)])?;
+    .execute(params![
+        frontier.size(),
+        &root[..],
+        at,
+        key.sign_checkpoint(frontier.size(), &root),
+        frontier.to_bytes()
+    ])?;
     Ok(())
 }
 

@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS ledger_heads (
     size        INTEGER PRIMARY KEY,
     root        BLOB    NOT NULL,
     signed_at   TEXT    NOT NULL,
-    checkpoint  TEXT    NOT NULL
+    checkpoint  TEXT    NOT NULL,
+    frontier    BLOB
 );
 ";
 
@@ -437,7 +438,7 @@ impl Ledger {
         }
         let root = frontier.root();
         if frontier.size() > self.frontier.size() {
-            log::store_head(&tx, key, frontier.size(), &root, &at).map_err(err)?;
+            log::store_head(&tx, key, &frontier, &at).map_err(err)?;
         }
         tx.commit().map_err(err)?;
         self.frontier = frontier;

@@ -907,6 +907,13 @@ fn frontier_roots_and_consistency_proofs_match_rfc_9162() {
     for n in 1..=leaves.len() {
         frontier.push(leaves[n - 1]);
         assert_eq!(frontier.root(), mth(&leaves[..n]), "size {n}");
+        let kept = Frontier::from_bytes(&frontier.to_bytes()).unwrap();
+        assert_eq!(
+            (kept.size(), kept.root()),
+            (frontier.size(), frontier.root())
+        );
+        let bytes = frontier.to_bytes();
+        assert!(Frontier::from_bytes(&bytes[..bytes.len() - 1]).is_none());
         for m in 0..=n {
             let proof = merkle::consistency_proof(&leaves[..n], m).unwrap();
             let (old, new) = (mth(&leaves[..m]), mth(&leaves[..n]));
