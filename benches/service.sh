@@ -52,6 +52,9 @@ check_ledger() {
     [ "$units" = "$1" ] || { echo "ledger holds $units units, expected $1" >&2; exit 1; }
     "$ISSUER" --store "$store" ledger verify >/dev/null
     echo "  ledger: $units units, reconciled, log verifies"
+    if command -v sqlite3 >/dev/null; then
+        echo "  commits: $(sqlite3 "$store/ledger.sqlite" 'SELECT COUNT(*) FROM ledger_heads') signed heads for $units redemptions"
+    fi
 }
 
 echo "(a) issuer serve, $CLIENTS clients over 127.0.0.1, $IDS IDs"

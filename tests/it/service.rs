@@ -810,6 +810,55 @@ fn sixteen_clients_on_one_id_through_the_service_one_success() {
 }
 
 #[test]
+fn a_thousand_ids_from_sixteen_clients_through_the_service_reconcile_and_verify() {
+    let (_dir, store) = store_copy();
+    let server = Arc::new(Server::start(&store));
+    let ids: Arc<Vec<String>> = Arc::new((0..1000).map(|i| id(&store, 5000 + i)).collect());
+    let prizes: Vec<rust_decimal::Decimal> = (0..16)
+        .map(|c| {
+            let (server, ids) = (Arc::clone(&server), Arc::clone(&ids));
+            std::thread::spawn(move || {
+                let a = agent();
+                ids.iter()
+                    .skip(c)
+                    .step_by(16)
+                    .map(|unit| {
+                        let (status, r) =
+                            post(&a, &server, "/v1/redemptions", json!({ "id": unit }));
+                        assert_eq!(status, 200, "{r}");
+                        r["prize"]
+                            .as_str()
+                            .unwrap()
+                            .parse::<rust_decimal::Decimal>()
+                            .unwrap()
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    assert_eq!(prizes.len(), 1000);
+    let (status, head) = get(&agent(), &server, "/v1/ledger/head");
+    assert_eq!(status, 200);
+    let head: Value = serde_json::from_str(&head).unwrap();
+    let (_, size, _) = open_note(head["checkpoint"].as_str().unwrap(), &ledger_key(&store));
+    assert_eq!(size, 1000);
+    let l = issuer(&store, &["ledger", "--json"]).expect_code(0).json();
+    assert_eq!(l["units"], 1000);
+    assert_eq!(
+        l["paid"]
+            .as_str()
+            .unwrap()
+            .parse::<rust_decimal::Decimal>()
+            .unwrap(),
+        prizes.iter().sum::<rust_decimal::Decimal>()
+    );
+    issuer(&store, &["ledger", "verify"]).expect_code(0);
+}
+
+#[test]
 fn kill_9_under_load_loses_no_acknowledged_redemption() {
     let (_dir, store) = store_copy();
     let mut server = Server::start(&store);
