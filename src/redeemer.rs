@@ -167,7 +167,8 @@ impl Redeemer {
     /// records nothing and creates no ledger.
     pub fn check(&self, id: &UnitId, stop: Option<u32>) -> Result<Redemption, Error> {
         let mut r = self.authenticate(id, stop)?.redemption;
-        let earlier = match Ledger::open_existing(&self.store.ledger_path())? {
+        // A check creates nothing: no ledger yet means not redeemed yet.
+        let earlier = match Ledger::open_existing_waiting(&self.store.ledger_path(), self.busy)? {
             Some(ledger) => ledger.lookup(id.game, id.emission, id.block, id.index)?,
             None => None,
         };

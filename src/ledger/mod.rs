@@ -301,8 +301,13 @@ impl Ledger {
     /// Opens the ledger at `path` if there is one, creating nothing: for
     /// commands that only read it. `None` when nothing was ever redeemed.
     pub fn open_existing(path: &Path) -> Result<Option<Ledger>, Error> {
+        Ledger::open_existing_waiting(path, BUSY_TIMEOUT)
+    }
+
+    /// [`Ledger::open_existing`], waiting at most `busy` for a lock.
+    pub fn open_existing_waiting(path: &Path, busy: Duration) -> Result<Option<Ledger>, Error> {
         match std::fs::metadata(path) {
-            Ok(_) => Ledger::open(path).map(Some),
+            Ok(_) => Ledger::open_waiting(path, busy).map(Some),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(Error::io(path, e)),
         }

@@ -142,11 +142,16 @@ fn write_loop(mut storage: impl LedgerStorage, jobs: &Receiver<Job>) {
                 }
             }
             Err(e) => {
+                // Each caller gets the failure with its kind: a damaged log
+                // is not cured by retrying, a busy ledger is.
                 let reason = e.to_string();
+                let damaged = matches!(e, Error::LedgerDamaged { .. });
                 for job in batch {
-                    let _ = job.reply.send(Err(Error::LedgerUnavailable {
-                        path: storage.path(),
-                        reason: reason.clone(),
+                    let (path, reason) = (storage.path(), reason.clone());
+                    let _ = job.reply.send(Err(if damaged {
+                        Error::LedgerDamaged { path, reason }
+                    } else {
+                        Error::LedgerUnavailable { path, reason }
                     }));
                 }
             }
