@@ -478,6 +478,11 @@ struct Server {
 
 impl Server {
     fn start(store: &Path) -> Server {
+        Server::start_with(store, &[])
+    }
+
+    /// `start` with more `serve` arguments.
+    fn start_with(store: &Path, extra: &[&Path]) -> Server {
         let tokens = store.parent().unwrap().join("tokens.txt");
         std::fs::write(&tokens, format!("# test\n{TOKEN}\n")).unwrap();
         std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
@@ -486,6 +491,7 @@ impl Server {
             .arg(store)
             .args(["serve", "--listen", "127.0.0.1:0", "--token-file"])
             .arg(&tokens)
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -508,7 +514,7 @@ impl Server {
                 panic!("serve did not start: {line:?} {err}")
             })
             .to_string();
-        assert!(base.starts_with("http://127.0.0.1:"), "{base}");
+        assert!(base.contains("://127.0.0.1:"), "{base}");
         Server { child, base }
     }
 
@@ -780,6 +786,58 @@ fn sigterm_drains_and_exits_and_a_loose_token_file_is_refused() {
     );
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("--tls-cert"), "{}", run.stderr);
+}
+
+#[test]
+fn with_a_certificate_the_service_speaks_tls_only() {
+    use ureq::tls::{parse_pem, PemItem, RootCerts, TlsConfig, TlsProvider};
+    let (_dir, store) = store_copy();
+    // A self-signed certificate for localhost and 127.0.0.1, for tests only.
+    let tls = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls");
+    let (cert, key) = (
+        tls.join("localhost.cert.pem"),
+        tls.join("localhost.key.pem"),
+    );
+    let server = Server::start_with(
+        &store,
+        &[Path::new("--tls-cert"), &cert, Path::new("--tls-key"), &key],
+    );
+    assert!(server.base.starts_with("https://"), "{}", server.base);
+    let pem = std::fs::read(&cert).unwrap();
+    let roots: Vec<_> = parse_pem(&pem)
+        .filter_map(|item| match item.unwrap() {
+            PemItem::Certificate(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    let trusting: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .tls_config(
+            TlsConfig::builder()
+                .provider(TlsProvider::Rustls)
+                .unversioned_rustls_crypto_provider(Arc::new(
+                    rustls::crypto::aws_lc_rs::default_provider(),
+                ))
+                .root_certs(RootCerts::Specific(Arc::new(roots)))
+                .build(),
+        )
+        .build()
+        .into();
+    let (status, body) =
+        call(&trusting, "GET", &server.url("/healthz"), Some(TOKEN), None).unwrap();
+    assert_eq!(status, 200, "{body}");
+    let (status, _) = call(&trusting, "GET", &server.url("/healthz"), None, None).unwrap();
+    assert_eq!(status, 401);
+    // Plain HTTP on the same port gets no answer.
+    let plain = server.base.replacen("https://", "http://", 1);
+    let answer = call(
+        &agent(),
+        "GET",
+        &format!("{plain}/healthz"),
+        Some(TOKEN),
+        None,
+    );
+    assert!(!matches!(answer, Ok((200, _))), "{answer:?}");
 }
 
 #[test]
