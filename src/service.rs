@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path as UrlPath, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
@@ -398,9 +399,15 @@ async fn redeem_batch(State(state): State<AppState>, body: Bytes) -> Response {
 async fn check_unit(
     State(state): State<AppState>,
     UrlPath(id): UrlPath<String>,
-    Query(query): Query<CheckQuery>,
+    query: Result<Query<CheckQuery>, QueryRejection>,
 ) -> Response {
     let started = Instant::now();
+    let Ok(Query(query)) = query else {
+        return bad_request(
+            "invalid_request",
+            "the query is not ?stopped_after_rolls=<number of rolls>".into(),
+        );
+    };
     let id: UnitId = match id.parse() {
         Ok(id) => id,
         Err(e) => return outcome_response(&state, "check", Err(e)),

@@ -431,6 +431,50 @@ fn ledger_verify_names_a_deleted_an_edited_and_a_reordered_entry() {
 }
 
 #[test]
+fn only_a_head_kept_elsewhere_catches_a_truncated_ledger() {
+    let (dir, store) = store_copy();
+    let first: String = (0..4).map(|i| id(&store, 70 + i) + "\n").collect();
+    batch(&store, &first);
+    let second: String = (4..6).map(|i| id(&store, 70 + i) + "\n").collect();
+    batch(&store, &second);
+    let kept = dir.path().join("head-6.txt");
+    std::fs::write(
+        &kept,
+        issuer(&store, &["ledger", "head"]).expect_code(0).stdout,
+    )
+    .unwrap();
+    // The last two redemptions removed, with their head and from the totals.
+    let conn = rusqlite::Connection::open(Store::new(&store).ledger_path()).unwrap();
+    conn.execute_batch(
+        "DELETE FROM redemptions WHERE seq >= 4;
+         DELETE FROM ledger_heads WHERE size > 4;
+         UPDATE block_totals SET units = (SELECT COUNT(*) FROM redemptions),
+             paid_cents = (SELECT SUM(prize_cents) FROM redemptions);",
+    )
+    .unwrap();
+    drop(conn);
+    // What the store holds is consistent: the store alone can't tell.
+    issuer(&store, &["ledger", "verify"]).expect_code(0);
+    // The head kept elsewhere can.
+    let run = issuer(
+        &store,
+        &[
+            "ledger",
+            "verify",
+            "--head",
+            kept.to_str().unwrap(),
+            "--json",
+        ],
+    )
+    .expect_code(1);
+    let findings = run.json()["log"]["findings"].to_string();
+    assert!(
+        findings.contains("the given head has 6 entries, the log 4"),
+        "{findings}"
+    );
+}
+
+#[test]
 fn a_rewritten_leaf_hash_is_caught_by_the_signed_heads() {
     let (_dir, store) = store_copy();
     let lines: String = (0..4).map(|i| id(&store, 60 + i) + "\n").collect();
@@ -635,6 +679,13 @@ fn the_service_redeems_refuses_by_kind_batches_and_counts_401s() {
         v
     };
     assert_eq!(strip(&b1), strip(&b2));
+    let (status, e) = get(
+        &a,
+        &server,
+        &format!("/v1/units/{first}?stopped_after_rolls=x"),
+    );
+    assert_eq!(status, 400, "{e}");
+    assert!(e.contains("\"invalid_request\""), "{e}");
     // A check records nothing and says when a unit was redeemed.
     let (status, c) = get(&a, &server, &format!("/v1/units/{first}"));
     let c: Value = serde_json::from_str(&c).unwrap();
@@ -838,6 +889,71 @@ fn with_a_certificate_the_service_speaks_tls_only() {
         None,
     );
     assert!(!matches!(answer, Ok((200, _))), "{answer:?}");
+}
+
+#[test]
+fn a_tresors_ensables_stop_is_paid_over_http_and_bound_in_the_log() {
+    use ticket_issuer::emission::{BlockChoice, Emission};
+    use ticket_issuer::Game;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let s = Store::new(&store);
+    s.keygen().unwrap();
+    let game = Game::TRESORS_ENSABLES;
+    Emission::new(&s, game, 1)
+        .with_units(5000)
+        .unwrap()
+        .generate(&s.secrets().unwrap(), 100, BlockChoice::Number(1), &|_| {})
+        .unwrap();
+    let server = Server::start(&store);
+    let a = agent();
+    // The first unit with an allowed stop, found by checks (which record
+    // nothing), then redeemed with it.
+    let (unit, stop) = (0..200u32)
+        .find_map(|index| {
+            let unit = crate::common::valid_id_of(&store, game, 1, 1, index);
+            (1..40u32).find_map(|stop| {
+                let path = format!("/v1/units/{unit}?stopped_after_rolls={stop}");
+                (get(&a, &server, &path).0 == 200).then(|| (unit.clone(), stop))
+            })
+        })
+        .expect("some unit of the block allows a stop");
+    let (status, r) = post(
+        &a,
+        &server,
+        "/v1/redemptions",
+        json!({ "id": unit, "stopped_after_rolls": stop }),
+    );
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["stopped_after_rolls"], stop);
+    assert_eq!(r["lot"], "arret");
+    // The unit is paid once; a stop the rules refuse is refused as such
+    // (before the ledger is looked at: docs/REDEMPTION.md §Order of checks).
+    let again = json!({ "id": unit, "stopped_after_rolls": stop });
+    let (status, e) = post(&a, &server, "/v1/redemptions", again);
+    assert_eq!(
+        (status, e["error"].as_str()),
+        (409, Some("already_redeemed")),
+        "{e}"
+    );
+    let before_any_chest = json!({ "id": unit, "stopped_after_rolls": 0 });
+    let (status, e) = post(&a, &server, "/v1/redemptions", before_any_chest);
+    assert_eq!(
+        (status, e["error"].as_str()),
+        (422, Some("bad_stop")),
+        "{e}"
+    );
+    // The log entry binds the stop.
+    let p = issuer(&store, &["ledger", "prove", "--unit", &unit, "--json"])
+        .expect_code(0)
+        .json();
+    assert!(
+        p["entry"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("|{stop}\n")),
+        "{p}"
+    );
 }
 
 #[test]
