@@ -261,6 +261,36 @@ pub enum Error {
         /// The SQLite error.
         source: rusqlite::Error,
     },
+    /// The ledger did not answer in time or its writer stopped; nothing
+    /// was recorded by this request.
+    #[error("ledger {}: {reason}; nothing was recorded, retry", path.display())]
+    LedgerUnavailable {
+        /// The ledger file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The ledger's log is not what its writer left: an entry is missing,
+    /// or has no leaf hash.
+    #[error("ledger {}: {reason}", path.display())]
+    LedgerDamaged {
+        /// The ledger file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A service setting that can't work (an address, a missing file).
+    #[error("serve: {reason}")]
+    ServiceConfig {
+        /// What is wrong and what to do.
+        reason: String,
+    },
+    /// A unit (or log size) the ledger does not hold.
+    #[error("ledger: {what}")]
+    NotInLedger {
+        /// What was asked for and is not there.
+        what: String,
+    },
     /// An emission number the store has no folder for.
     #[error("emission {emission}: no such emission in store {}", store.display())]
     NoSuchEmission {
@@ -515,10 +545,12 @@ impl Error {
             | Error::NoStore { .. }
             | Error::BlockUnits { .. }
             | Error::FixedBlockSize { .. }
+            | Error::ServiceConfig { .. }
             | Error::PriceNeeded { .. }
             | Error::ParBlockMismatch { .. } => K::InvalidInput,
             Error::UnknownEmission { .. }
             | Error::UnknownBlock { .. }
+            | Error::NotInLedger { .. }
             | Error::NoSuchEmission { .. } => K::NotFound,
             Error::AlreadyExists { .. }
             | Error::AlreadyRedeemed { .. }
@@ -534,8 +566,11 @@ impl Error {
             | Error::BlockRejected { .. }
             | Error::BlockDiffersFromManifest { .. }
             | Error::InsideKeys { .. }
+            | Error::LedgerDamaged { .. }
             | Error::BadStop { .. } => K::Rejected,
-            Error::Ledger { .. } | Error::EmissionBusy { .. } => K::Unavailable,
+            Error::Ledger { .. } | Error::LedgerUnavailable { .. } | Error::EmissionBusy { .. } => {
+                K::Unavailable
+            }
             Error::Internal { .. } => K::Internal,
         }
     }
@@ -561,7 +596,10 @@ impl Error {
             Error::UnknownBlock { .. } => "unknown_block",
             Error::BlockRejected { .. } => "block_rejected",
             Error::AlreadyRedeemed { .. } => "already_redeemed",
-            Error::Ledger { .. } => "ledger_unavailable",
+            Error::Ledger { .. } | Error::LedgerUnavailable { .. } => "ledger_unavailable",
+            Error::LedgerDamaged { .. } => "ledger_damaged",
+            Error::NotInLedger { .. } => "not_in_ledger",
+            Error::ServiceConfig { .. } => "bad_service_config",
             Error::NoSuchEmission { .. } => "unknown_emission",
             Error::AmbiguousEmission { .. } => "ambiguous_emission",
             Error::EmissionOfAnotherGame { .. } => "emission_of_another_game",
@@ -668,6 +706,8 @@ impl Error {
             | Error::WrongRecordsKey { path, .. }
             | Error::BlockRejected { path, .. }
             | Error::Ledger { path, .. }
+            | Error::LedgerUnavailable { path, .. }
+            | Error::LedgerDamaged { path, .. }
             | Error::BadFile { path, .. }
             | Error::NotRegularFile { path, .. }
             | Error::FileTooLarge { path, .. }
@@ -686,6 +726,8 @@ impl Error {
             | Error::BlockUnits { .. }
             | Error::FixedBlockSize { .. }
             | Error::PriceNeeded { .. }
+            | Error::NotInLedger { .. }
+            | Error::ServiceConfig { .. }
             | Error::Internal { .. } => {}
         }
         r

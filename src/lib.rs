@@ -9,9 +9,10 @@
 //!
 //! A program built on the library (a redemption service, an auditor's
 //! tool) starts from the types re-exported at the root: [`Store`],
-//! [`Emission`], [`verify_block`] and [`verify_emission`], [`redeem()`],
-//! [`Ledger`], [`UnitId`], [`Game`] and [`Error`] (whose [`ErrorKind`] an
-//! edge maps to an exit code or an HTTP status). The command line is the
+//! [`Emission`], [`verify_block`] and [`verify_emission`], [`redeem()`] and
+//! the long-lived [`Redeemer`], [`Ledger`], [`UnitId`], [`Game`] and
+//! [`Error`] (whose [`ErrorKind`] an edge maps to an exit code or an HTTP
+//! status). [`service`] is redemption over HTTP (docs/API.md). The command line is the
 //! binary's own (`src/cli/`): it parses, calls the library and prints.
 //!
 //! ```
@@ -62,6 +63,8 @@ pub mod ledger;
 pub mod par;
 pub mod records_key;
 pub mod redeem;
+pub mod redeemer;
+pub mod service;
 pub mod status;
 pub mod store;
 
@@ -80,7 +83,8 @@ pub use fsutil::Output;
 pub use game::Game;
 pub use ledger::Ledger;
 pub use records_key::{KeyAccess, RecordsKeyFile};
-pub use redeem::{redeem, RedeemKeys, Redemption};
+pub use redeem::{redeem, OwnedKeys, RedeemKeys, Redemption};
+pub use redeemer::Redeemer;
 pub use status::{store_status, StoreStatus};
 pub use store::{Secrets, Store};
 pub use unit_id::UnitId;

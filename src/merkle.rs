@@ -265,3 +265,218 @@ pub fn verify_inclusion(
     // Step 5: the proof must have reached the top level and the root.
     last == 0 && r == *root
 }
+
+/// RFC 9162 §2.1.4.1 consistency proof between the tree over the first
+/// `old_size` of `hashes` and the tree over all of them. Returns `None`
+/// unless `old_size <= hashes.len()`; empty when the sizes are equal or
+/// `old_size` is 0 (every tree is consistent with the empty tree).
+#[must_use]
+pub fn consistency_proof(hashes: &[Hash], old_size: usize) -> Option<Vec<Hash>> {
+    if old_size > hashes.len() {
+        return None;
+    }
+    let mut proof = Vec::new();
+    if old_size > 0 && old_size < hashes.len() {
+        subproof(old_size, hashes, true, &mut proof);
+    }
+    Some(proof)
+}
+
+/// SUBPROOF(m, D[n], b) of RFC 9162 §2.1.4.1, appended to `out`.
+fn subproof(m: usize, hashes: &[Hash], complete: bool, out: &mut Vec<Hash>) {
+    if m == hashes.len() {
+        if !complete {
+            out.push(root_from_hashes(hashes));
+        }
+        return;
+    }
+    let k = split_point(hashes.len());
+    let (left, right) = hashes.split_at(k);
+    if m <= k {
+        subproof(m, left, complete, out);
+        out.push(root_from_hashes(right));
+    } else {
+        subproof(m - k, right, false, out);
+        out.push(root_from_hashes(left));
+    }
+}
+
+/// RFC 9162 §2.1.4.2 verification: true iff `proof` shows the tree of
+/// `old_size` leaves with root `old_root` is a prefix of the tree of
+/// `new_size` leaves with root `new_root`.
+#[must_use]
+pub fn verify_consistency(
+    old_size: u64,
+    new_size: u64,
+    proof: &[Hash],
+    old_root: &Hash,
+    new_root: &Hash,
+) -> bool {
+    if old_size > new_size {
+        return false;
+    }
+    if old_size == new_size {
+        return proof.is_empty() && old_root == new_root;
+    }
+    if old_size == 0 {
+        return proof.is_empty() && *old_root == empty_root();
+    }
+    // Step 1: a power-of-two old tree is a node of the new one: its root
+    // starts the path.
+    let mut path: Vec<&Hash> = Vec::with_capacity(proof.len() + 1);
+    if old_size.is_power_of_two() {
+        path.push(old_root);
+    }
+    path.extend(proof);
+    let Some((first, rest)) = path.split_first() else {
+        return false;
+    };
+    // Steps 2-3.
+    let mut node = old_size - 1;
+    let mut last = new_size - 1;
+    while node & 1 == 1 {
+        node >>= 1;
+        last >>= 1;
+    }
+    // Step 4.
+    let (mut old_r, mut new_r) = (**first, **first);
+    // Step 5.
+    for c in rest {
+        if last == 0 {
+            return false;
+        }
+        if node & 1 == 1 || node == last {
+            old_r = node_hash(c, &old_r);
+            new_r = node_hash(c, &new_r);
+            while node & 1 == 0 && node != 0 {
+                node >>= 1;
+                last >>= 1;
+            }
+        } else {
+            new_r = node_hash(&new_r, c);
+        }
+        node >>= 1;
+        last >>= 1;
+    }
+    // Step 6.
+    old_r == *old_root && new_r == *new_root && last == 0
+}
+
+/// The right edge of a growing tree (its "compact range"): the roots of the
+/// perfect subtrees its leaves fall into, left to right. Appending a leaf
+/// and taking the root cost `O(log n)`, so an append-only log keeps its root
+/// current without rehashing every leaf.
+// INVARIANT: `peaks[i]` is the root of a perfect subtree, sizes strictly
+// decreasing, one per set bit of `size`.
+#[derive(Clone, Debug, Default)]
+pub struct Frontier {
+    size: u64,
+    peaks: Vec<Hash>,
+}
+
+impl Frontier {
+    /// Leaves appended so far.
+    #[must_use]
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Appends a leaf hash.
+    pub fn push(&mut self, leaf: Hash) {
+        let mut node = leaf;
+        let mut size = self.size;
+        while size & 1 == 1 {
+            let Some(left) = self.peaks.pop() else { break };
+            node = node_hash(&left, &node);
+            size >>= 1;
+        }
+        self.peaks.push(node);
+        self.size += 1;
+    }
+
+    /// Its bytes, to keep beside a log head: the size (u64 little-endian)
+    /// then the peaks, left to right.
+    #[must_use]
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = self.size.to_le_bytes().to_vec();
+        for peak in &self.peaks {
+            out.extend_from_slice(peak);
+        }
+        out
+    }
+
+    /// Reads [`Frontier::to_bytes`]; `None` unless there is one peak per set
+    /// bit of the size.
+    #[must_use]
+    pub fn from_bytes(bytes: &[u8]) -> Option<Frontier> {
+        let (size, peaks) = bytes.split_at_checked(8)?;
+        let size = u64::from_le_bytes(size.try_into().ok()?);
+        if peaks.len() != size.count_ones() as usize * 32 {
+            return None;
+        }
+        let peaks = peaks
+            .chunks(32)
+            .map(|p| Hash::try_from(p).ok())
+            .collect::<Option<Vec<Hash>>>()?;
+        Some(Frontier { size, peaks })
+    }
+
+    /// The RFC 9162 root of the leaves appended so far.
+    #[must_use]
+    pub fn root(&self) -> Hash {
+        let mut peaks = self.peaks.iter().rev();
+        let Some(last) = peaks.next() else {
+            return empty_root();
+        };
+        peaks.fold(*last, |right, left| node_hash(left, &right))
+    }
+}
+
+/// Every level of a perfect tree (a power-of-two number of leaves), kept so
+/// that an audit path inside it is a lookup, not a rehash: a redeemer keeps
+/// one per cached chunk.
+#[derive(Clone, Debug)]
+pub struct PerfectTree {
+    // INVARIANT: levels[0] are the leaves; levels[k + 1][i] is the node
+    // over levels[k][2i] and levels[k][2i + 1]; the last level has one hash.
+    levels: Vec<Vec<Hash>>,
+}
+
+impl PerfectTree {
+    /// The tree over `leaves`; `None` unless their number is a power of two.
+    #[must_use]
+    pub fn new(leaves: &[Hash]) -> Option<PerfectTree> {
+        if !leaves.len().is_power_of_two() {
+            return None;
+        }
+        let mut levels = vec![leaves.to_vec()];
+        while let Some(top) = levels.last().filter(|l| l.len() > 1) {
+            let up = top.chunks(2).map(|p| node_hash(&p[0], &p[1])).collect();
+            levels.push(up);
+        }
+        Some(PerfectTree { levels })
+    }
+
+    /// Its root.
+    #[must_use]
+    pub fn root(&self) -> Hash {
+        self.levels.last().map_or_else(empty_root, |top| top[0])
+    }
+
+    /// The audit path of leaf `index`, bottom-up (as [`inclusion_proof`]
+    /// over the leaves gives it); `None` when out of range.
+    #[must_use]
+    pub fn path(&self, index: usize) -> Option<Vec<Hash>> {
+        if index >= self.levels[0].len() {
+            return None;
+        }
+        let depth = self.levels.len() - 1;
+        Some(
+            self.levels[..depth]
+                .iter()
+                .enumerate()
+                .map(|(k, level)| level[(index >> k) ^ 1])
+                .collect(),
+        )
+    }
+}

@@ -34,6 +34,7 @@ pub struct Store {
 
 /// The issuer's secrets: the master secret every derivation starts from,
 /// and the signing key.
+#[derive(Clone)]
 pub struct Secrets {
     master: [u8; 32],
     /// The Ed25519 key that seals blocks and manifests.

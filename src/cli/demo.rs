@@ -105,7 +105,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         access,
     };
     let r = redeem(store, &keys, &id, None, false)?;
-    print!("{}", r.picture);
+    print!("{}", super::redeem::picture(&r));
     println!(
         "   {}; recorded at {}",
         super::redeem::outcome_words(&r),

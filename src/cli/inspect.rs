@@ -65,7 +65,7 @@ pub struct ShowArgs {
 struct Shown<'a> {
     #[serde(flatten)]
     unit: &'a Redemption,
-    picture: Vec<&'a str>,
+    picture: Vec<String>,
 }
 
 /// Runs `export`.
@@ -97,7 +97,10 @@ pub fn show(store: &Store, args: &ShowArgs) -> Result<i32, Error> {
     if args.json {
         let shown = Shown {
             unit: &r,
-            picture: r.picture.lines().collect(),
+            picture: super::redeem::picture(&r)
+                .lines()
+                .map(str::to_string)
+                .collect(),
         };
         print_json("unit", &shown);
         return Ok(0);
@@ -106,7 +109,7 @@ pub fn show(store: &Store, args: &ShowArgs) -> Result<i32, Error> {
         "unit {} ({} emission {} block {} index {})",
         r.id, r.game, r.emission, r.block, r.index
     );
-    print!("{}", r.picture);
+    print!("{}", super::redeem::picture(&r));
     println!("{}", super::redeem::outcome_words(&r));
     Ok(0)
 }

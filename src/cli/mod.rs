@@ -10,6 +10,7 @@ mod inspect;
 mod par;
 mod progress;
 mod redeem;
+mod serve;
 mod status;
 mod verify;
 
@@ -91,6 +92,8 @@ pub enum Command {
     /// The PAR sheet of a game: return to player, hit frequency, odds of
     /// every prize, stopping strategies and optimal play, with cross-checks.
     Par(par::Args),
+    /// Serve redemption over HTTP (docs/API.md).
+    Serve(serve::Args),
     /// Every emission of the store: game, blocks, prices, state, redemptions.
     Status(status::Args),
     /// Close an emission: no more blocks may be added.
@@ -119,6 +122,7 @@ impl Command {
             Command::Show(a) => a.json,
             Command::Redeem(a) => a.json,
             Command::Ledger(a) => a.json,
+            Command::Serve(_) => false,
             Command::Status(a) => a.json,
             Command::Par(a) => a.json,
             Command::Keygen
@@ -171,6 +175,7 @@ pub fn run(cli: &Cli) -> Result<i32, Error> {
         Command::Show(args) => inspect::show(&store, args),
         Command::Redeem(args) => redeem::run(&store, args),
         Command::Ledger(args) => redeem::ledger(&store, args),
+        Command::Serve(args) => serve::run(&store, args),
         Command::Status(args) => status::run(&store, args),
         Command::Par(args) => par::run(&store, args),
         Command::Close(args) => emission::close(&store, args),
@@ -193,7 +198,7 @@ struct Envelope<'a, T: Serialize> {
 }
 
 /// Prints `body` as one line of JSON on stdout, as a report of `kind`.
-fn print_json<T: Serialize>(kind: &str, body: &T) {
+pub(crate) fn print_json<T: Serialize>(kind: &str, body: &T) {
     let envelope = Envelope {
         kind,
         schema: JSON_SCHEMA,
@@ -246,6 +251,15 @@ impl LoadedKeys {
             secrets,
             file,
         })
+    }
+
+    /// The keys, owned, for a long-lived redeemer.
+    fn owned(self) -> ticket_issuer::OwnedKeys {
+        ticket_issuer::OwnedKeys {
+            public_key: self.trusted,
+            secrets: self.secrets,
+            records_key: self.file,
+        }
     }
 
     fn access(&self) -> KeyAccess<'_> {

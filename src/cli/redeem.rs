@@ -1,8 +1,15 @@
 //! `issuer redeem` and `issuer ledger`.
 
+mod batch;
+mod log;
+
+use std::path::PathBuf;
+
 use super::{print_json, KeyArgs, LoadedKeys};
 use ticket_issuer::error::Error;
+use ticket_issuer::game::Game;
 use ticket_issuer::ledger::{Ledger, Summary};
+use ticket_issuer::record::PREFIX_SIZE;
 use ticket_issuer::redeem::{redeem, RedeemKeys, Redemption};
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
@@ -11,7 +18,12 @@ use ticket_issuer::unit_id::UnitId;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The unit ID, e.g. IAT-7-1-123456-7KD2M9QX.
-    pub id: String,
+    #[arg(required_unless_present = "batch")]
+    pub id: Option<String>,
+    /// Redeem every ID of FILE ("-": standard input), one a line, each
+    /// optionally followed by its stop; prints one JSON result a line.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["id", "check", "stopped_after_rolls"])]
+    pub batch: Option<PathBuf>,
     /// Print outcome and proof, record nothing.
     #[arg(long)]
     pub check: bool,
@@ -31,8 +43,39 @@ pub struct Args {
 #[derive(clap::Args, Debug)]
 pub struct LedgerArgs {
     /// Print a JSON report on stdout.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub json: bool,
+    /// What to do (none: the summary).
+    #[command(subcommand)]
+    pub action: Option<LedgerAction>,
+}
+
+/// `ledger` subcommands (docs/REDEMPTION.md §Tamper-evident log).
+#[derive(clap::Subcommand, Debug)]
+pub enum LedgerAction {
+    /// Print the latest signed head (a C2SP tlog-checkpoint).
+    Head,
+    /// Check every entry against its leaf hash and every signed head.
+    Verify {
+        /// A head kept elsewhere (a checkpoint file) the log must contain.
+        #[arg(long, value_name = "FILE")]
+        head: Option<PathBuf>,
+        /// The ledger's public key (PEM); default: the store's.
+        #[arg(long, value_name = "FILE")]
+        ledger_key: Option<PathBuf>,
+    },
+    /// Prove a redemption is in the log, or that the log only grew.
+    Prove {
+        /// The unit whose redemption to prove.
+        #[arg(long, conflicts_with_all = ["from", "to"], required_unless_present = "from")]
+        unit: Option<String>,
+        /// The older log size.
+        #[arg(long)]
+        from: Option<u64>,
+        /// The newer log size (default: the latest head's).
+        #[arg(long, requires = "from")]
+        to: Option<u64>,
+    },
 }
 
 /// "wins lot singe-2: 10 €" or "loses".
@@ -43,10 +86,24 @@ pub fn outcome_words(r: &Redemption) -> String {
     }
 }
 
+/// The unit's map as its player sees it, drawn from its record (the
+/// picture is the edge's business, not the redemption's).
+pub fn picture(r: &Redemption) -> String {
+    let payload = hex::decode(&r.record).ok();
+    Game::from_slug(&r.game)
+        .zip(payload.as_deref().and_then(|p| p.get(PREFIX_SIZE..)))
+        .and_then(|(game, payload)| game.picture(payload, r.stopped_after_rolls).ok())
+        .unwrap_or_default()
+}
+
 /// Runs `redeem`.
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
+    if let Some(batch) = &args.batch {
+        let keys = LoadedKeys::load(store, &args.keys)?;
+        return batch::run(store, keys.owned(), batch);
+    }
     // A malformed ID is named as such before any key file is read.
-    let id: UnitId = args.id.parse()?;
+    let id: UnitId = args.id.as_deref().unwrap_or_default().parse()?;
     let keys = LoadedKeys::load(store, &args.keys)?;
     let keys = RedeemKeys {
         public_key: &keys.trusted,
@@ -61,7 +118,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         "unit {} ({} emission {} block {} index {})",
         r.id, r.game, r.emission, r.block, r.index
     );
-    print!("{}", r.picture);
+    print!("{}", picture(&r));
     println!("{}", outcome_words(&r));
     match (&r.redeemed_at, &r.already_redeemed_at) {
         (Some(at), _) if r.lot.is_some() => println!("redeemed at {at}: pay {} €", r.prize),
@@ -91,6 +148,9 @@ pub fn ledger(store: &Store, args: &LedgerArgs) -> Result<i32, Error> {
         return Err(Error::NoStore {
             store: store.root().to_path_buf(),
         });
+    }
+    if let Some(action) = &args.action {
+        return log::run(store, action, args.json);
     }
     let path = store.ledger_path();
     let summary = match Ledger::open_existing(&path)? {

@@ -228,13 +228,24 @@ fn every_json_output_is_one_line_with_kind_schema_and_the_documented_fields() {
 
     let copy = fresh();
     let c = copy.path();
+    let redeemed: Vec<&str> = REDEMPTION
+        .iter()
+        .chain(&["ledger_entry"])
+        .copied()
+        .collect();
     let paid = envelope(
         &issuer(c, &["redeem", id, "--json"]).expect_code(0),
         "redemption",
-        &REDEMPTION,
+        &redeemed,
     );
     assert_eq!(&paid["prize"], prize);
     assert!(paid["redeemed_at"].is_string());
+    assert_eq!(
+        keys_of(&paid["ledger_entry"]),
+        BTreeSet::from(["seq", "leaf_hash", "tree_size", "root"])
+    );
+    assert_eq!(paid["ledger_entry"]["seq"], 0);
+    assert_eq!(paid["ledger_entry"]["tree_size"], 1);
     // After a redemption, `--check` adds when it was redeemed.
     let checked = issuer(c, &["redeem", id, "--check", "--json"]).expect_code(0);
     let with_earlier: Vec<&str> = REDEMPTION

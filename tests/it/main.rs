@@ -22,5 +22,6 @@ mod merkle;
 mod par;
 mod redeem;
 mod rng;
+mod service;
 mod tresors;
 mod vectors;

@@ -217,9 +217,9 @@ fn is_rfc3339_utc(s: &str) -> bool {
 // RFC 9162 §2.1.3.2, transcribed (independent of ticket_issuer::merkle)
 // ---------------------------------------------------------------------------
 
-type Hash = [u8; 32];
+pub(crate) type Hash = [u8; 32];
 
-fn sha256(parts: &[&[u8]]) -> Hash {
+pub(crate) fn sha256(parts: &[&[u8]]) -> Hash {
     let mut h = Sha256::new();
     for p in parts {
         h.update(p);
@@ -228,12 +228,12 @@ fn sha256(parts: &[&[u8]]) -> Hash {
 }
 
 /// RFC 9162 §2.1.1: the leaf hash is HASH(0x00 || data).
-fn rfc_leaf_hash(data: &[u8]) -> Hash {
+pub(crate) fn rfc_leaf_hash(data: &[u8]) -> Hash {
     sha256(&[&[0x00], data])
 }
 
 /// RFC 9162 §2.1.3.2 "Verifying an Inclusion Proof", step by step.
-fn rfc9162_verify_inclusion(
+pub(crate) fn rfc9162_verify_inclusion(
     leaf_index: u64,
     tree_size: u64,
     hash: &Hash,
@@ -278,7 +278,7 @@ fn rfc9162_verify_inclusion(
     s_n == 0 && r == *root_hash
 }
 
-fn hash_of(hex_text: &str) -> Hash {
+pub(crate) fn hash_of(hex_text: &str) -> Hash {
     hex::decode(hex_text)
         .ok()
         .and_then(|b| b.try_into().ok())

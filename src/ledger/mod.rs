@@ -1,6 +1,12 @@
 //! The redemption ledger: an SQLite database in the store (WAL, synchronous
 //! FULL) where each unit is recorded at most once, under a primary key, in
 //! one transaction with its block's running totals (docs/REDEMPTION.md).
+//! Its rows are also an append-only log hashed into an RFC 9162 tree whose
+//! heads are signed ([`log`]); one writer commits redemptions in batches
+//! ([`writer`]).
+
+pub mod log;
+pub mod writer;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -13,20 +19,38 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 
 use crate::error::Error;
 use crate::game::{cents_to_euros, Game};
+use crate::merkle::{self, Frontier};
 use crate::record::PREFIX_SIZE;
 
-/// How long a redeemer waits for another's transaction before giving up.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a redeemer waits for another's transaction before giving up
+/// (a command line's default; a service waits about a second).
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Columns added after the first ledgers were written: `record` (the unit's
 /// record, so a row can be replayed), `rules_version` and
 /// `stopped_after_rolls` (the player's decision). Older rows hold NULL there
 /// and are checked against their lot table instead.
-const ADDED_COLUMNS: [(&str, &str); 3] = [
+/// `seq` and `leaf_hash` place the row in the log (docs/REDEMPTION.md
+/// §Tamper-evident log).
+const ADDED_COLUMNS: [(&str, &str); 5] = [
     ("record", "BLOB"),
     ("rules_version", "INTEGER"),
     ("stopped_after_rolls", "INTEGER"),
+    ("seq", "INTEGER"),
+    ("leaf_hash", "BLOB"),
 ];
+
+/// What comes after the added columns: the log's index and its signed heads.
+const LOG_SCHEMA: &str = "
+CREATE UNIQUE INDEX IF NOT EXISTS redemptions_seq ON redemptions (seq);
+CREATE TABLE IF NOT EXISTS ledger_heads (
+    size        INTEGER PRIMARY KEY,
+    root        BLOB    NOT NULL,
+    signed_at   TEXT    NOT NULL,
+    checkpoint  TEXT    NOT NULL,
+    frontier    BLOB
+);
+";
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS redemptions (
@@ -43,6 +67,8 @@ CREATE TABLE IF NOT EXISTS redemptions (
     record       BLOB,
     rules_version INTEGER,
     stopped_after_rolls INTEGER,
+    seq          INTEGER,
+    leaf_hash    BLOB,
     PRIMARY KEY (game, emission, block, unit_index)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS block_totals (
@@ -58,9 +84,9 @@ CREATE TABLE IF NOT EXISTS block_totals (
 /// Switches the database to WAL (which then persists in the file). The
 /// switch needs an exclusive lock that SQLite will not wait for (it skips
 /// the busy handler there to avoid deadlock), so when several processes
-/// create the ledger at once the losers retry until `BUSY_TIMEOUT`.
-fn set_wal(conn: &Connection) -> Result<(), rusqlite::Error> {
-    let deadline = Instant::now() + BUSY_TIMEOUT;
+/// create the ledger at once the losers retry until `busy` has passed.
+fn set_wal(conn: &Connection, busy: Duration) -> Result<(), rusqlite::Error> {
+    let deadline = Instant::now() + busy;
     loop {
         match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
             // SQLite keeps its old mode where WAL can't work (some network
@@ -112,10 +138,47 @@ pub struct Entry {
     pub stopped_after_rolls: Option<u32>,
 }
 
+impl Entry {
+    /// The facts its log entry hashes, recorded at `redeemed_at`.
+    #[must_use]
+    pub fn fields<'a>(&'a self, redeemed_at: &'a str) -> log::EntryFields<'a> {
+        log::EntryFields {
+            game: self.game.slug(),
+            emission: self.emission,
+            block: self.block,
+            index: self.index,
+            unit_id: &self.unit_id,
+            lot: self.lot,
+            prize_cents: self.prize_cents,
+            record_sha256: &self.record_sha256,
+            redeemed_at,
+            stopped_after_rolls: self.stopped_after_rolls,
+        }
+    }
+}
+
 /// The ledger database.
 pub struct Ledger {
     path: PathBuf,
     conn: Connection,
+    /// The log's right edge as this connection last saw it (the writer's).
+    frontier: Frontier,
+}
+
+/// Where a redemption landed in the log, once durable.
+#[derive(Clone, Debug, Serialize)]
+pub struct Committed {
+    /// The entry's position in the log (0-based).
+    pub seq: u64,
+    /// Its RFC 9162 leaf hash, hex (docs/REDEMPTION.md §Tamper-evident log).
+    pub leaf_hash: String,
+    /// When the ledger recorded it (RFC 3339 UTC).
+    #[serde(skip)]
+    pub redeemed_at: String,
+    /// The log's size after the commit that holds it.
+    pub tree_size: u64,
+    /// The log's root at that size, hex (signed in the head of that size).
+    pub root: String,
 }
 
 /// A unit's ledger row, as first recorded.
@@ -186,6 +249,12 @@ impl Ledger {
     /// its `-wal` and `-shm` files are the owner's alone (0600), whatever
     /// the umask.
     pub fn open(path: &Path) -> Result<Ledger, Error> {
+        Ledger::open_waiting(path, BUSY_TIMEOUT)
+    }
+
+    /// [`Ledger::open`], waiting at most `busy` for another writer's lock
+    /// before answering "unavailable".
+    pub fn open_waiting(path: &Path, busy: Duration) -> Result<Ledger, Error> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
@@ -203,8 +272,8 @@ impl Ledger {
             source,
         };
         let conn = Connection::open(path).map_err(err)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
-        set_wal(&conn).map_err(err)?;
+        conn.busy_timeout(busy).map_err(err)?;
+        set_wal(&conn, busy).map_err(err)?;
         for suffix in ["", "-wal", "-shm"] {
             let file = PathBuf::from(format!("{}{suffix}", path.display()));
             let mode = match std::fs::metadata(&file) {
@@ -221,17 +290,24 @@ impl Ledger {
             .map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
         add_missing_columns(&conn).map_err(err)?;
+        conn.execute_batch(LOG_SCHEMA).map_err(err)?;
         Ok(Ledger {
             path: path.to_path_buf(),
             conn,
+            frontier: Frontier::default(),
         })
     }
 
     /// Opens the ledger at `path` if there is one, creating nothing: for
     /// commands that only read it. `None` when nothing was ever redeemed.
     pub fn open_existing(path: &Path) -> Result<Option<Ledger>, Error> {
+        Ledger::open_existing_waiting(path, BUSY_TIMEOUT)
+    }
+
+    /// [`Ledger::open_existing`], waiting at most `busy` for a lock.
+    pub fn open_existing_waiting(path: &Path, busy: Duration) -> Result<Option<Ledger>, Error> {
         match std::fs::metadata(path) {
-            Ok(_) => Ledger::open(path).map(Some),
+            Ok(_) => Ledger::open_waiting(path, busy).map(Some),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(Error::io(path, e)),
         }
@@ -268,44 +344,67 @@ impl Ledger {
             .map_err(|e| self.err(e))
     }
 
-    /// Records `entry` once: in one immediate transaction, refuses a unit
-    /// already recorded (naming when and what it paid), else inserts the row
-    /// and adds it to its block's totals. Returns the time recorded.
-    pub fn redeem(&mut self, entry: &Entry) -> Result<String, Error> {
+    /// Records `entries` in one immediate transaction, each at most once:
+    /// a unit already recorded (earlier, or earlier in `entries`) is refused
+    /// naming when and what it paid; each other one is inserted with its
+    /// log position and leaf hash and added to its block's totals; the new
+    /// log head is signed with `key` and stored. Returns one outcome per
+    /// entry, in order, once the transaction is durable. `Err` when the
+    /// transaction failed as a whole (nothing was recorded).
+    pub fn commit(
+        &mut self,
+        entries: &[Entry],
+        key: &log::LedgerKey,
+    ) -> Result<Vec<Result<Committed, Error>>, Error> {
         let path = self.path.clone();
         let err = |source| Error::Ledger {
             path: path.clone(),
             source,
         };
+        let mut frontier = self.frontier.clone();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(err)?;
-        let existing = tx
-            .query_row(
-                "SELECT redeemed_at, prize_cents FROM redemptions
-                 WHERE game=?1 AND emission=?2 AND block=?3 AND unit_index=?4",
-                params![entry.game.slug(), entry.emission, entry.block, entry.index],
-                |r| Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?)),
-            )
-            .optional()
-            .map_err(err)?;
-        if let Some((at, prize)) = existing {
-            return Err(Error::AlreadyRedeemed {
-                id: entry.unit_id.clone(),
-                at,
-                prize: cents_to_euros(prize),
-            });
-        }
+        log::catch_up(&tx, &mut frontier, &path)?;
         let at: String = tx
-            .query_row(
+            .query_row("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", [], |r| {
+                r.get(0)
+            })
+            .map_err(err)?;
+        let mut outcomes = Vec::with_capacity(entries.len());
+        for entry in entries {
+            let existing = tx
+                .prepare_cached(
+                    "SELECT redeemed_at, prize_cents FROM redemptions
+                     WHERE game=?1 AND emission=?2 AND block=?3 AND unit_index=?4",
+                )
+                .and_then(|mut s| {
+                    s.query_row(
+                        params![entry.game.slug(), entry.emission, entry.block, entry.index],
+                        |r| Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?)),
+                    )
+                    .optional()
+                })
+                .map_err(err)?;
+            if let Some((at, prize)) = existing {
+                outcomes.push(Err(Error::AlreadyRedeemed {
+                    id: entry.unit_id.clone(),
+                    at,
+                    prize: cents_to_euros(prize),
+                }));
+                continue;
+            }
+            let seq = frontier.size();
+            let leaf = merkle::leaf_hash(log::entry_line(seq, &entry.fields(&at)).as_bytes());
+            tx.prepare_cached(
                 "INSERT INTO redemptions (game, emission, block, unit_index, unit_id, price_cents,
                      lot, prize_cents, record_sha256, record, rules_version, stopped_after_rolls,
-                     redeemed_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
-                     strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-                 RETURNING redeemed_at",
-                params![
+                     redeemed_at, seq, leaf_hash)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
                     entry.game.slug(),
                     entry.emission,
                     entry.block,
@@ -317,20 +416,42 @@ impl Ledger {
                     entry.record_sha256,
                     entry.record,
                     entry.rules_version,
-                    entry.stopped_after_rolls
-                ],
-                |r| r.get(0),
-            )
+                    entry.stopped_after_rolls,
+                    at,
+                    seq,
+                    &leaf[..]
+                ])
+            })
             .map_err(err)?;
-        tx.execute(
-            "INSERT INTO block_totals (game, emission, block, units, paid_cents) VALUES (?1, ?2, ?3, 1, ?4)
-             ON CONFLICT (game, emission, block) DO UPDATE
-             SET units = units + 1, paid_cents = paid_cents + excluded.paid_cents",
-            params![entry.game.slug(), entry.emission, entry.block, entry.prize_cents],
-        )
-        .map_err(err)?;
+            tx.prepare_cached(
+                "INSERT INTO block_totals (game, emission, block, units, paid_cents) VALUES (?1, ?2, ?3, 1, ?4)
+                 ON CONFLICT (game, emission, block) DO UPDATE
+                 SET units = units + 1, paid_cents = paid_cents + excluded.paid_cents",
+            )
+            .and_then(|mut s| {
+                s.execute(params![entry.game.slug(), entry.emission, entry.block, entry.prize_cents])
+            })
+            .map_err(err)?;
+            frontier.push(leaf);
+            outcomes.push(Ok(Committed {
+                seq,
+                leaf_hash: hex::encode(leaf),
+                redeemed_at: at.clone(),
+                tree_size: 0,
+                root: String::new(),
+            }));
+        }
+        let root = frontier.root();
+        if frontier.size() > self.frontier.size() {
+            log::store_head(&tx, key, &frontier, &at).map_err(err)?;
+        }
         tx.commit().map_err(err)?;
-        Ok(at)
+        self.frontier = frontier;
+        for c in outcomes.iter_mut().flatten() {
+            c.tree_size = self.frontier.size();
+            c.root = hex::encode(root);
+        }
+        Ok(outcomes)
     }
 
     /// Per-block counts and amounts, reconciled, with the ledger digest.
@@ -516,7 +637,11 @@ fn add_missing_columns(conn: &Connection) -> Result<(), rusqlite::Error> {
         .collect::<Result<_, _>>()?;
     for (name, kind) in ADDED_COLUMNS {
         if !have.iter().any(|h| h == name) {
-            conn.execute_batch(&format!("ALTER TABLE redemptions ADD COLUMN {name} {kind}"))?;
+            match conn.execute_batch(&format!("ALTER TABLE redemptions ADD COLUMN {name} {kind}")) {
+                // Another process added it since we looked.
+                Err(e) if e.to_string().contains("duplicate column name") => {}
+                other => other?,
+            }
         }
     }
     Ok(())

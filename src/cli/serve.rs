@@ -1,0 +1,63 @@
+//! `issuer serve`: redemption over HTTP (docs/API.md).
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use ticket_issuer::error::Error;
+use ticket_issuer::redeem::Redeemer;
+use ticket_issuer::service::{self, ServiceConfig};
+use ticket_issuer::store::Store;
+
+use super::{KeyArgs, LoadedKeys};
+
+/// Arguments of `serve`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Address and port to listen on (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:8443")]
+    pub listen: SocketAddr,
+    /// The bearer tokens, one a line; the file must be mode 0600.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: PathBuf,
+    /// TLS certificate chain (PEM): serve HTTPS.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Listen on a non-loopback address without TLS (behind a TLS proxy).
+    #[arg(long)]
+    pub allow_plain_http: bool,
+    /// Keys.
+    #[command(flatten)]
+    pub keys: KeyArgs,
+}
+
+/// Runs `serve` until SIGTERM.
+pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
+    let tokens = service::read_tokens(&args.token_file)?;
+    let keys = LoadedKeys::load(store, &args.keys)?;
+    let config = ServiceConfig {
+        listen: args.listen,
+        tokens,
+        tls: args.tls_cert.clone().zip(args.tls_key.clone()),
+        allow_plain_http: args.allow_plain_http,
+    };
+    let scheme = if config.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    service::serve(
+        Redeemer::new(store.clone(), keys.owned()),
+        &config,
+        |bound| {
+            // Scripts and tests read the bound address (with port 0) from here.
+            println!("listening on {scheme}://{bound}");
+            let _ = std::io::stdout().flush();
+        },
+    )?;
+    eprintln!("serve: stopped; every answered redemption is in the ledger");
+    Ok(0)
+}

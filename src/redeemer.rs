@@ -1,0 +1,413 @@
+//! A long-lived redeemer (docs/REDEMPTION.md §Redeemer): it keeps each
+//! block it has authenticated (header, index, seal: checked once) and a
+//! bounded cache of opened chunks, and splits a redemption in two steps:
+//! [`Redeemer::authenticate`] (the ID, the block, the unit and its proof:
+//! no write) and [`Redeemer::record`] (the ledger, through its one
+//! group-committing writer). The command line and the service both redeem
+//! through it.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rayon::prelude::*;
+
+use crate::block::authentic::{AuthenticBlock, OpenedChunk};
+use crate::derive;
+use crate::emission::Emission;
+use crate::error::Error;
+use crate::game::{cents_to_euros, StopRefusal};
+use crate::ledger::writer::{GroupCommit, SqliteStorage};
+use crate::ledger::{Entry, Ledger, BUSY_TIMEOUT};
+use crate::merkle::{self, Hash, PerfectTree};
+use crate::record::PREFIX_SIZE;
+use crate::redeem::{OwnedKeys, Redemption};
+use crate::store::Store;
+use crate::unit_id::UnitId;
+use crate::verify::check_unit;
+
+/// Opened chunks kept (each about 4096 records and their leaf hashes).
+pub const CHUNK_CACHE: usize = 64;
+
+/// A block: game code, emission, block.
+type BlockKey = (u16, u32, u32);
+
+/// A unit found and authenticated, ready to record: the answer without
+/// its ledger time, and the ledger row.
+pub struct Authenticated {
+    /// What the redemption answers (no `redeemed_at` yet).
+    pub redemption: Redemption,
+    entry: Entry,
+}
+
+/// An opened chunk and, when it is full (a power of two of records), its
+/// tree's levels, so a unit's path inside it is a lookup.
+struct CachedChunk {
+    opened: OpenedChunk,
+    tree: Option<PerfectTree>,
+}
+
+/// Recently opened chunks, oldest first out.
+#[derive(Default)]
+struct ChunkCache {
+    chunks: HashMap<(BlockKey, u32), Arc<CachedChunk>>,
+    order: VecDeque<(BlockKey, u32)>,
+}
+
+impl ChunkCache {
+    fn get(&self, key: &(BlockKey, u32)) -> Option<Arc<CachedChunk>> {
+        self.chunks.get(key).cloned()
+    }
+
+    fn put(&mut self, key: (BlockKey, u32), chunk: Arc<CachedChunk>) {
+        if self.chunks.insert(key, chunk).is_none() {
+            self.order.push_back(key);
+        }
+        while self.order.len() > CHUNK_CACHE {
+            if let Some(old) = self.order.pop_front() {
+                self.chunks.remove(&old);
+            }
+        }
+    }
+}
+
+/// Redeems units of one store with one set of keys, for as long as it
+/// lives (a command, a service).
+pub struct Redeemer {
+    store: Store,
+    keys: OwnedKeys,
+    blocks: Mutex<HashMap<BlockKey, Arc<AuthenticBlock>>>,
+    chunks: Mutex<ChunkCache>,
+    writer: Mutex<Option<Arc<GroupCommit>>>,
+    busy: Duration,
+}
+
+/// Locks `m`, carrying on after a panic elsewhere (the data are caches).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Redeemer {
+    /// A redeemer of `store`'s units with `keys`. The ledger is opened on
+    /// the first redemption.
+    #[must_use]
+    pub fn new(store: Store, keys: OwnedKeys) -> Redeemer {
+        Redeemer {
+            store,
+            keys,
+            blocks: Mutex::new(HashMap::new()),
+            chunks: Mutex::new(ChunkCache::default()),
+            writer: Mutex::new(None),
+            busy: BUSY_TIMEOUT,
+        }
+    }
+
+    /// Waits at most `busy` for another process's lock on the ledger before
+    /// answering "unavailable" (default: a minute, as a command waits).
+    #[must_use]
+    pub fn with_busy_timeout(mut self, busy: Duration) -> Redeemer {
+        self.busy = busy;
+        self
+    }
+
+    /// The store.
+    #[must_use]
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Redeems `id` with the player's `stop`: authenticates it, then records
+    /// it; returns once the redemption is durable.
+    pub fn redeem(&self, id: &UnitId, stop: Option<u32>) -> Result<Redemption, Error> {
+        let unit = self.authenticate(id, stop)?;
+        self.record(vec![unit]).pop().unwrap_or_else(|| {
+            Err(Error::Internal {
+                what: "the ledger writer gave no outcome".into(),
+            })
+        })
+    }
+
+    /// Redeems each of `units` independently; those that authenticate are
+    /// recorded together (one commit when they fit one batch).
+    pub fn redeem_many(&self, units: &[(UnitId, Option<u32>)]) -> Vec<Result<Redemption, Error>> {
+        let authenticated: Vec<_> = units
+            .par_iter()
+            .map(|(id, stop)| self.authenticate(id, *stop))
+            .collect();
+        let mut outcomes: Vec<Option<Result<Redemption, Error>>> = Vec::with_capacity(units.len());
+        let mut ready = Vec::new();
+        let mut places = Vec::new();
+        for (i, unit) in authenticated.into_iter().enumerate() {
+            match unit {
+                Ok(unit) => {
+                    ready.push(unit);
+                    places.push(i);
+                    outcomes.push(None);
+                }
+                Err(e) => outcomes.push(Some(Err(e))),
+            }
+        }
+        for (i, outcome) in places.into_iter().zip(self.record(ready)) {
+            outcomes[i] = Some(outcome);
+        }
+        outcomes
+            .into_iter()
+            .map(|o| {
+                o.unwrap_or_else(|| {
+                    Err(Error::Internal {
+                        what: "a unit of the batch got no outcome".into(),
+                    })
+                })
+            })
+            .collect()
+    }
+
+    /// What redeeming `id` would give, and whether it was redeemed already;
+    /// records nothing and creates no ledger.
+    pub fn check(&self, id: &UnitId, stop: Option<u32>) -> Result<Redemption, Error> {
+        let mut r = self.authenticate(id, stop)?.redemption;
+        // A check creates nothing: no ledger yet means not redeemed yet.
+        let earlier = match Ledger::open_existing_waiting(&self.store.ledger_path(), self.busy)? {
+            Some(ledger) => ledger.lookup(id.game, id.emission, id.block, id.index)?,
+            None => None,
+        };
+        r.already_redeemed_at = earlier.map(|e| e.redeemed_at);
+        Ok(r)
+    }
+
+    /// Records authenticated units, each at most once; returns when they
+    /// are durable. One outcome per unit, in order.
+    pub fn record(&self, units: Vec<Authenticated>) -> Vec<Result<Redemption, Error>> {
+        if units.is_empty() {
+            return Vec::new();
+        }
+        let writer = match self.writer() {
+            Ok(w) => w,
+            Err(e) => {
+                let reason = e.to_string();
+                let path = self.store.ledger_path();
+                let mut errors = vec![Err(e)];
+                errors.extend((1..units.len()).map(|_| {
+                    Err(Error::LedgerUnavailable {
+                        path: path.clone(),
+                        reason: reason.clone(),
+                    })
+                }));
+                return errors;
+            }
+        };
+        let (answers, entries): (Vec<_>, Vec<_>) =
+            units.into_iter().map(|u| (u.redemption, u.entry)).unzip();
+        answers
+            .into_iter()
+            .zip(writer.record(entries))
+            .map(|(mut r, outcome)| {
+                let committed = outcome?;
+                r.redeemed_at = Some(committed.redeemed_at.clone());
+                r.ledger_entry = Some(committed);
+                Ok(r)
+            })
+            .collect()
+    }
+
+    /// The ledger writer, started on first use.
+    fn writer(&self) -> Result<Arc<GroupCommit>, Error> {
+        let mut slot = lock(&self.writer);
+        if let Some(w) = slot.as_ref() {
+            return Ok(Arc::clone(w));
+        }
+        let storage = SqliteStorage::open(&self.store, self.busy)?;
+        let w = Arc::new(GroupCommit::start(storage)?);
+        *slot = Some(Arc::clone(&w));
+        Ok(w)
+    }
+
+    /// The block of `id`, authenticated once (steps 6 and 7).
+    fn block(&self, id: &UnitId, normalised: &str) -> Result<Arc<AuthenticBlock>, Error> {
+        let key = (id.game.code(), id.emission, id.block);
+        if let Some(b) = lock(&self.blocks).get(&key) {
+            return Ok(Arc::clone(b));
+        }
+        let emission_dir = self.store.emission_dir(id.game, id.emission);
+        if !emission_dir.is_dir() {
+            return Err(Error::UnknownEmission {
+                id: normalised.to_string(),
+                game: id.game.slug(),
+                emission: id.emission,
+                path: emission_dir,
+            });
+        }
+        let path: PathBuf = self.store.block_path(id.game, id.emission, id.block);
+        if !path.exists() {
+            return Err(Error::UnknownBlock {
+                id: normalised.to_string(),
+                emission: id.emission,
+                block: id.block,
+                path,
+            });
+        }
+        let block =
+            AuthenticBlock::open(&path, &self.keys.public_key, self.keys.access(), "redeem")?;
+        let h = &block.file.header;
+        if (h.game, h.emission, h.block) != (id.game, id.emission, id.block) {
+            return Err(Error::BlockRejected {
+                path,
+                reason: format!(
+                    "the file holds {}, not the ID's block",
+                    block.file.describe()
+                ),
+            });
+        }
+        let block = Arc::new(block);
+        lock(&self.blocks).insert(key, Arc::clone(&block));
+        Ok(block)
+    }
+
+    /// Chunk `chunk` of `block`, from the cache or opened and checked.
+    fn chunk(
+        &self,
+        key: BlockKey,
+        block: &AuthenticBlock,
+        chunk: u32,
+    ) -> Result<Arc<CachedChunk>, Error> {
+        if let Some(c) = lock(&self.chunks).get(&(key, chunk)) {
+            return Ok(c);
+        }
+        let opened = block.chunk_records(chunk)?;
+        let tree = PerfectTree::new(&opened.leaves);
+        let opened = Arc::new(CachedChunk { opened, tree });
+        lock(&self.chunks).put((key, chunk), Arc::clone(&opened));
+        Ok(opened)
+    }
+
+    /// Steps 3 to 8 of docs/REDEMPTION.md §Order of checks: the unit `id`
+    /// is found, authenticated and played with `stop`. Writes nothing.
+    pub fn authenticate(&self, id: &UnitId, stop: Option<u32>) -> Result<Authenticated, Error> {
+        let normalised = id.to_string();
+        let out_of_range = |units: u32| Error::IndexOutOfRange {
+            id: normalised.clone(),
+            index: id.index,
+            last: units - 1,
+        };
+        if id.index >= id.game.max_units() {
+            return Err(out_of_range(id.game.max_units()));
+        }
+        if let Some(secrets) = &self.keys.secrets {
+            let seed = secrets.block_seed(id.game, id.emission, id.block);
+            if !same_code(&derive::check_code(&seed, id.index), &id.check_code) {
+                return Err(Error::CheckCodeMismatch { id: normalised });
+            }
+        }
+        // Checked on every request: an emission may be revealed while a
+        // service runs.
+        if Emission::new(&self.store, id.game, id.emission).is_revealed() {
+            return Err(Error::EmissionRevealed {
+                emission: id.emission,
+            });
+        }
+        let block = self.block(id, &normalised)?;
+        let h = &block.file.header;
+        let reject = |reason: String| Error::BlockRejected {
+            path: block.file.path().to_path_buf(),
+            reason,
+        };
+        if id.index >= h.unit_count {
+            return Err(out_of_range(h.unit_count));
+        }
+        let chunk = id.index / h.chunk_units;
+        let in_chunk = (id.index % h.chunk_units) as usize;
+        let cached = self.chunk((id.game.code(), id.emission, id.block), &block, chunk)?;
+        let opened = &cached.opened;
+        let size = usize::from(h.record_size);
+        let record = &opened.records[in_chunk * size..(in_chunk + 1) * size];
+        let prefix = check_unit(h, &block.regulation, id.index, record)
+            .map_err(|(_, m)| reject(format!("unit {}: {m}", id.index)))?;
+        if !same_code(&prefix.check_code, &id.check_code) {
+            return Err(Error::CheckCodeMismatch { id: normalised });
+        }
+        let payload = &record[PREFIX_SIZE..];
+        let played = id.game.outcome(payload, stop).map_err(|e| match e {
+            StopRefusal::Refused(reason) => Error::BadStop {
+                id: normalised.clone(),
+                reason,
+            },
+            StopRefusal::Invalid(m) => reject(format!("unit {}: {m}", id.index)),
+        })?;
+        let prize_cents = id
+            .game
+            .prize_cents(&played, &block.regulation)
+            .ok_or_else(|| {
+                reject(format!(
+                    "unit {}: lot {} has no amount",
+                    id.index, played.lot
+                ))
+            })?;
+        let roots: Vec<Hash> = block.file.index.iter().map(|e| e.subtree_root).collect();
+        // A full chunk's path is read from its kept tree; a partial (last)
+        // chunk's is computed. Either way it is checked against the sealed
+        // root below.
+        let proof = match &cached.tree {
+            Some(tree) => tree
+                .path(in_chunk)
+                .zip(merkle::inclusion_proof(&roots, chunk as usize))
+                .map(|(mut inside, above)| {
+                    inside.extend(above);
+                    inside
+                }),
+            None => {
+                merkle::chunked_inclusion_proof(&opened.leaves, in_chunk, &roots, chunk as usize)
+            }
+        }
+        .ok_or_else(|| reject("no inclusion proof can be built for this unit".into()))?;
+        if !merkle::verify_inclusion(
+            &opened.leaves[in_chunk],
+            u64::from(id.index),
+            u64::from(h.unit_count),
+            &proof,
+            &h.merkle_root,
+        ) {
+            return Err(reject(
+                "the unit's inclusion proof does not reach the sealed root".into(),
+            ));
+        }
+        let entry = Entry {
+            game: id.game,
+            emission: id.emission,
+            block: id.block,
+            index: id.index,
+            unit_id: normalised.clone(),
+            price_cents: h.price_cents,
+            lot: played.lot,
+            prize_cents,
+            record_sha256: hex::encode(derive::sha256(record)),
+            record: record.to_vec(),
+            rules_version: h.rules_version,
+            stopped_after_rolls: stop,
+        };
+        let redemption = Redemption {
+            id: normalised,
+            game: id.game.slug().into(),
+            emission: id.emission,
+            block: id.block,
+            index: id.index,
+            lot: id.game.lot_name(played.lot),
+            prize: cents_to_euros(prize_cents).to_string(),
+            stopped_after_rolls: stop,
+            record: hex::encode(record),
+            leaf_index: u64::from(id.index),
+            tree_size: u64::from(h.unit_count),
+            inclusion_proof: proof.iter().map(hex::encode).collect(),
+            merkle_root: hex::encode(h.merkle_root),
+            redeemed_at: None,
+            already_redeemed_at: None,
+            ledger_entry: None,
+        };
+        Ok(Authenticated { redemption, entry })
+    }
+}
+
+/// Compares check codes without an early exit.
+fn same_code(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

@@ -1,0 +1,592 @@
+//! Redemption as an HTTP service (docs/API.md): axum on tokio, rustls when
+//! a certificate is given, bearer tokens compared in constant time, every
+//! redemption through the one [`Redeemer`] (called off the async workers
+//! with `spawn_blocking`), errors mapped to statuses by their kind, and
+//! Prometheus metrics. SIGTERM (or Ctrl-C) drains in-flight requests.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path as UrlPath, Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::error::{Error, ErrorKind};
+use crate::redeem::Redemption;
+use crate::redeemer::Redeemer;
+use crate::unit_id::UnitId;
+
+/// Most units in one `POST /v1/redemptions/batch`.
+pub const MAX_BATCH: usize = 1000;
+
+/// How long a busy ledger is waited for before "unavailable, retry".
+pub const LEDGER_WAIT: Duration = Duration::from_secs(1);
+
+/// How long SIGTERM waits for in-flight requests.
+const DRAIN: Duration = Duration::from_secs(10);
+
+/// Upper bounds (seconds) of the latency histogram's buckets.
+const BUCKETS: [f64; 11] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+];
+
+/// How the service is run (`issuer serve`).
+pub struct ServiceConfig {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// The bearer tokens accepted ([`read_tokens`]).
+    pub tokens: Vec<String>,
+    /// PEM certificate chain and private key: serve HTTPS (rustls).
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// Listen on a non-loopback address without TLS.
+    pub allow_plain_http: bool,
+}
+
+/// Reads the bearer tokens of `path`: one a line (blank lines and `#`
+/// comments skipped). The file must be the owner's alone (no group or
+/// other permission bits).
+pub fn read_tokens(path: &Path) -> Result<Vec<String>, Error> {
+    let bad = |reason: String| Error::BadFile {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(bad(format!(
+            "the token file is mode {mode:o}, readable by others; run `chmod 600 {}`",
+            path.display()
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let tokens: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect();
+    if tokens.is_empty() {
+        return Err(bad("the token file holds no token (one a line)".into()));
+    }
+    if let Some(short) = tokens.iter().find(|t| t.len() < 16) {
+        return Err(bad(format!(
+            "a token of {} characters is too short to resist guessing; use at least 16",
+            short.len()
+        )));
+    }
+    Ok(tokens)
+}
+
+/// Counters for `/metrics`.
+#[derive(Default)]
+struct Metrics {
+    redemptions: AtomicU64,
+    unauthorized: AtomicU64,
+    refusals: Mutex<BTreeMap<&'static str, u64>>,
+    buckets: [AtomicU64; BUCKETS.len()],
+    latency_count: AtomicU64,
+    latency_micros: AtomicU64,
+}
+
+impl Metrics {
+    fn refused(&self, code: &'static str) {
+        *self
+            .refusals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(code)
+            .or_default() += 1;
+    }
+
+    fn observe(&self, took: Duration) {
+        let secs = took.as_secs_f64();
+        for (bound, bucket) in BUCKETS.iter().zip(&self.buckets) {
+            if secs <= *bound {
+                bucket.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.latency_count.fetch_add(1, Ordering::Relaxed);
+        self.latency_micros
+            .fetch_add(took.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    /// Prometheus text exposition format 0.0.4.
+    fn render(&self) -> String {
+        let mut out = String::new();
+        out += "# HELP issuer_redemptions_total Units redeemed (durable).\n";
+        out += "# TYPE issuer_redemptions_total counter\n";
+        out += &format!(
+            "issuer_redemptions_total {}\n",
+            self.redemptions.load(Ordering::Relaxed)
+        );
+        out += "# HELP issuer_refusals_total Redemptions and checks refused, by error kind.\n";
+        out += "# TYPE issuer_refusals_total counter\n";
+        for (code, n) in self
+            .refusals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
+            out += &format!("issuer_refusals_total{{error=\"{code}\"}} {n}\n");
+        }
+        out += "# HELP issuer_unauthorized_total Requests refused for a missing or wrong token.\n";
+        out += "# TYPE issuer_unauthorized_total counter\n";
+        out += &format!(
+            "issuer_unauthorized_total {}\n",
+            self.unauthorized.load(Ordering::Relaxed)
+        );
+        out +=
+            "# HELP issuer_request_duration_seconds Time to answer a redemption, batch or check.\n";
+        out += "# TYPE issuer_request_duration_seconds histogram\n";
+        for (bound, bucket) in BUCKETS.iter().zip(&self.buckets) {
+            out += &format!(
+                "issuer_request_duration_seconds_bucket{{le=\"{bound}\"}} {}\n",
+                bucket.load(Ordering::Relaxed)
+            );
+        }
+        let count = self.latency_count.load(Ordering::Relaxed);
+        out += &format!("issuer_request_duration_seconds_bucket{{le=\"+Inf\"}} {count}\n");
+        out += &format!(
+            "issuer_request_duration_seconds_sum {}\n",
+            self.latency_micros.load(Ordering::Relaxed) as f64 / 1e6
+        );
+        out += &format!("issuer_request_duration_seconds_count {count}\n");
+        out
+    }
+}
+
+/// What every handler shares.
+struct Shared {
+    redeemer: Redeemer,
+    /// SHA-256 of each accepted token (compared in constant time).
+    tokens: Vec<[u8; 32]>,
+    metrics: Metrics,
+}
+
+type AppState = Arc<Shared>;
+
+/// The HTTP status of an error kind.
+#[must_use]
+pub fn status_of(kind: ErrorKind) -> StatusCode {
+    match kind {
+        ErrorKind::InvalidInput => StatusCode::BAD_REQUEST,
+        ErrorKind::NotFound => StatusCode::NOT_FOUND,
+        ErrorKind::Conflict => StatusCode::CONFLICT,
+        ErrorKind::Gone => StatusCode::GONE,
+        ErrorKind::Rejected => StatusCode::UNPROCESSABLE_ENTITY,
+        ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+/// A JSON body with `kind` and `schema`.
+#[derive(Serialize)]
+struct Envelope<'a, T: Serialize> {
+    kind: &'a str,
+    schema: u32,
+    #[serde(flatten)]
+    body: T,
+}
+
+fn json_response<T: Serialize>(status: StatusCode, kind: &str, body: T) -> Response {
+    let text = serde_json::to_string(&Envelope {
+        kind,
+        schema: 1,
+        body,
+    })
+    .unwrap_or_else(|e| {
+        format!("{{\"kind\":\"error\",\"schema\":1,\"error\":\"internal\",\"message\":\"{e}\"}}")
+    });
+    let mut response = (status, text).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    response
+}
+
+/// A refusal as JSON, with its status.
+fn error_response(e: &Error) -> Response {
+    json_response(status_of(e.kind()), "error", e.report())
+}
+
+/// A request the service can't read (not JSON, wrong fields, too many).
+fn bad_request(error: &str, message: String) -> Response {
+    #[derive(Serialize)]
+    struct Bad<'a> {
+        error: &'a str,
+        category: ErrorKind,
+        message: String,
+    }
+    json_response(
+        StatusCode::BAD_REQUEST,
+        "error",
+        Bad {
+            error,
+            category: ErrorKind::InvalidInput,
+            message,
+        },
+    )
+}
+
+/// One unit to redeem.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UnitRequest {
+    id: String,
+    #[serde(default)]
+    stopped_after_rolls: Option<u32>,
+}
+
+/// A batch to redeem.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BatchRequest {
+    units: Vec<UnitRequest>,
+}
+
+/// `?stopped_after_rolls=N` of a check.
+#[derive(Deserialize)]
+struct CheckQuery {
+    stopped_after_rolls: Option<u32>,
+}
+
+/// Runs `work` on the blocking pool.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Response> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| {
+        error_response(&Error::Internal {
+            what: format!("a redemption task failed: {e}"),
+        })
+    })
+}
+
+/// Counts and answers one unit's outcome.
+fn outcome_response(state: &Shared, kind: &str, outcome: Result<Redemption, Error>) -> Response {
+    match outcome {
+        Ok(r) => {
+            if kind == "redemption" {
+                state.metrics.redemptions.fetch_add(1, Ordering::Relaxed);
+            }
+            json_response(StatusCode::OK, kind, r)
+        }
+        Err(e) => {
+            state.metrics.refused(e.code());
+            error_response(&e)
+        }
+    }
+}
+
+async fn redeem_one(State(state): State<AppState>, body: Bytes) -> Response {
+    let started = Instant::now();
+    let request: UnitRequest = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return bad_request(
+                "invalid_request",
+                format!("the body is not {{\"id\": …, \"stopped_after_rolls\": …}}: {e}"),
+            )
+        }
+    };
+    let id: UnitId = match request.id.parse() {
+        Ok(id) => id,
+        Err(e) => return outcome_response(&state, "redemption", Err(e)),
+    };
+    let worker = Arc::clone(&state);
+    let outcome =
+        match blocking(move || worker.redeemer.redeem(&id, request.stopped_after_rolls)).await {
+            Ok(o) => o,
+            Err(r) => return r,
+        };
+    let response = outcome_response(&state, "redemption", outcome);
+    state.metrics.observe(started.elapsed());
+    response
+}
+
+async fn redeem_batch(State(state): State<AppState>, body: Bytes) -> Response {
+    let started = Instant::now();
+    let request: BatchRequest = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return bad_request(
+                "invalid_request",
+                format!("the body is not {{\"units\": [{{\"id\": …}}, …]}}: {e}"),
+            )
+        }
+    };
+    if request.units.len() > MAX_BATCH {
+        return bad_request(
+            "batch_too_large",
+            format!(
+                "{} units in one batch; at most {MAX_BATCH}",
+                request.units.len()
+            ),
+        );
+    }
+    // Each unit stands alone: a malformed ID is its own result.
+    let parsed: Vec<Result<(UnitId, Option<u32>), Error>> = request
+        .units
+        .iter()
+        .map(|u| u.id.parse().map(|id| (id, u.stopped_after_rolls)))
+        .collect();
+    let valid: Vec<(UnitId, Option<u32>)> = parsed
+        .iter()
+        .filter_map(|p| p.as_ref().ok().copied())
+        .collect();
+    let worker = Arc::clone(&state);
+    let redeemed = match blocking(move || worker.redeemer.redeem_many(&valid)).await {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let mut redeemed = redeemed.into_iter();
+    let mut results = Vec::with_capacity(parsed.len());
+    for p in parsed {
+        let outcome = match p {
+            Ok(_) => redeemed.next().unwrap_or_else(|| {
+                Err(Error::Internal {
+                    what: "a batch unit got no outcome".into(),
+                })
+            }),
+            Err(e) => Err(e),
+        };
+        let value = match outcome {
+            Ok(r) => {
+                state.metrics.redemptions.fetch_add(1, Ordering::Relaxed);
+                serde_json::to_value(Envelope {
+                    kind: "redemption",
+                    schema: 1,
+                    body: r,
+                })
+            }
+            Err(e) => {
+                state.metrics.refused(e.code());
+                serde_json::to_value(Envelope {
+                    kind: "error",
+                    schema: 1,
+                    body: e.report(),
+                })
+            }
+        };
+        results.push(value.unwrap_or_default());
+    }
+    state.metrics.observe(started.elapsed());
+    #[derive(Serialize)]
+    struct Batch {
+        results: Vec<serde_json::Value>,
+    }
+    json_response(StatusCode::OK, "redemption_batch", Batch { results })
+}
+
+async fn check_unit(
+    State(state): State<AppState>,
+    UrlPath(id): UrlPath<String>,
+    query: Result<Query<CheckQuery>, QueryRejection>,
+) -> Response {
+    let started = Instant::now();
+    let Ok(Query(query)) = query else {
+        return bad_request(
+            "invalid_request",
+            "the query is not ?stopped_after_rolls=<number of rolls>".into(),
+        );
+    };
+    let id: UnitId = match id.parse() {
+        Ok(id) => id,
+        Err(e) => return outcome_response(&state, "check", Err(e)),
+    };
+    let worker = Arc::clone(&state);
+    let outcome =
+        match blocking(move || worker.redeemer.check(&id, query.stopped_after_rolls)).await {
+            Ok(o) => o,
+            Err(r) => return r,
+        };
+    let response = outcome_response(&state, "check", outcome);
+    state.metrics.observe(started.elapsed());
+    response
+}
+
+async fn ledger_head(State(state): State<AppState>) -> Response {
+    let store = state.redeemer.store().clone();
+    match blocking(move || crate::ledger::log::latest_head(&store)).await {
+        Ok(Ok(Some(head))) => json_response(StatusCode::OK, "ledger_head", head),
+        Ok(Ok(None)) => error_response(&Error::NotInLedger {
+            what: "no signed head yet (nothing was redeemed)".into(),
+        }),
+        Ok(Err(e)) => error_response(&e),
+        Err(r) => r,
+    }
+}
+
+async fn healthz() -> Response {
+    #[derive(Serialize)]
+    struct Health {
+        status: &'static str,
+    }
+    json_response(StatusCode::OK, "health", Health { status: "ok" })
+}
+
+async fn metrics(State(state): State<AppState>) -> Response {
+    let mut response = state.metrics.render().into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4"),
+    );
+    response
+}
+
+/// True when the request's bearer token is one of the accepted ones; every
+/// accepted token is compared, each in constant time, over SHA-256 digests
+/// (so neither the tokens' content nor their length leaks through timing).
+fn authorised(tokens: &[[u8; 32]], headers: &HeaderMap) -> bool {
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default();
+    let digest: [u8; 32] = Sha256::digest(given.as_bytes()).into();
+    let mut ok = subtle::Choice::from(0);
+    for token in tokens {
+        ok |= token.ct_eq(&digest);
+    }
+    !given.is_empty() && bool::from(ok)
+}
+
+async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if authorised(&state.tokens, request.headers()) {
+        return next.run(request).await;
+    }
+    state.metrics.unauthorized.fetch_add(1, Ordering::Relaxed);
+    let mut response = json_response(
+        StatusCode::UNAUTHORIZED,
+        "error",
+        serde_json::json!({
+            "error": "unauthorized",
+            "category": "invalid_input",
+            "message": "a valid bearer token is required (Authorization: Bearer <token>)",
+        }),
+    );
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+/// The service's routes over `redeemer`, accepting `tokens`.
+pub fn router(redeemer: Redeemer, tokens: &[String]) -> Router {
+    let state = Arc::new(Shared {
+        redeemer,
+        tokens: tokens
+            .iter()
+            .map(|t| Sha256::digest(t.as_bytes()).into())
+            .collect(),
+        metrics: Metrics::default(),
+    });
+    Router::new()
+        .route("/v1/redemptions", post(redeem_one))
+        .route("/v1/redemptions/batch", post(redeem_batch))
+        .route("/v1/units/{id}", get(check_unit))
+        .route("/v1/ledger/head", get(ledger_head))
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&state),
+            require_token,
+        ))
+        .with_state(state)
+}
+
+/// Serves until SIGTERM or Ctrl-C, then drains in-flight requests (up to
+/// ten seconds) and returns; `ready` is told the bound address. Runs its
+/// own tokio runtime.
+pub fn serve(
+    redeemer: Redeemer,
+    config: &ServiceConfig,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), Error> {
+    if config.tls.is_none() && !config.listen.ip().is_loopback() && !config.allow_plain_http {
+        return Err(Error::ServiceConfig {
+            reason: format!(
+                "{} is not a loopback address and no --tls-cert/--tls-key is given; pass them, or --allow-plain-http behind a TLS proxy",
+                config.listen
+            ),
+        });
+    }
+    let app = router(redeemer.with_busy_timeout(LEDGER_WAIT), &config.tokens);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Internal {
+            what: format!("the async runtime does not start: {e}"),
+        })?;
+    runtime.block_on(async move {
+        let listener = std::net::TcpListener::bind(config.listen)
+            .map_err(|e| Error::io(Path::new(&config.listen.to_string()), e))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| Error::io(Path::new(&config.listen.to_string()), e))?;
+        let bound = listener
+            .local_addr()
+            .map_err(|e| Error::io(Path::new(&config.listen.to_string()), e))?;
+        let handle = axum_server::Handle::new();
+        tokio::spawn(shutdown_on_signal(handle.clone()));
+        ready(bound);
+        let served = match &config.tls {
+            Some((cert, key)) => {
+                let tls = axum_server::tls_rustls::RustlsConfig::from_pem_file(cert, key)
+                    .await
+                    .map_err(|e| Error::BadFile {
+                        path: cert.clone(),
+                        reason: format!("the TLS certificate or key does not load: {e}"),
+                    })?;
+                axum_server::from_tcp_rustls(listener, tls)
+                    .map_err(|e| Error::io(cert, e))?
+                    .handle(handle)
+                    .serve(app.into_make_service())
+                    .await
+            }
+            None => {
+                axum_server::from_tcp(listener)
+                    .map_err(|e| Error::io(Path::new(&bound.to_string()), e))?
+                    .handle(handle)
+                    .serve(app.into_make_service())
+                    .await
+            }
+        };
+        served.map_err(|e| Error::io(Path::new(&bound.to_string()), e))
+    })
+}
+
+/// Waits for SIGTERM or Ctrl-C, then stops accepting and drains.
+async fn shutdown_on_signal(handle: axum_server::Handle<SocketAddr>) {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        () = term => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    handle.graceful_shutdown(Some(DRAIN));
+}

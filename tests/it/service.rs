@@ -1,0 +1,1187 @@
+//! Redemption as a service (issue 11): the `Redeemer` under many threads
+//! against the SQLite ledger, the signed log and its proofs checked by this
+//! file's own reading of RFC 9162 and C2SP signed notes, hand edits found
+//! by `ledger verify`, `redeem --batch`, and the real `issuer serve` over
+//! 127.0.0.1 (refusals, batch, 401s, SIGTERM, kill -9 under load).
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine;
+use ed25519_dalek::{Signature, Verifier, VerifyingKey};
+use serde_json::{json, Value};
+use tempfile::TempDir;
+use ticket_issuer::ledger::log;
+use ticket_issuer::ledger::Ledger;
+use ticket_issuer::{Error, OwnedKeys, Redeemer, Store, UnitId};
+
+use crate::common::{issuer, shared_block, valid_id, ISSUER};
+use crate::redeem::{hash_of, rfc9162_verify_inclusion, rfc_leaf_hash, sha256, Hash};
+
+/// A private copy of the shared 1 € store: (temp dir, store folder).
+fn store_copy() -> (TempDir, PathBuf) {
+    let (dir, store, _block) = shared_block(100).copy_store();
+    (dir, store)
+}
+
+/// A redeemer of `store` with its own keys.
+fn redeemer(store: &Path) -> Redeemer {
+    let s = Store::new(store);
+    Redeemer::new(
+        s.clone(),
+        OwnedKeys {
+            public_key: s.public_key().unwrap(),
+            secrets: Some(s.secrets().unwrap()),
+            records_key: None,
+        },
+    )
+}
+
+fn id(store: &Path, index: u32) -> String {
+    valid_id(store, 1, 1, index)
+}
+
+fn unit(store: &Path, index: u32) -> UnitId {
+    id(store, index).parse().unwrap()
+}
+
+/// The store's ledger public key.
+fn ledger_key(store: &Path) -> VerifyingKey {
+    ticket_issuer::seal::read_public(&log::public_path(&Store::new(store))).unwrap()
+}
+
+// ---------------------------------------------------------------------------
+// C2SP signed note and RFC 9162 §2.1.4.2, transcribed (independent of the
+// library's ledger::log and merkle)
+// ---------------------------------------------------------------------------
+
+/// Opens a tlog-checkpoint signed by `key`: (origin, size, root).
+fn open_note(note: &str, key: &VerifyingKey) -> (String, u64, Hash) {
+    let (body, sigs) = note.split_at(note.rfind("\n\n").expect("a blank line") + 1);
+    let lines: Vec<&str> = body.lines().collect();
+    assert_eq!(lines.len(), 3, "origin, size, root: {body:?}");
+    let name = lines[0];
+    let mut id_input = name.as_bytes().to_vec();
+    id_input.extend_from_slice(&[0x0a, 0x01]);
+    id_input.extend_from_slice(key.as_bytes());
+    let key_id = &sha256(&[&id_input])[..4];
+    let line = sigs[1..].lines().next().expect("a signature line");
+    let b64 = line
+        .strip_prefix(&format!("\u{2014} {name} "))
+        .unwrap_or_else(|| panic!("signature line {line:?}"));
+    let blob = BASE64.decode(b64).unwrap();
+    assert_eq!(&blob[..4], key_id, "key ID");
+    let sig = Signature::from_slice(&blob[4..]).unwrap();
+    key.verify(body.as_bytes(), &sig)
+        .expect("the head's signature verifies");
+    let root: Hash = BASE64.decode(lines[2]).unwrap().try_into().unwrap();
+    (name.to_string(), lines[1].parse().unwrap(), root)
+}
+
+/// RFC 9162 §2.1.4.2 "Verifying Consistency between Two Tree Heads".
+fn rfc9162_verify_consistency(
+    first: u64,
+    second: u64,
+    first_hash: &Hash,
+    second_hash: &Hash,
+    path: &[Hash],
+) -> bool {
+    if first == second {
+        return path.is_empty() && first_hash == second_hash;
+    }
+    if first == 0 || first > second {
+        return false;
+    }
+    // 1. If first is an exact power of 2, prepend first_hash.
+    let mut c: Vec<Hash> = Vec::new();
+    if first.is_power_of_two() {
+        c.push(*first_hash);
+    }
+    c.extend_from_slice(path);
+    if c.is_empty() {
+        return false;
+    }
+    // 2-3.
+    let (mut f_n, mut s_n) = (first - 1, second - 1);
+    while f_n & 1 == 1 {
+        f_n >>= 1;
+        s_n >>= 1;
+    }
+    // 4.
+    let (mut fr, mut sr) = (c[0], c[0]);
+    // 5.
+    for p in &c[1..] {
+        if s_n == 0 {
+            return false;
+        }
+        if f_n & 1 == 1 || f_n == s_n {
+            fr = sha256(&[&[0x01], p, &fr]);
+            sr = sha256(&[&[0x01], p, &sr]);
+            while f_n & 1 == 0 && f_n != 0 {
+                f_n >>= 1;
+                s_n >>= 1;
+            }
+        } else {
+            sr = sha256(&[&[0x01], &sr, p]);
+        }
+        f_n >>= 1;
+        s_n >>= 1;
+    }
+    // 6.
+    fr == *first_hash && sr == *second_hash && s_n == 0
+}
+
+fn hashes(v: &Value) -> Vec<Hash> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|h| hash_of(h.as_str().unwrap()))
+        .collect()
+}
+
+/// `issuer ledger prove --unit ID --json`, checked: the entry names the
+/// unit, hashes to its leaf and the proof reaches the head's root.
+fn assert_proven(store: &Path, unit_id: &str, head_root: &Hash, head_size: u64) {
+    let p = issuer(store, &["ledger", "prove", "--unit", unit_id, "--json"])
+        .expect_code(0)
+        .json();
+    let entry = p["entry"].as_str().unwrap();
+    assert!(entry.contains(&format!("|{unit_id}|")), "{entry}");
+    assert_eq!(p["tree_size"], head_size);
+    assert_eq!(hash_of(p["root"].as_str().unwrap()), *head_root);
+    assert!(rfc9162_verify_inclusion(
+        p["leaf_index"].as_u64().unwrap(),
+        head_size,
+        &rfc_leaf_hash(entry.as_bytes()),
+        &hashes(&p["inclusion_proof"]),
+        head_root,
+    ));
+}
+
+// ---------------------------------------------------------------------------
+// In process: the Redeemer and the SQLite ledger under many threads
+// ---------------------------------------------------------------------------
+
+#[test]
+fn sixteen_threads_on_one_id_exactly_one_success() {
+    let (_dir, store) = store_copy();
+    let r = Arc::new(redeemer(&store));
+    let target = unit(&store, 77);
+    let start = Arc::new(Barrier::new(16));
+    let outcomes: Vec<_> = (0..16)
+        .map(|_| {
+            let (r, start) = (Arc::clone(&r), Arc::clone(&start));
+            std::thread::spawn(move || {
+                start.wait();
+                r.redeem(&target, None)
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .collect();
+    let paid: Vec<_> = outcomes.iter().filter_map(|o| o.as_ref().ok()).collect();
+    assert_eq!(paid.len(), 1, "exactly one success");
+    let at = paid[0].redeemed_at.clone().unwrap();
+    for o in &outcomes {
+        match o {
+            Ok(_) => {}
+            Err(Error::AlreadyRedeemed { at: first, .. }) => assert_eq!(*first, at),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let ledger = Ledger::open(&Store::new(&store).ledger_path()).unwrap();
+    assert_eq!(ledger.summary().unwrap().units, 1);
+}
+
+#[test]
+fn a_thousand_ids_from_sixteen_threads_make_a_thousand_entries_that_verify() {
+    let (_dir, store) = store_copy();
+    let r = Arc::new(redeemer(&store));
+    let ids: Arc<Vec<UnitId>> = Arc::new((0..1000).map(|i| unit(&store, 1000 + i)).collect());
+    let threads: Vec<_> = (0..16)
+        .map(|t| {
+            let (r, ids) = (Arc::clone(&r), Arc::clone(&ids));
+            std::thread::spawn(move || {
+                ids.iter()
+                    .skip(t)
+                    .step_by(16)
+                    .map(|id| r.redeem(id, None).map(|x| x.prize))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut paid = rust_decimal::Decimal::ZERO;
+    let mut seqs = BTreeSet::new();
+    for t in threads {
+        for prize in t.join().unwrap() {
+            paid += prize.unwrap().parse::<rust_decimal::Decimal>().unwrap();
+        }
+    }
+    drop(r);
+    let s = Store::new(&store);
+    let ledger = Ledger::open(&s.ledger_path()).unwrap();
+    let summary = ledger.summary().unwrap();
+    assert_eq!(summary.units, 1000);
+    assert!(summary.reconciled && summary.integrity_ok);
+    assert_eq!(summary.paid.parse::<rust_decimal::Decimal>().unwrap(), paid);
+    let report = ledger.verify_log(&ledger_key(&store), None).unwrap();
+    assert!(report.ok, "{:?}", report.findings);
+    assert_eq!(report.size, 1000);
+    let head = ledger.head().unwrap().unwrap();
+    let (_, size, root) = open_note(&head.checkpoint, &ledger_key(&store));
+    assert_eq!(size, 1000);
+    assert_eq!(hex::encode(root), report.root);
+    // Every seq 0..1000 once.
+    let conn = rusqlite::Connection::open(s.ledger_path()).unwrap();
+    let mut stmt = conn.prepare("SELECT seq FROM redemptions").unwrap();
+    for seq in stmt.query_map([], |r| r.get::<_, u64>(0)).unwrap() {
+        seqs.insert(seq.unwrap());
+    }
+    assert_eq!(seqs, (0..1000).collect());
+    // Commits were grouped: fewer heads than entries.
+    let heads: u64 = conn
+        .query_row("SELECT COUNT(*) FROM ledger_heads", [], |r| r.get(0))
+        .unwrap();
+    assert!(heads < 1000, "{heads} heads for 1000 entries");
+}
+
+#[test]
+fn a_busy_ledger_answers_unavailable_within_about_a_second() {
+    let (_dir, store) = store_copy();
+    let s = Store::new(&store);
+    redeemer(&store).redeem(&unit(&store, 1), None).unwrap();
+    // Another process holds the write lock.
+    let holder = rusqlite::Connection::open(s.ledger_path()).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let r = redeemer(&store).with_busy_timeout(Duration::from_millis(300));
+    let started = Instant::now();
+    let e = r.redeem(&unit(&store, 2), None).unwrap_err();
+    assert_eq!(e.code(), "ledger_unavailable", "{e}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    holder.execute_batch("ROLLBACK").unwrap();
+    // Nothing was half-done: the retry pays.
+    r.redeem(&unit(&store, 2), None).unwrap();
+}
+
+// ---------------------------------------------------------------------------
+// The log through the binary: batch, head, proofs, hand edits
+// ---------------------------------------------------------------------------
+
+/// Redeems units `from..to` with `redeem --batch -`; returns the lines.
+fn batch(store: &Path, lines: &str) -> (i32, Vec<Value>) {
+    let mut child = Command::new(ISSUER)
+        .arg("--store")
+        .arg(store)
+        .args(["redeem", "--batch", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), lines.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let values = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (out.status.code().unwrap(), values)
+}
+
+#[test]
+fn batch_gives_one_independent_result_a_line() {
+    let (_dir, store) = store_copy();
+    let first = id(&store, 3);
+    let lines = format!(
+        "{first}\n\n# a comment\nnot-an-id\n{first}\n{}\n{} 2\n",
+        id(&store, 4),
+        id(&store, 5)
+    );
+    let (code, out) = batch(&store, &lines);
+    let kinds: Vec<(&str, u64, &str)> = out
+        .iter()
+        .map(|v| {
+            (
+                v["kind"].as_str().unwrap(),
+                v["line"].as_u64().unwrap(),
+                v["error"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("redemption", 1, ""),
+            ("error", 4, "invalid_id"),
+            ("error", 5, "already_redeemed"),
+            ("redemption", 6, ""),
+            ("error", 7, "bad_stop"),
+        ]
+    );
+    assert!(out.iter().all(|v| v["schema"] == 1));
+    assert_eq!(code, 2, "the worst refusal's exit code (invalid_id)");
+    let l = issuer(&store, &["ledger", "--json"]).expect_code(0).json();
+    assert_eq!(l["units"], 2);
+}
+
+#[test]
+fn head_and_proofs_verify_independently() {
+    let (_dir, store) = store_copy();
+    let lines: String = (0..5).map(|i| id(&store, 10 + i) + "\n").collect();
+    batch(&store, &lines);
+    let key = ledger_key(&store);
+    let head5 = issuer(&store, &["ledger", "head"]).expect_code(0).stdout;
+    let (_, size5, root5) = open_note(&head5, &key);
+    assert_eq!(size5, 5);
+    for i in 0..8 {
+        redeemer(&store)
+            .redeem(&unit(&store, 20 + i), None)
+            .unwrap();
+    }
+    let head = issuer(&store, &["ledger", "head", "--json"])
+        .expect_code(0)
+        .json();
+    assert_eq!(head["kind"], "ledger_head");
+    let (origin, size, root) = open_note(head["checkpoint"].as_str().unwrap(), &key);
+    assert_eq!(size, 13);
+    // The verifier key names the same key: name+keyid+base64(0x01||key).
+    let vkey = head["verifier_key"].as_str().unwrap();
+    let parts: Vec<&str> = vkey.splitn(3, '+').collect();
+    assert_eq!(parts[0], origin);
+    assert_eq!(BASE64.decode(parts[2]).unwrap()[1..], key.to_bytes());
+    assert_proven(&store, &id(&store, 12), &root, size);
+    assert_proven(&store, &id(&store, 27), &root, size);
+    // The log only grew from the head of 5 to the head of 13.
+    let c = issuer(&store, &["ledger", "prove", "--from", "5", "--json"])
+        .expect_code(0)
+        .json();
+    assert_eq!(c["to"], 13);
+    let proof = hashes(&c["consistency_proof"]);
+    assert!(rfc9162_verify_consistency(5, 13, &root5, &root, &proof));
+    let mut bad = proof.clone();
+    bad[0][0] ^= 1;
+    assert!(!rfc9162_verify_consistency(5, 13, &root5, &root, &bad));
+    // An unredeemed unit has no proof.
+    issuer(&store, &["ledger", "prove", "--unit", &id(&store, 99)]).expect_code(1);
+}
+
+/// `ledger verify --json` after `edit` (SQL run on the ledger by hand).
+fn verify_after(edit: &str) -> (i32, Vec<Value>) {
+    let (_dir, store) = store_copy();
+    let lines: String = (0..6).map(|i| id(&store, 40 + i) + "\n").collect();
+    batch(&store, &lines);
+    redeemer(&store).redeem(&unit(&store, 50), None).unwrap();
+    issuer(&store, &["ledger", "verify"]).expect_code(0);
+    let conn = rusqlite::Connection::open(Store::new(&store).ledger_path()).unwrap();
+    conn.execute_batch(edit).unwrap();
+    drop(conn);
+    let run = issuer(&store, &["ledger", "verify", "--json"]);
+    let v = run.json();
+    (run.code, v["log"]["findings"].as_array().unwrap().clone())
+}
+
+fn named(findings: &[Value], entry: u64) -> bool {
+    findings.iter().any(|f| f["entry"] == entry)
+}
+
+#[test]
+fn ledger_verify_names_a_deleted_an_edited_and_a_reordered_entry() {
+    // Deleted, totals adjusted to hide it.
+    let (code, f) = verify_after(
+        "DELETE FROM redemptions WHERE seq = 2;
+         UPDATE block_totals SET units = units - 1;",
+    );
+    assert_eq!(code, 1);
+    assert!(named(&f, 2), "{f:?}");
+    // The last entry deleted: the signed head is longer than the log.
+    let (code, f) = verify_after("DELETE FROM redemptions WHERE seq = 6;");
+    assert_eq!(code, 1);
+    assert!(
+        f.iter()
+            .any(|x| x["problem"].as_str().unwrap().contains("deleted")),
+        "{f:?}"
+    );
+    // A prize edited (and the totals with it).
+    let (code, f) = verify_after(
+        "UPDATE redemptions SET prize_cents = prize_cents + 500 WHERE seq = 3;
+         UPDATE block_totals SET paid_cents = paid_cents + 500;",
+    );
+    assert_eq!(code, 1);
+    assert!(named(&f, 3), "{f:?}");
+    // Two entries swapped.
+    let (code, f) = verify_after(
+        "UPDATE redemptions SET seq = 100 WHERE seq = 1;
+         UPDATE redemptions SET seq = 1 WHERE seq = 4;
+         UPDATE redemptions SET seq = 4 WHERE seq = 100;",
+    );
+    assert_eq!(code, 1);
+    assert!(named(&f, 1) && named(&f, 4), "{f:?}");
+    // Edited with its leaf hash recomputed: the signed heads catch it.
+    let (code, f) = verify_after(
+        "UPDATE redemptions SET leaf_hash = zeroblob(32), unit_id = unit_id WHERE seq = 0;",
+    );
+    assert_eq!(code, 1);
+    assert!(!f.is_empty());
+}
+
+#[test]
+fn only_a_head_kept_elsewhere_catches_a_truncated_ledger() {
+    let (dir, store) = store_copy();
+    let first: String = (0..4).map(|i| id(&store, 70 + i) + "\n").collect();
+    batch(&store, &first);
+    let second: String = (4..6).map(|i| id(&store, 70 + i) + "\n").collect();
+    batch(&store, &second);
+    let kept = dir.path().join("head-6.txt");
+    std::fs::write(
+        &kept,
+        issuer(&store, &["ledger", "head"]).expect_code(0).stdout,
+    )
+    .unwrap();
+    // The last two redemptions removed, with their head and from the totals.
+    let conn = rusqlite::Connection::open(Store::new(&store).ledger_path()).unwrap();
+    conn.execute_batch(
+        "DELETE FROM redemptions WHERE seq >= 4;
+         DELETE FROM ledger_heads WHERE size > 4;
+         UPDATE block_totals SET units = (SELECT COUNT(*) FROM redemptions),
+             paid_cents = (SELECT SUM(prize_cents) FROM redemptions);",
+    )
+    .unwrap();
+    drop(conn);
+    // What the store holds is consistent: the store alone can't tell.
+    issuer(&store, &["ledger", "verify"]).expect_code(0);
+    // The head kept elsewhere can.
+    let run = issuer(
+        &store,
+        &[
+            "ledger",
+            "verify",
+            "--head",
+            kept.to_str().unwrap(),
+            "--json",
+        ],
+    )
+    .expect_code(1);
+    let findings = run.json()["log"]["findings"].to_string();
+    assert!(
+        findings.contains("the given head has 6 entries, the log 4"),
+        "{findings}"
+    );
+}
+
+#[test]
+fn a_rewritten_leaf_hash_is_caught_by_the_signed_heads() {
+    let (_dir, store) = store_copy();
+    let lines: String = (0..4).map(|i| id(&store, 60 + i) + "\n").collect();
+    batch(&store, &lines);
+    let path = Store::new(&store).ledger_path();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    // Rewrite entry 1's time and recompute its leaf exactly as the log does.
+    let (line, unit_id): (String, String) = {
+        let p = issuer(
+            &store,
+            &["ledger", "prove", "--unit", &id(&store, 61), "--json"],
+        )
+        .expect_code(0)
+        .json();
+        (p["entry"].as_str().unwrap().to_string(), id(&store, 61))
+    };
+    let old_at = line.split('|').nth(10).unwrap().to_string();
+    let new_at = "2026-01-01T00:00:00.000Z";
+    let new_leaf = rfc_leaf_hash(line.replace(&old_at, new_at).as_bytes());
+    conn.execute(
+        "UPDATE redemptions SET redeemed_at = ?1, leaf_hash = ?2 WHERE unit_id = ?3",
+        rusqlite::params![new_at, &new_leaf[..], unit_id],
+    )
+    .unwrap();
+    drop(conn);
+    let run = issuer(&store, &["ledger", "verify", "--json"]).expect_code(1);
+    let findings = run.json()["log"]["findings"].clone();
+    assert!(
+        findings.to_string().contains("do not make the root signed"),
+        "{findings}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// The real service over 127.0.0.1
+// ---------------------------------------------------------------------------
+
+const TOKEN: &str = "service-test-token-0123456789";
+
+/// A running `issuer serve`; killed when dropped.
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Server {
+    fn start(store: &Path) -> Server {
+        Server::start_with(store, &[])
+    }
+
+    /// `start` with more `serve` arguments.
+    fn start_with(store: &Path, extra: &[&Path]) -> Server {
+        let tokens = store.parent().unwrap().join("tokens.txt");
+        std::fs::write(&tokens, format!("# test\n{TOKEN}\n")).unwrap();
+        std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let mut child = Command::new(ISSUER)
+            .arg("--store")
+            .arg(store)
+            .args(["serve", "--listen", "127.0.0.1:0", "--token-file"])
+            .arg(&tokens)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let base = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| {
+                let mut err = String::new();
+                child
+                    .stderr
+                    .take()
+                    .unwrap()
+                    .read_to_string(&mut err)
+                    .unwrap();
+                panic!("serve did not start: {line:?} {err}")
+            })
+            .to_string();
+        assert!(base.contains("://127.0.0.1:"), "{base}");
+        Server { child, base }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(20)))
+        .build()
+        .into()
+}
+
+/// A request with `token`; (status, body).
+fn call(
+    agent: &ureq::Agent,
+    method: &str,
+    url: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> Result<(u16, String), ureq::Error> {
+    let auth = token.map(|t| format!("Bearer {t}"));
+    let mut response = match body {
+        Some(body) => {
+            let mut r = agent.post(url).content_type("application/json");
+            if let Some(a) = &auth {
+                r = r.header("Authorization", a);
+            }
+            r.send(body.to_string())?
+        }
+        None => {
+            assert_eq!(method, "GET");
+            let mut r = agent.get(url);
+            if let Some(a) = &auth {
+                r = r.header("Authorization", a);
+            }
+            r.call()?
+        }
+    };
+    let status = response.status().as_u16();
+    Ok((status, response.body_mut().read_to_string()?))
+}
+
+fn post(agent: &ureq::Agent, server: &Server, path: &str, body: Value) -> (u16, Value) {
+    let (status, text) = call(agent, "POST", &server.url(path), Some(TOKEN), Some(body)).unwrap();
+    (status, serde_json::from_str(&text).unwrap())
+}
+
+fn get(agent: &ureq::Agent, server: &Server, path: &str) -> (u16, String) {
+    call(agent, "GET", &server.url(path), Some(TOKEN), None).unwrap()
+}
+
+#[test]
+fn the_service_redeems_refuses_by_kind_batches_and_counts_401s() {
+    let (dir, store) = store_copy();
+    let server = Server::start(&store);
+    let a = agent();
+    // Redeem, then the same again.
+    let first = id(&store, 100);
+    let (status, r) = post(&a, &server, "/v1/redemptions", json!({ "id": first }));
+    assert_eq!(
+        (status, r["kind"].as_str()),
+        (200, Some("redemption")),
+        "{r}"
+    );
+    assert_eq!(r["schema"], 1);
+    assert!(r["ledger_entry"]["seq"].is_u64());
+    let (status, e) = post(&a, &server, "/v1/redemptions", json!({ "id": first }));
+    assert_eq!(
+        (status, e["error"].as_str()),
+        (409, Some("already_redeemed")),
+        "{e}"
+    );
+    assert_eq!(e["redeemed_at"], r["redeemed_at"]);
+    assert_eq!(e["prize"], r["prize"]);
+    // Each refusal kind with its status.
+    let mut wrong = id(&store, 101);
+    let last = wrong.pop().unwrap();
+    wrong.push(if last == 'A' { 'B' } else { 'A' });
+    let unknown_block = valid_id(&store, 1, 9, 0);
+    for (body, status, error) in [
+        (json!({ "id": "IAT-1-1-nope" }), 400, "invalid_id"),
+        (json!({ "id": wrong }), 422, "wrong_check_code"),
+        (json!({ "id": unknown_block }), 404, "unknown_block"),
+        (
+            json!({ "id": id(&store, 102), "stopped_after_rolls": 3 }),
+            422,
+            "bad_stop",
+        ),
+        (json!({ "unit": "x" }), 400, "invalid_request"),
+    ] {
+        let (got, e) = post(&a, &server, "/v1/redemptions", body);
+        assert_eq!((got, e["error"].as_str()), (status, Some(error)), "{e}");
+        assert_eq!(e["kind"], "error");
+    }
+    // A wrong check code says the same whether the unit was redeemed or not.
+    let mut wrong_first = first.clone();
+    let last = wrong_first.pop().unwrap();
+    wrong_first.push(if last == 'A' { 'B' } else { 'A' });
+    let (s1, b1) = get(&a, &server, &format!("/v1/units/{wrong_first}"));
+    let (s2, b2) = get(&a, &server, &format!("/v1/units/{wrong}"));
+    assert_eq!((s1, s2), (422, 422));
+    let strip = |b: &str| {
+        let mut v: Value = serde_json::from_str(b).unwrap();
+        let id = v["id"].as_str().unwrap().to_string();
+        v["message"] = v["message"].as_str().unwrap().replace(&id, "ID").into();
+        v["id"] = Value::Null;
+        v
+    };
+    assert_eq!(strip(&b1), strip(&b2));
+    let (status, e) = get(
+        &a,
+        &server,
+        &format!("/v1/units/{first}?stopped_after_rolls=x"),
+    );
+    assert_eq!(status, 400, "{e}");
+    assert!(e.contains("\"invalid_request\""), "{e}");
+    // A check records nothing and says when a unit was redeemed.
+    let (status, c) = get(&a, &server, &format!("/v1/units/{first}"));
+    let c: Value = serde_json::from_str(&c).unwrap();
+    assert_eq!((status, c["kind"].as_str()), (200, Some("check")));
+    assert_eq!(c["already_redeemed_at"], r["redeemed_at"]);
+    // A batch: each unit on its own.
+    let (status, b) = post(
+        &a,
+        &server,
+        "/v1/redemptions/batch",
+        json!({ "units": [ { "id": id(&store, 103) }, { "id": first }, { "id": "bad" }, { "id": id(&store, 104) } ] }),
+    );
+    assert_eq!(status, 200, "{b}");
+    let kinds: Vec<&str> = b["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["error"].as_str().unwrap_or(x["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        ["redemption", "already_redeemed", "invalid_id", "redemption"]
+    );
+    let too_many: Vec<Value> = (0..1001).map(|_| json!({ "id": "x" })).collect();
+    let (status, e) = post(
+        &a,
+        &server,
+        "/v1/redemptions/batch",
+        json!({ "units": too_many }),
+    );
+    assert_eq!(
+        (status, e["error"].as_str()),
+        (400, Some("batch_too_large"))
+    );
+    // 401s: no token, a wrong one, a near miss.
+    for token in [None, Some("wrong"), Some(&TOKEN[..TOKEN.len() - 1])] {
+        let (status, _) = call(&a, "GET", &server.url("/healthz"), token, None).unwrap();
+        assert_eq!(status, 401);
+    }
+    let (status, _) = call(
+        &a,
+        "POST",
+        &server.url("/v1/redemptions"),
+        None,
+        Some(json!({ "id": id(&store, 105) })),
+    )
+    .unwrap();
+    assert_eq!(status, 401);
+    assert_eq!(get(&a, &server, "/healthz").0, 200);
+    let (_, metrics) = get(&a, &server, "/metrics");
+    for line in [
+        "issuer_redemptions_total 3",
+        "issuer_unauthorized_total 4",
+        "issuer_refusals_total{error=\"already_redeemed\"} 2",
+        "issuer_refusals_total{error=\"bad_stop\"} 1",
+        "issuer_request_duration_seconds_bucket{le=\"+Inf\"}",
+    ] {
+        assert!(metrics.contains(line), "{line} in\n{metrics}");
+    }
+    // The head: signed over the three redemptions, each provably in it.
+    let (status, head) = get(&a, &server, "/v1/ledger/head");
+    assert_eq!(status, 200);
+    let head: Value = serde_json::from_str(&head).unwrap();
+    let (_, size, root) = open_note(head["checkpoint"].as_str().unwrap(), &ledger_key(&store));
+    assert_eq!(size, 3);
+    for unit in [first.clone(), id(&store, 103), id(&store, 104)] {
+        assert_proven(&store, &unit, &root, size);
+    }
+    // A revealed emission is gone.
+    issuer(&store, &["close", "--emission", "1"]).expect_code(0);
+    let reveal = dir.path().join("reveal.json");
+    issuer(
+        &store,
+        &["reveal", "--emission", "1", "-o", reveal.to_str().unwrap()],
+    )
+    .expect_code(0);
+    let (status, e) = post(
+        &a,
+        &server,
+        "/v1/redemptions",
+        json!({ "id": id(&store, 106) }),
+    );
+    assert_eq!(
+        (status, e["error"].as_str()),
+        (410, Some("emission_revealed"))
+    );
+}
+
+#[test]
+fn sigterm_drains_and_exits_and_a_loose_token_file_is_refused() {
+    let (_dir, store) = store_copy();
+    let mut server = Server::start(&store);
+    let a = agent();
+    assert_eq!(
+        post(
+            &a,
+            &server,
+            "/v1/redemptions",
+            json!({ "id": id(&store, 200) })
+        )
+        .0,
+        200
+    );
+    let pid = server.child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = server.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "serve did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0));
+    // A token file others can read is refused.
+    let tokens = store.parent().unwrap().join("loose.txt");
+    std::fs::write(&tokens, format!("{TOKEN}\n")).unwrap();
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let run = issuer(
+        &store,
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--token-file",
+            tokens.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("chmod 600"), "{}", run.stderr);
+    // Plain HTTP on a non-loopback address needs an explicit flag.
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let run = issuer(
+        &store,
+        &[
+            "serve",
+            "--listen",
+            "0.0.0.0:0",
+            "--token-file",
+            tokens.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--tls-cert"), "{}", run.stderr);
+}
+
+#[test]
+fn with_a_certificate_the_service_speaks_tls_only() {
+    use ureq::tls::{parse_pem, PemItem, RootCerts, TlsConfig, TlsProvider};
+    let (_dir, store) = store_copy();
+    // A self-signed certificate for localhost and 127.0.0.1, for tests only.
+    let tls = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls");
+    let (cert, key) = (
+        tls.join("localhost.cert.pem"),
+        tls.join("localhost.key.pem"),
+    );
+    let server = Server::start_with(
+        &store,
+        &[Path::new("--tls-cert"), &cert, Path::new("--tls-key"), &key],
+    );
+    assert!(server.base.starts_with("https://"), "{}", server.base);
+    let pem = std::fs::read(&cert).unwrap();
+    let roots: Vec<_> = parse_pem(&pem)
+        .filter_map(|item| match item.unwrap() {
+            PemItem::Certificate(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    let trusting: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .tls_config(
+            TlsConfig::builder()
+                .provider(TlsProvider::Rustls)
+                .unversioned_rustls_crypto_provider(Arc::new(
+                    rustls::crypto::aws_lc_rs::default_provider(),
+                ))
+                .root_certs(RootCerts::Specific(Arc::new(roots)))
+                .build(),
+        )
+        .build()
+        .into();
+    let (status, body) =
+        call(&trusting, "GET", &server.url("/healthz"), Some(TOKEN), None).unwrap();
+    assert_eq!(status, 200, "{body}");
+    let (status, _) = call(&trusting, "GET", &server.url("/healthz"), None, None).unwrap();
+    assert_eq!(status, 401);
+    // Plain HTTP on the same port gets no answer.
+    let plain = server.base.replacen("https://", "http://", 1);
+    let answer = call(
+        &agent(),
+        "GET",
+        &format!("{plain}/healthz"),
+        Some(TOKEN),
+        None,
+    );
+    assert!(!matches!(answer, Ok((200, _))), "{answer:?}");
+}
+
+#[test]
+fn a_tresors_ensables_stop_is_paid_over_http_and_bound_in_the_log() {
+    use ticket_issuer::emission::{BlockChoice, Emission};
+    use ticket_issuer::Game;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let s = Store::new(&store);
+    s.keygen().unwrap();
+    let game = Game::TRESORS_ENSABLES;
+    Emission::new(&s, game, 1)
+        .with_units(5000)
+        .unwrap()
+        .generate(&s.secrets().unwrap(), 100, BlockChoice::Number(1), &|_| {})
+        .unwrap();
+    let server = Server::start(&store);
+    let a = agent();
+    // The first unit with an allowed stop, found by checks (which record
+    // nothing), then redeemed with it.
+    let (unit, stop) = (0..200u32)
+        .find_map(|index| {
+            let unit = crate::common::valid_id_of(&store, game, 1, 1, index);
+            (1..40u32).find_map(|stop| {
+                let path = format!("/v1/units/{unit}?stopped_after_rolls={stop}");
+                (get(&a, &server, &path).0 == 200).then(|| (unit.clone(), stop))
+            })
+        })
+        .expect("some unit of the block allows a stop");
+    let (status, r) = post(
+        &a,
+        &server,
+        "/v1/redemptions",
+        json!({ "id": unit, "stopped_after_rolls": stop }),
+    );
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["stopped_after_rolls"], stop);
+    assert_eq!(r["lot"], "arret");
+    // The unit is paid once; a stop the rules refuse is refused as such
+    // (before the ledger is looked at: docs/REDEMPTION.md §Order of checks).
+    let again = json!({ "id": unit, "stopped_after_rolls": stop });
+    let (status, e) = post(&a, &server, "/v1/redemptions", again);
+    assert_eq!(
+        (status, e["error"].as_str()),
+        (409, Some("already_redeemed")),
+        "{e}"
+    );
+    let before_any_chest = json!({ "id": unit, "stopped_after_rolls": 0 });
+    let (status, e) = post(&a, &server, "/v1/redemptions", before_any_chest);
+    assert_eq!(
+        (status, e["error"].as_str()),
+        (422, Some("bad_stop")),
+        "{e}"
+    );
+    // The log entry binds the stop.
+    let p = issuer(&store, &["ledger", "prove", "--unit", &unit, "--json"])
+        .expect_code(0)
+        .json();
+    assert!(
+        p["entry"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("|{stop}\n")),
+        "{p}"
+    );
+}
+
+#[test]
+fn sixteen_clients_on_one_id_through_the_service_one_success() {
+    let (_dir, store) = store_copy();
+    let server = Arc::new(Server::start(&store));
+    let target = id(&store, 300);
+    let start = Arc::new(Barrier::new(16));
+    let statuses: Vec<(u16, Value)> = (0..16)
+        .map(|_| {
+            let (server, start, target) = (Arc::clone(&server), Arc::clone(&start), target.clone());
+            std::thread::spawn(move || {
+                let a = agent();
+                start.wait();
+                post(&a, &server, "/v1/redemptions", json!({ "id": target }))
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .collect();
+    let ok = statuses.iter().filter(|(s, _)| *s == 200).count();
+    let again = statuses
+        .iter()
+        .filter(|(s, e)| *s == 409 && e["error"] == "already_redeemed")
+        .count();
+    assert_eq!((ok, again), (1, 15));
+}
+
+#[test]
+fn a_thousand_ids_from_sixteen_clients_through_the_service_reconcile_and_verify() {
+    let (_dir, store) = store_copy();
+    let server = Arc::new(Server::start(&store));
+    let ids: Arc<Vec<String>> = Arc::new((0..1000).map(|i| id(&store, 5000 + i)).collect());
+    let prizes: Vec<rust_decimal::Decimal> = (0..16)
+        .map(|c| {
+            let (server, ids) = (Arc::clone(&server), Arc::clone(&ids));
+            std::thread::spawn(move || {
+                let a = agent();
+                ids.iter()
+                    .skip(c)
+                    .step_by(16)
+                    .map(|unit| {
+                        let (status, r) =
+                            post(&a, &server, "/v1/redemptions", json!({ "id": unit }));
+                        assert_eq!(status, 200, "{r}");
+                        r["prize"]
+                            .as_str()
+                            .unwrap()
+                            .parse::<rust_decimal::Decimal>()
+                            .unwrap()
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    assert_eq!(prizes.len(), 1000);
+    let (status, head) = get(&agent(), &server, "/v1/ledger/head");
+    assert_eq!(status, 200);
+    let head: Value = serde_json::from_str(&head).unwrap();
+    let (_, size, _) = open_note(head["checkpoint"].as_str().unwrap(), &ledger_key(&store));
+    assert_eq!(size, 1000);
+    let l = issuer(&store, &["ledger", "--json"]).expect_code(0).json();
+    assert_eq!(l["units"], 1000);
+    assert_eq!(
+        l["paid"]
+            .as_str()
+            .unwrap()
+            .parse::<rust_decimal::Decimal>()
+            .unwrap(),
+        prizes.iter().sum::<rust_decimal::Decimal>()
+    );
+    issuer(&store, &["ledger", "verify"]).expect_code(0);
+}
+
+#[test]
+fn kill_9_under_load_loses_no_acknowledged_redemption() {
+    let (_dir, store) = store_copy();
+    let mut server = Server::start(&store);
+    let base = server.base.clone();
+    let acked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let clients: Vec<_> = (0..8u32)
+        .map(|c| {
+            let (acked, base) = (Arc::clone(&acked), base.clone());
+            let ids: Vec<String> = (0..400).map(|i| id(&store, 1000 + c * 400 + i)).collect();
+            std::thread::spawn(move || {
+                let a = agent();
+                for unit in ids {
+                    if Instant::now() > deadline {
+                        break;
+                    }
+                    let url = format!("{base}/v1/redemptions");
+                    match call(&a, "POST", &url, Some(TOKEN), Some(json!({ "id": unit }))) {
+                        Ok((200, _)) => acked.lock().unwrap().push(unit),
+                        Ok((status, body)) => panic!("{status} {body}"),
+                        Err(_) => break, // the server died
+                    }
+                }
+            })
+        })
+        .collect();
+    // Kill it once some redemptions were acknowledged, while others are
+    // in flight.
+    while acked.lock().unwrap().len() < 300 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    server.child.kill().unwrap(); // SIGKILL
+    server.child.wait().unwrap();
+    for c in clients {
+        c.join().unwrap();
+    }
+    let acked = acked.lock().unwrap().clone();
+    assert!(acked.len() >= 300, "only {} acknowledged", acked.len());
+    // Every acknowledged redemption is in the ledger, and the log verifies.
+    let ledger = Ledger::open(&Store::new(&store).ledger_path()).unwrap();
+    for unit in &acked {
+        let u: UnitId = unit.parse().unwrap();
+        assert!(
+            ledger
+                .lookup(u.game, u.emission, u.block, u.index)
+                .unwrap()
+                .is_some(),
+            "{unit} was acknowledged but is not in the ledger"
+        );
+    }
+    let summary = ledger.summary().unwrap();
+    assert!(summary.units >= acked.len() as u64);
+    assert!(summary.reconciled);
+    drop(ledger);
+    issuer(&store, &["ledger", "verify"]).expect_code(0);
+    // After a restart, an acknowledged unit is not paid twice.
+    let server = Server::start(&store);
+    let (status, e) = post(
+        &agent(),
+        &server,
+        "/v1/redemptions",
+        json!({ "id": acked[0] }),
+    );
+    assert_eq!(
+        (status, e["error"].as_str()),
+        (409, Some("already_redeemed"))
+    );
+}
+
+// ---------------------------------------------------------------------------
+// The log's tree: the library's frontier, consistency proofs and kept chunk
+// trees against this file's transcription of RFC 9162
+// ---------------------------------------------------------------------------
+
+/// RFC 9162 §2.1.1 MTH over leaf hashes, transcribed.
+fn mth(leaves: &[Hash]) -> Hash {
+    match leaves.len() {
+        0 => sha256(&[]),
+        1 => leaves[0],
+        n => {
+            let k = 1 << (n - 1).ilog2();
+            sha256(&[&[0x01], &mth(&leaves[..k]), &mth(&leaves[k..])])
+        }
+    }
+}
+
+#[test]
+fn frontier_roots_and_consistency_proofs_match_rfc_9162() {
+    use ticket_issuer::merkle::{self, Frontier};
+    let leaves: Vec<Hash> = (0u32..70)
+        .map(|i| rfc_leaf_hash(&i.to_le_bytes()))
+        .collect();
+    let mut frontier = Frontier::default();
+    assert_eq!(frontier.root(), mth(&[]));
+    for n in 1..=leaves.len() {
+        frontier.push(leaves[n - 1]);
+        assert_eq!(frontier.root(), mth(&leaves[..n]), "size {n}");
+        let kept = Frontier::from_bytes(&frontier.to_bytes()).unwrap();
+        assert_eq!(
+            (kept.size(), kept.root()),
+            (frontier.size(), frontier.root())
+        );
+        let bytes = frontier.to_bytes();
+        assert!(Frontier::from_bytes(&bytes[..bytes.len() - 1]).is_none());
+        for m in 0..=n {
+            let proof = merkle::consistency_proof(&leaves[..n], m).unwrap();
+            let (old, new) = (mth(&leaves[..m]), mth(&leaves[..n]));
+            if m > 0 {
+                assert!(
+                    rfc9162_verify_consistency(m as u64, n as u64, &old, &new, &proof),
+                    "{m} → {n}"
+                );
+            }
+            assert!(
+                merkle::verify_consistency(m as u64, n as u64, &proof, &old, &new),
+                "{m} → {n}"
+            );
+            if let Some(first) = proof.first() {
+                let mut bad = proof.clone();
+                bad[0] = sha256(&[first]);
+                assert!(!merkle::verify_consistency(
+                    m as u64, n as u64, &bad, &old, &new
+                ));
+                assert!(!merkle::verify_consistency(
+                    m as u64,
+                    n as u64,
+                    &proof[1..],
+                    &old,
+                    &new
+                ));
+            }
+        }
+    }
+    assert!(merkle::consistency_proof(&leaves[..3], 4).is_none());
+}
+
+#[test]
+fn a_kept_chunk_tree_gives_the_same_paths_as_the_rfc() {
+    use ticket_issuer::merkle::{inclusion_proof, PerfectTree};
+    for n in [1usize, 2, 4, 64, 4096] {
+        let leaves: Vec<Hash> = (0..n as u32)
+            .map(|i| rfc_leaf_hash(&i.to_le_bytes()))
+            .collect();
+        let tree = PerfectTree::new(&leaves).unwrap();
+        assert_eq!(tree.root(), mth(&leaves));
+        for i in (0..n).step_by((n / 64).max(1)).chain([n - 1]) {
+            assert_eq!(tree.path(i), inclusion_proof(&leaves, i), "{n}/{i}");
+        }
+        assert!(tree.path(n).is_none());
+    }
+    assert!(PerfectTree::new(&[[0; 32]; 3]).is_none());
+}
