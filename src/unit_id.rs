@@ -30,8 +30,9 @@ pub struct UnitId {
     pub check_code: [u8; CHECK_CODE_LEN],
 }
 
-impl fmt::Display for UnitId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl UnitId {
+    /// The check code in its written form (8 characters of [`ALPHABET`]).
+    fn check_chars(&self) -> [u8; CHECK_CHARS] {
         let mut value = self
             .check_code
             .iter()
@@ -41,6 +42,26 @@ impl fmt::Display for UnitId {
             *c = ALPHABET[(value & 31) as usize];
             value >>= 5;
         }
+        check
+    }
+
+    /// Appends the written ID (as `Display` writes it) to `out` without
+    /// the formatting machinery: export writes one per unit.
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        use crate::game::push_decimal;
+        out.extend_from_slice(self.game.id_prefix().as_bytes());
+        for n in [self.emission, self.block, self.index] {
+            out.push(b'-');
+            push_decimal(out, u64::from(n));
+        }
+        out.push(b'-');
+        out.extend_from_slice(&self.check_chars());
+    }
+}
+
+impl fmt::Display for UnitId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let check = self.check_chars();
         write!(
             f,
             "{}-{}-{}-{}-{}",

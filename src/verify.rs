@@ -248,8 +248,9 @@ pub fn check_unit(
     position: u32,
     record: &[u8],
 ) -> Result<RecordPrefix, (FailureKind, String)> {
+    // Every message is built only on failure: this runs for every unit.
     let prefix = RecordPrefix::parse(record)
-        .ok_or((FailureKind::UnitRules, "record too short".to_string()))?;
+        .ok_or_else(|| (FailureKind::UnitRules, "record too short".to_string()))?;
     if prefix.index != position {
         return Err((
             FailureKind::UnitIndex,
@@ -271,10 +272,12 @@ pub fn check_unit(
             ),
         ));
     }
-    let amount = game.prize_cents(&played, table).ok_or((
-        FailureKind::UnitLot,
-        format!("lot code {} is not in the lot table", prefix.lot),
-    ))?;
+    let amount = game.prize_cents(&played, table).ok_or_else(|| {
+        (
+            FailureKind::UnitLot,
+            format!("lot code {} is not in the lot table", prefix.lot),
+        )
+    })?;
     if amount != prefix.prize_cents {
         return Err((
             FailureKind::UnitLot,

@@ -487,14 +487,16 @@ impl Unit {
                 payload[0], payload[1]
             ));
         }
-        let square = |x: u8, y: u8, what: &str| {
+        // The message is built only on failure: decode runs for every unit
+        // a verification or an export reads.
+        let square = |x: u8, y: u8, what: &dyn Fn() -> String| {
             if x < MAP_WIDTH && y < MAP_HEIGHT {
                 Ok(Square { x, y })
             } else {
-                Err(format!("{what} at ({x}, {y}) is off the map"))
+                Err(format!("{} at ({x}, {y}) is off the map", what()))
             }
         };
-        let start = square(payload[2], payload[3], "start")?;
+        let start = square(payload[2], payload[3], &|| "start".into())?;
         let mut chests = [Chest {
             square: start,
             content: Content::Vide,
@@ -504,7 +506,7 @@ impl Unit {
             let content = Content::from_code(b[2])
                 .ok_or_else(|| format!("chest {i} has unknown content code {}", b[2]))?;
             *chest = Chest {
-                square: square(b[0], b[1], &format!("chest {i}"))?,
+                square: square(b[0], b[1], &|| format!("chest {i}"))?,
                 content,
             };
         }
@@ -622,6 +624,44 @@ impl Unit {
                 })
                 .collect(),
         }
+    }
+
+    /// Appends the unit's export fields (the members of [`Unit::view`] as
+    /// serde_json writes them) to `out`.
+    pub fn write_export_fields(&self, out: &mut Vec<u8>) {
+        use super::push_decimal as num;
+        let small = |out: &mut Vec<u8>, n: u8| num(out, u64::from(n));
+        out.extend_from_slice(br#""map":{"width":"#);
+        small(out, MAP_WIDTH);
+        out.extend_from_slice(br#","height":"#);
+        small(out, MAP_HEIGHT);
+        out.extend_from_slice(br#"},"start":{"x":"#);
+        small(out, self.start.x);
+        out.extend_from_slice(br#","y":"#);
+        small(out, self.start.y);
+        out.extend_from_slice(br#"},"chests":["#);
+        for (i, c) in self.chests.iter().enumerate() {
+            out.extend_from_slice(if i == 0 { br#"{"x":"# } else { br#",{"x":"# });
+            small(out, c.square.x);
+            out.extend_from_slice(br#","y":"#);
+            small(out, c.square.y);
+            out.extend_from_slice(br#","content":""#);
+            out.extend_from_slice(c.content.name().as_bytes());
+            out.extend_from_slice(br#""}"#);
+        }
+        out.extend_from_slice(br#"],"throws":["#);
+        for (i, t) in self.throws.iter().enumerate() {
+            out.extend_from_slice(if i == 0 {
+                br#"{"direction":""#
+            } else {
+                br#",{"direction":""#
+            });
+            out.extend_from_slice(t.direction.name().as_bytes());
+            out.extend_from_slice(br#"","steps":"#);
+            small(out, t.steps);
+            out.push(b'}');
+        }
+        out.push(b']');
     }
 
     /// The map as text, as the player sees it once all four throws are
@@ -885,8 +925,9 @@ impl super::GameRules for Rules {
         lot_name(code)
     }
 
-    fn export_fields(&self, payload: &[u8]) -> Result<serde_json::Value, String> {
-        serde_json::to_value(Unit::decode(payload)?.view()).map_err(|e| e.to_string())
+    fn write_export_fields(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        Unit::decode(payload)?.write_export_fields(out);
+        Ok(())
     }
 
     fn picture(&self, payload: &[u8], stop: Option<u32>) -> Result<String, String> {

@@ -80,8 +80,10 @@ pub trait GameRules: Send + Sync + 'static {
     fn outcome(&self, payload: &[u8], stop: Option<u32>) -> Result<Played, StopRefusal>;
     /// The name of lot `code`, `None` for 0 or an unknown code.
     fn lot_name(&self, code: u8) -> Option<&'static str>;
-    /// The game's fields of an export line (docs/FORMAT.md §Export).
-    fn export_fields(&self, payload: &[u8]) -> Result<serde_json::Value, String>;
+    /// Appends the game's fields of an export line (docs/FORMAT.md §Export)
+    /// to `out` as JSON object members, comma-separated, without braces:
+    /// exactly what serde_json writes for the game's view (tested).
+    fn write_export_fields(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<(), String>;
     /// What the player sees, as text, up to `stop` (`None`: the end).
     fn picture(&self, payload: &[u8], stop: Option<u32>) -> Result<String, String>;
 }
@@ -280,6 +282,36 @@ pub fn cents_to_euros(cents: impl Into<u64>) -> Decimal {
     euros.normalize()
 }
 
+/// Appends `cents` as [`cents_to_euros`] prints it ("0", "0.5", "12.5",
+/// "10000"), without allocating: export writes one per unit.
+pub fn write_euros(cents: u64, out: &mut Vec<u8>) {
+    let (euros, rest) = (cents / 100, cents % 100);
+    push_decimal(out, euros);
+    if rest != 0 {
+        out.push(b'.');
+        out.push(b'0' + (rest / 10) as u8);
+        if rest % 10 != 0 {
+            out.push(b'0' + (rest % 10) as u8);
+        }
+    }
+}
+
+/// Appends `n` in decimal, as `Display` writes it, without the formatting
+/// machinery (export writes several per unit).
+pub fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
 /// Parses a price in euros ("0.5", "1", "2", "0,5") into cents, exactly.
 pub fn parse_price(text: &str) -> Option<u32> {
     let value: Decimal = text.replace(',', ".").parse().ok()?;
@@ -289,4 +321,72 @@ pub fn parse_price(text: &str) -> Option<u32> {
         return None;
     }
     cents.to_u32()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::unit_id::UnitId;
+
+    /// The game's fields as serde_json writes its view, without braces.
+    fn serde_members(view: impl Serialize) -> Vec<u8> {
+        let mut json = serde_json::to_vec(&view).unwrap();
+        json.remove(0);
+        json.pop();
+        json
+    }
+
+    #[test]
+    fn hand_written_export_fields_are_serde_json_byte_for_byte() {
+        let seed = [0x42; 32];
+        for i in 0..3_000u64 {
+            let lot = (i % 10) as u8;
+            let unit = ile::Unit::generate(&mut Stream::new(&seed, i + 1), lot);
+            let mut ours = Vec::new();
+            unit.write_export_fields(&mut ours);
+            assert_eq!(ours, serde_members(unit.view()), "ile unit {i}");
+            let unit = tresors::Unit::generate(&mut Stream::new(&seed, i + 1));
+            let mut ours = Vec::new();
+            unit.write_export_fields(&mut ours);
+            assert_eq!(ours, serde_members(unit.view()), "tresors unit {i}");
+        }
+    }
+
+    #[test]
+    fn euros_and_decimals_are_written_as_display_writes_them() {
+        for cents in (0..100_000u64).chain([1_000_000, 1_001_050, u64::from(u32::MAX)]) {
+            let mut out = Vec::new();
+            write_euros(cents, &mut out);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                cents_to_euros(cents).to_string()
+            );
+            let mut out = Vec::new();
+            push_decimal(&mut out, cents);
+            assert_eq!(String::from_utf8(out).unwrap(), cents.to_string());
+        }
+        let mut out = Vec::new();
+        push_decimal(&mut out, u64::MAX);
+        assert_eq!(String::from_utf8(out).unwrap(), u64::MAX.to_string());
+    }
+
+    #[test]
+    fn unit_ids_are_written_as_display_writes_them() {
+        for (game, index, code) in [
+            (Game::ILE_AU_TRESOR, 0, [0u8; 5]),
+            (Game::ILE_AU_TRESOR, 449_999, [0xff; 5]),
+            (Game::TRESORS_ENSABLES, 123_456, [1, 2, 3, 4, 5]),
+        ] {
+            let id = UnitId {
+                game,
+                emission: 7,
+                block: 12,
+                index,
+                check_code: code,
+            };
+            let mut out = Vec::new();
+            id.write_to(&mut out);
+            assert_eq!(String::from_utf8(out).unwrap(), id.to_string());
+        }
+    }
 }

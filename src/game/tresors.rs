@@ -622,6 +622,34 @@ impl Unit {
         }
     }
 
+    /// Appends the unit's export fields (the members of [`Unit::view`] as
+    /// serde_json writes them) to `out`.
+    pub fn write_export_fields(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(br#""board":["#);
+        for (n, q) in self.board.iter().enumerate() {
+            out.extend_from_slice(if n == 0 { b"\"" } else { b",\"" });
+            out.extend_from_slice(q.token().as_bytes());
+            out.push(b'"');
+        }
+        out.extend_from_slice(br#"],"chests":["#);
+        for k in 0..CHESTS {
+            if k > 0 {
+                out.push(b',');
+            }
+            out.push(b'"');
+            super::write_euros(u64::from(self.chest_cents(k)), out);
+            out.push(b'"');
+        }
+        out.extend_from_slice(br#"],"dice":["#);
+        for (i, d) in self.dice().iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.push(b'0' + d);
+        }
+        out.push(b']');
+    }
+
     /// The unit as text for `issuer show`: the board (ten squares a row,
     /// landings in brackets), each roll up to the stop or the end, the
     /// chests opened and the outcome.
@@ -1078,8 +1106,9 @@ impl super::GameRules for Rules {
         }
     }
 
-    fn export_fields(&self, payload: &[u8]) -> Result<serde_json::Value, String> {
-        serde_json::to_value(Unit::decode(payload)?.view()).map_err(|e| e.to_string())
+    fn write_export_fields(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        Unit::decode(payload)?.write_export_fields(out);
+        Ok(())
     }
 
     fn picture(&self, payload: &[u8], stop: Option<u32>) -> Result<String, String> {
