@@ -72,11 +72,13 @@ pub fn build(
     }
     .encode(out);
     let mut stream = Stream::new(seed, u64::from(index) + 1);
-    game.generate_payload(&mut stream, lot, out);
+    let played = game.generate_payload(&mut stream, lot, out);
+    debug_assert_eq!(
+        game.play_to_end(&out[start + PREFIX_SIZE..]),
+        Ok(played),
+        "a generated unit plays by the rules"
+    );
     if game.prize_model() == PrizeModel::Drawn {
-        let played = game
-            .play_to_end(&out[start + PREFIX_SIZE..])
-            .expect("a generated unit plays by the rules");
         out[start + 9] = played.lot;
         let prize = played.prize_cents.unwrap_or(0);
         out[start + 10..start + 14].copy_from_slice(&prize.to_le_bytes());

@@ -896,8 +896,14 @@ impl super::GameRules for Rules {
         lot_table(price_cents)
     }
 
-    fn generate_payload(&self, stream: &mut Stream, lot: u8, out: &mut Vec<u8>) {
-        Unit::generate(stream, lot).encode(out)
+    fn generate_payload(&self, stream: &mut Stream, lot: u8, out: &mut Vec<u8>) -> super::Played {
+        Unit::generate(stream, lot).encode(out);
+        // The unit was drawn to win exactly `lot` (its fill is redrawn until
+        // the four uncovered chests do).
+        super::Played {
+            lot,
+            prize_cents: None,
+        }
     }
 
     fn play_to_end(&self, payload: &[u8]) -> Result<super::Played, String> {

@@ -72,7 +72,10 @@ pub trait GameRules: Send + Sync + 'static {
     fn lot_table(&self, price_cents: u32) -> Option<LotTable>;
     /// Draws a unit's payload from its own stream into `out`; `lot` is the
     /// lot a fixed-table game's unit must win (a drawn game ignores it).
-    fn generate_payload(&self, stream: &mut Stream, lot: u8, out: &mut Vec<u8>);
+    /// Returns what the unit gives played to the end, from the unit just
+    /// drawn (what [`GameRules::play_to_end`] says of the payload, without
+    /// decoding it again).
+    fn generate_payload(&self, stream: &mut Stream, lot: u8, out: &mut Vec<u8>) -> Played;
     /// Decodes a payload, checks every rule, and plays it to the end.
     fn play_to_end(&self, payload: &[u8]) -> Result<Played, String>;
     /// The outcome when the player stopped after `stop` rolls (`None`:

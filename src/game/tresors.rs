@@ -1076,8 +1076,10 @@ impl super::GameRules for Rules {
             })
     }
 
-    fn generate_payload(&self, stream: &mut Stream, _lot: u8, out: &mut Vec<u8>) {
-        Unit::generate(stream).encode(out)
+    fn generate_payload(&self, stream: &mut Stream, _lot: u8, out: &mut Vec<u8>) -> super::Played {
+        let unit = Unit::generate(stream);
+        unit.encode(out);
+        unit.start().finish().played()
     }
 
     fn play_to_end(&self, payload: &[u8]) -> Result<super::Played, String> {
