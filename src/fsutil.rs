@@ -36,7 +36,15 @@ pub fn open_regular(path: &Path) -> Result<File, Error> {
     if kind.is_file() {
         return Ok(file);
     }
-    let what = if kind.is_dir() {
+    Err(Error::NotRegularFile {
+        path: path.to_path_buf(),
+        what: describe_kind(kind),
+    })
+}
+
+/// What a file that is not a regular one is, for messages.
+fn describe_kind(kind: fs::FileType) -> &'static str {
+    if kind.is_dir() {
         "a directory"
     } else if kind.is_fifo() {
         "a FIFO (named pipe)"
@@ -48,11 +56,7 @@ pub fn open_regular(path: &Path) -> Result<File, Error> {
         "a socket"
     } else {
         "not a regular file"
-    };
-    Err(Error::NotRegularFile {
-        path: path.to_path_buf(),
-        what,
-    })
+    }
 }
 
 /// The whole of the regular file `path`, refused if it holds more than
@@ -225,6 +229,10 @@ pub fn is_inside(target: &Path, dir: &Path) -> bool {
 pub enum Output {
     /// Standard output (`-`).
     Stdout(std::io::Stdout),
+    /// A character device or a FIFO the user named (`-o /dev/null`, a
+    /// pipe), written into directly: it is not a file that could be
+    /// replaced, and renaming over it would destroy it.
+    Device(File),
     /// A file, written beside its target until `finish`.
     File {
         /// The file being written.
@@ -239,7 +247,26 @@ pub enum Output {
 impl Output {
     /// Output to `target` with permission `mode`, refused at once (before
     /// any work) when `target` exists and `replace` is false.
+    /// A character device or FIFO is written into directly, with or
+    /// without `replace`; any other existing target that is not a regular
+    /// file (a directory, a socket, a block device) is refused.
     pub fn file(target: &Path, mode: u32, replace: bool) -> Result<Output, Error> {
+        if let Ok(meta) = fs::metadata(target) {
+            let kind = meta.file_type();
+            if kind.is_char_device() || kind.is_fifo() {
+                let device = fs::OpenOptions::new()
+                    .write(true)
+                    .open(target)
+                    .map_err(|e| Error::io(target, e))?;
+                return Ok(Output::Device(device));
+            }
+            if !kind.is_file() {
+                return Err(Error::NotRegularFile {
+                    path: target.to_path_buf(),
+                    what: describe_kind(kind),
+                });
+            }
+        }
         if !replace && fs::symlink_metadata(target).is_ok() {
             return Err(Error::OutputExists {
                 path: target.to_path_buf(),
@@ -258,6 +285,7 @@ impl Output {
         match self {
             Output::Stdout(_) => "standard output".into(),
             Output::File { target, .. } => target.display().to_string(),
+            Output::Device(_) => "the device or pipe named".into(),
         }
     }
 
@@ -280,6 +308,9 @@ impl Output {
             Output::Stdout(mut out) => out
                 .flush()
                 .map_err(|e| Error::io(Path::new("<standard output>"), e)),
+            Output::Device(mut out) => out
+                .flush()
+                .map_err(|e| Error::io(Path::new("<device or pipe>"), e)),
             Output::File {
                 tmp,
                 target,
@@ -296,6 +327,7 @@ impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         match self {
             Output::Stdout(out) => out.write(buf),
+            Output::Device(out) => out.write(buf),
             Output::File { tmp, .. } => tmp.write(buf),
         }
     }
@@ -303,6 +335,7 @@ impl Write for Output {
     fn flush(&mut self) -> std::io::Result<()> {
         match self {
             Output::Stdout(out) => out.flush(),
+            Output::Device(out) => out.flush(),
             Output::File { tmp, .. } => tmp.flush(),
         }
     }

@@ -222,6 +222,55 @@ fn export_out_writes_a_file_and_refuses_to_overwrite() {
     assert_eq!(mode(&out), 0o600, "every outcome is in it");
 }
 
+/// `-o /dev/null --force` once renamed a temp file over the device,
+/// leaving a regular 0600 file in its place. A FIFO exercises the same
+/// path safely: written into, never replaced, with or without --force;
+/// a directory is refused.
+#[test]
+fn output_to_a_pipe_or_device_writes_into_it_and_never_replaces_it() {
+    use std::os::unix::fs::FileTypeExt;
+    let fixture = crate::common::Fixture::new();
+    // A drawn game's small block is a real block (no test size).
+    let block = fixture
+        .test_block_game(Game::TRESORS_ENSABLES, 1, 100, 3_000)
+        .display()
+        .to_string();
+    let store = fixture.dir.path().join("store");
+    for force in [false, true] {
+        let fifo = fixture.dir.path().join(format!("pipe-{force}"));
+        mkfifo(&fifo);
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        };
+        let fifo_arg = fifo.display().to_string();
+        let mut args = vec!["export", block.as_str(), "-q", "-o", fifo_arg.as_str()];
+        if force {
+            args.push("--force");
+        }
+        issuer_within(&store, &args, Duration::from_secs(60)).expect_code(0);
+        let text = reader.join().unwrap();
+        assert_eq!(text.lines().count(), 3_000);
+        let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+        assert!(kind.is_fifo(), "--force {force}: the pipe was replaced");
+    }
+    let dir = fixture.dir.path().join("a-folder");
+    std::fs::create_dir(&dir).unwrap();
+    let run = issuer(
+        &store,
+        &[
+            "export",
+            &block,
+            "-o",
+            &dir.display().to_string(),
+            "--force",
+        ],
+    );
+    let run = run.expect_code(2);
+    assert!(run.stderr.contains("directory"), "{}", run.stderr);
+    assert!(dir.is_dir());
+}
+
 // ---- 2. Keys that do not belong together ----
 
 #[test]
