@@ -115,25 +115,27 @@ pub fn reveal(store: &Store, args: &RevealArgs) -> Result<i32, Error> {
     let emission = args.emission.open(store)?;
     let ledger = args.ledger.target(store)?;
     // No seed leaves before every node refuses the emission's units.
-    let published = ledger
-        .end_of_claims(emission.game, args.emission.emission)?
-        .filter(|s| {
-            EndOfClaims::open(
-                &s.statement,
-                &secrets.signing.verifying_key(),
-                emission.game,
-                args.emission.emission,
-            )
-            .is_ok()
-        });
-    if published.is_none() {
-        return Err(Error::ClaimsNotEnded {
-            game: emission.game.slug(),
-            emission: args.emission.emission,
-            ledger: ledger.describe(),
-        });
-    }
-    let reveal = emission.reveal(&secrets)?;
+    let reveal = emission.reveal_once(&secrets, || {
+        let published = ledger
+            .end_of_claims(emission.game, args.emission.emission)?
+            .filter(|s| {
+                EndOfClaims::open(
+                    &s.statement,
+                    &secrets.signing.verifying_key(),
+                    emission.game,
+                    args.emission.emission,
+                )
+                .is_ok()
+            });
+        match published {
+            Some(_) => Ok(()),
+            None => Err(Error::ClaimsNotEnded {
+                game: emission.game.slug(),
+                emission: args.emission.emission,
+                ledger: ledger.describe(),
+            }),
+        }
+    })?;
     let mut text = serde_json::to_string_pretty(&reveal).expect("a reveal serialises");
     text.push('\n');
     let to = out.describe();

@@ -553,7 +553,6 @@ fn completions_and_man_page_name_the_subcommands() {
         "status",
         "close",
         "reveal",
-        "end-claims",
         "keys",
         "demo",
         "completions",
