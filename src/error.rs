@@ -598,8 +598,10 @@ impl Error {
             | Error::GenerationUnfinished { .. }
             | Error::BlockInTheWay { .. }
             | Error::OutputExists { .. } => K::Conflict,
-            Error::EmissionRevealed { .. } | Error::ClaimsEnded { .. } => K::Gone,
-            Error::ClaimsNotEnded { .. } => K::Conflict,
+            Error::EmissionRevealed { .. } => K::Gone,
+            // One code, one kind: `emission_closed` is a conflict whether
+            // the blocks or the claims are closed.
+            Error::ClaimsEnded { .. } | Error::ClaimsNotEnded { .. } => K::Conflict,
             Error::CheckCodeMismatch { .. }
             | Error::IndexOutOfRange { .. }
             | Error::BlockRejected { .. }
