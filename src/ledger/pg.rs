@@ -10,6 +10,7 @@
 //! `ON CONFLICT DO NOTHING`: the database refuses a second row whatever the
 //! application believed.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -92,6 +93,19 @@ pub struct PgLedger {
     name: String,
     pool: Pool,
 }
+
+/// Records a unit once: no row is inserted when its key is there already.
+const INSERT_REDEMPTION: &str = "
+INSERT INTO redemptions (game, emission, block, unit_index, unit_id, price_cents, lot, prize_cents,
+    record_sha256, record, rules_version, stopped_after_rolls, redeemed_at, seq, leaf_hash)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+ON CONFLICT (game, emission, block, unit_index) DO NOTHING";
+
+/// Adds a recorded unit to its block's running totals.
+const ADD_TO_TOTALS: &str = "
+INSERT INTO block_totals (game, emission, block, units, paid_cents) VALUES ($1, $2, $3, 1, $4)
+ON CONFLICT (game, emission, block) DO UPDATE
+SET units = block_totals.units + 1, paid_cents = block_totals.paid_cents + excluded.paid_cents";
 
 /// The current time in the database, as the ledger writes it.
 const NOW: &str =
@@ -283,21 +297,29 @@ impl PgLedger {
         })?;
         let old_size = frontier.size();
         let at: String = tx.query_one(NOW, &[]).map_err(db)?.get(0);
+        // Prepared once per batch: each unit then costs two round trips.
+        let insert = tx.prepare(INSERT_REDEMPTION).map_err(db)?;
+        let add_to_totals = tx.prepare(ADD_TO_TOTALS).map_err(db)?;
+        // Read once per emission in the batch, under the lock above.
+        let mut ended: HashMap<(&str, i64), Option<String>> = HashMap::new();
         let mut outcomes = Vec::with_capacity(entries.len());
         for entry in entries {
             let (game, emission) = (entry.game.slug(), i64::from(entry.emission));
             let (block, index) = (i64::from(entry.block), i64::from(entry.index));
-            let ended = tx
-                .query_opt(
-                    "SELECT ended_at FROM claims_ended WHERE game=$1 AND emission=$2",
-                    &[&game, &emission],
-                )
-                .map_err(db)?;
-            if let Some(ended) = ended {
+            if let std::collections::hash_map::Entry::Vacant(slot) = ended.entry((game, emission)) {
+                let row = tx
+                    .query_opt(
+                        "SELECT ended_at FROM claims_ended WHERE game=$1 AND emission=$2",
+                        &[&game, &emission],
+                    )
+                    .map_err(db)?;
+                slot.insert(row.map(|r| r.get(0)));
+            }
+            if let Some(Some(at)) = ended.get(&(game, emission)) {
                 outcomes.push(Err(Error::ClaimsEnded {
                     game,
                     emission: entry.emission,
-                    at: ended.get(0),
+                    at: at.clone(),
                 }));
                 continue;
             }
@@ -305,11 +327,7 @@ impl PgLedger {
             let leaf = merkle::leaf_hash(log::entry_line(seq, &entry.fields(&at)).as_bytes());
             let inserted = tx
                 .execute(
-                    "INSERT INTO redemptions (game, emission, block, unit_index, unit_id, price_cents,
-                         lot, prize_cents, record_sha256, record, rules_version, stopped_after_rolls,
-                         redeemed_at, seq, leaf_hash)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-                     ON CONFLICT (game, emission, block, unit_index) DO NOTHING",
+                    &insert,
                     &[
                         &game,
                         &emission,
@@ -345,9 +363,7 @@ impl PgLedger {
                 continue;
             }
             tx.execute(
-                "INSERT INTO block_totals (game, emission, block, units, paid_cents) VALUES ($1, $2, $3, 1, $4)
-                 ON CONFLICT (game, emission, block) DO UPDATE
-                 SET units = block_totals.units + 1, paid_cents = block_totals.paid_cents + excluded.paid_cents",
+                &add_to_totals,
                 &[&game, &emission, &block, &i64::from(entry.prize_cents)],
             )
             .map_err(db)?;
