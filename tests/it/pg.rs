@@ -378,3 +378,73 @@ fn reveal_waits_for_the_end_of_claims_in_the_store_ledger_too() {
     assert_eq!(run.json()["error"], "emission_closed");
     issuer(&a, &["reveal", "--emission", "2", "-o", "-"]).expect_code(0);
 }
+
+#[test]
+fn pg_kill_9_of_a_node_under_load_loses_nothing_acknowledged_and_the_other_carries_on() {
+    let Some(pg) = Cluster::start("pg_kill_9_of_a_node…") else {
+        return;
+    };
+    let (dir, a, b) = two_nodes();
+    pg.migrate(&a);
+    let url = pg.url();
+    let ids: Vec<String> = (0..3000).map(|i| id(&a, i)).collect();
+    let list = dir.path().join("ids.txt");
+    std::fs::write(&list, ids.join("\n") + "\n").unwrap();
+    // Both nodes redeem the whole list at once; node a's process is killed
+    // (SIGKILL) once it has acknowledged its first units.
+    let batch = |store: &Path| {
+        Command::new(crate::common::ISSUER)
+            .arg("--store")
+            .arg(store)
+            .args(["redeem", "--ledger", &url, "--batch"])
+            .arg(&list)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (mut victim, survivor) = (batch(&a), batch(&b));
+    let mut out = victim.stdout.take().unwrap();
+    let mut first = [0u8; 1];
+    std::io::Read::read_exact(&mut out, &mut first).unwrap();
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    let mut acknowledged = String::from_utf8_lossy(&first).into_owned();
+    std::io::Read::read_to_string(&mut out, &mut acknowledged).unwrap();
+    // A cut last line was never acknowledged.
+    acknowledged.truncate(acknowledged.rfind('\n').map_or(0, |n| n + 1));
+    let survivor = survivor.wait_with_output().unwrap();
+    let survivor = String::from_utf8(survivor.stdout).unwrap();
+    let paid = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|v| v["kind"] == "redemption")
+            .map(|v| v["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (by_a, by_b) = (paid(&acknowledged), paid(&survivor));
+    let answered = acknowledged.lines().count();
+    assert!(
+        answered > 0 && answered < ids.len(),
+        "killed mid-run: {answered} answered"
+    );
+    assert!(by_a.iter().all(|u| !by_b.contains(u)), "no unit paid twice");
+    // Node b's other lines are units node a recorded (acknowledged or not).
+    for line in survivor.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(
+            v["kind"] == "redemption" || v["error"] == "already_redeemed",
+            "{line}"
+        );
+    }
+    // What node a acknowledged is in the ledger, as node b sees it.
+    for unit in by_a.iter().take(20) {
+        let check = issuer(&b, &["redeem", unit, "--check", "--ledger", &url, "--json"]);
+        assert!(check.expect_code(0).json()["already_redeemed_at"].is_string());
+    }
+    let log = verify(&url, &a, &b);
+    assert_eq!(
+        (&log["ok"], &log["log"]["size"]),
+        (&true.into(), &3000.into()),
+        "{log}"
+    );
+}
