@@ -642,12 +642,23 @@ impl<'s> Emission<'s> {
     /// The reveal of a closed emission: every block's seed and the
     /// emission's records key. Marks the emission revealed.
     pub fn reveal(&self, secrets: &Secrets) -> Result<Reveal, Error> {
+        self.reveal_once(secrets, || Ok(()))
+    }
+
+    /// [`Emission::reveal`] once `ready` agrees, asked after the emission
+    /// is found closed (`reveal` asks the ledger for the end of claims).
+    pub fn reveal_once(
+        &self,
+        secrets: &Secrets,
+        ready: impl FnOnce() -> Result<(), Error>,
+    ) -> Result<Reveal, Error> {
         let (_lock, manifest) = self.start_writing(secrets)?;
         if !manifest.closed {
             return Err(Error::EmissionNotClosed {
                 emission: self.number,
             });
         }
+        ready()?;
         let game = manifest_game(&manifest, &self.manifest_path())?;
         let reveal = Reveal {
             kind: REVEAL_KIND.into(),

@@ -270,6 +270,23 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// The connection to a PostgreSQL ledger was lost while committing and
+    /// the outcome could not be looked up yet.
+    #[error("ledger {}: the connection was lost during the commit and its outcome could not be looked up ({reason}); redeem again once the database answers: a unit that was recorded is then refused as already redeemed, never paid twice", path.display())]
+    LedgerOutcomeUnknown {
+        /// The ledger (its URL without password).
+        path: PathBuf,
+        /// Why the lookup failed.
+        reason: String,
+    },
+    /// A `--ledger` value that is not a PostgreSQL URL.
+    #[error("--ledger {url}: {reason}; expected postgres://USER@HOST[:PORT]/DATABASE")]
+    BadLedgerUrl {
+        /// The value given (its password hidden).
+        url: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// The ledger's log is not what its writer left: an entry is missing,
     /// or has no leaf hash.
     #[error("ledger {}: {reason}", path.display())]
@@ -324,6 +341,27 @@ pub enum Error {
     EmissionClosed {
         /// The emission.
         emission: u32,
+    },
+    /// The issuer published the end of the emission's claim period in the
+    /// ledger: none of its units is paid any more.
+    #[error("{game} emission {emission}: the issuer ended its claim period at {at} (signed statement in the ledger); no unit of it is paid any more, whatever this node's files say")]
+    ClaimsEnded {
+        /// Game slug.
+        game: &'static str,
+        /// The emission.
+        emission: u32,
+        /// When the claim period ended.
+        at: String,
+    },
+    /// `reveal` before the end of claims was published in the ledger.
+    #[error("{game} emission {emission}: the end of its claim period is not published in the ledger {ledger}; run `issuer end-claims --emission {emission}` with the same ledger first (seeds are revealed only once no node can pay)")]
+    ClaimsNotEnded {
+        /// Game slug.
+        game: &'static str,
+        /// The emission.
+        emission: u32,
+        /// The ledger looked at.
+        ledger: String,
     },
     /// An emission not closed yet, asked to reveal its seeds.
     #[error("emission {emission}: it is not closed; run `issuer close --emission {emission}` first (no seed is revealed while blocks may still be added)")]
@@ -561,6 +599,9 @@ impl Error {
             | Error::BlockInTheWay { .. }
             | Error::OutputExists { .. } => K::Conflict,
             Error::EmissionRevealed { .. } => K::Gone,
+            // One code, one kind: `emission_closed` is a conflict whether
+            // the blocks or the claims are closed.
+            Error::ClaimsEnded { .. } | Error::ClaimsNotEnded { .. } => K::Conflict,
             Error::CheckCodeMismatch { .. }
             | Error::IndexOutOfRange { .. }
             | Error::BlockRejected { .. }
@@ -568,9 +609,11 @@ impl Error {
             | Error::InsideKeys { .. }
             | Error::LedgerDamaged { .. }
             | Error::BadStop { .. } => K::Rejected,
-            Error::Ledger { .. } | Error::LedgerUnavailable { .. } | Error::EmissionBusy { .. } => {
-                K::Unavailable
-            }
+            Error::Ledger { .. }
+            | Error::LedgerUnavailable { .. }
+            | Error::LedgerOutcomeUnknown { .. }
+            | Error::EmissionBusy { .. } => K::Unavailable,
+            Error::BadLedgerUrl { .. } => K::InvalidInput,
             Error::Internal { .. } => K::Internal,
         }
     }
@@ -598,6 +641,8 @@ impl Error {
             Error::AlreadyRedeemed { .. } => "already_redeemed",
             Error::Ledger { .. } | Error::LedgerUnavailable { .. } => "ledger_unavailable",
             Error::LedgerDamaged { .. } => "ledger_damaged",
+            Error::LedgerOutcomeUnknown { .. } => "ledger_outcome_unknown",
+            Error::BadLedgerUrl { .. } => "bad_ledger_url",
             Error::NotInLedger { .. } => "not_in_ledger",
             Error::ServiceConfig { .. } => "bad_service_config",
             Error::NoSuchEmission { .. } => "unknown_emission",
@@ -606,6 +651,8 @@ impl Error {
             Error::EmissionClosed { .. } => "emission_closed",
             Error::EmissionNotClosed { .. } => "emission_not_closed",
             Error::EmissionRevealed { .. } => "emission_revealed",
+            Error::ClaimsEnded { .. } => "emission_closed",
+            Error::ClaimsNotEnded { .. } => "claims_not_ended",
             Error::GenerationUnfinished { .. } => "generation_unfinished",
             Error::InvalidBlockChoice { .. } => "invalid_block_choice",
             Error::BlockDiffersFromManifest { .. } => "block_differs_from_manifest",
@@ -690,6 +737,8 @@ impl Error {
             | Error::EmissionClosed { emission }
             | Error::EmissionNotClosed { emission }
             | Error::EmissionRevealed { emission }
+            | Error::ClaimsEnded { emission, .. }
+            | Error::ClaimsNotEnded { emission, .. }
             | Error::GenerationUnfinished { emission, .. }
             | Error::InvalidBlockChoice { emission, .. }
             | Error::MasterSecretMismatch { emission, .. }
@@ -708,6 +757,7 @@ impl Error {
             | Error::Ledger { path, .. }
             | Error::LedgerUnavailable { path, .. }
             | Error::LedgerDamaged { path, .. }
+            | Error::LedgerOutcomeUnknown { path, .. }
             | Error::BadFile { path, .. }
             | Error::NotRegularFile { path, .. }
             | Error::FileTooLarge { path, .. }
@@ -728,6 +778,7 @@ impl Error {
             | Error::PriceNeeded { .. }
             | Error::NotInLedger { .. }
             | Error::ServiceConfig { .. }
+            | Error::BadLedgerUrl { .. }
             | Error::Internal { .. } => {}
         }
         r

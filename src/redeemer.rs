@@ -18,8 +18,9 @@ use crate::derive;
 use crate::emission::Emission;
 use crate::error::Error;
 use crate::game::{cents_to_euros, StopRefusal};
-use crate::ledger::writer::{GroupCommit, SqliteStorage};
-use crate::ledger::{Entry, Ledger, BUSY_TIMEOUT};
+use crate::ledger::target::LedgerTarget;
+use crate::ledger::writer::GroupCommit;
+use crate::ledger::{Entry, BUSY_TIMEOUT};
 use crate::merkle::{self, Hash, PerfectTree};
 use crate::record::PREFIX_SIZE;
 use crate::redeem::{OwnedKeys, Redemption};
@@ -81,6 +82,7 @@ pub struct Redeemer {
     chunks: Mutex<ChunkCache>,
     writer: Mutex<Option<Arc<GroupCommit>>>,
     busy: Duration,
+    ledger: LedgerTarget,
 }
 
 /// Locks `m`, carrying on after a panic elsewhere (the data are caches).
@@ -94,13 +96,21 @@ impl Redeemer {
     #[must_use]
     pub fn new(store: Store, keys: OwnedKeys) -> Redeemer {
         Redeemer {
-            store,
             keys,
             blocks: Mutex::new(HashMap::new()),
             chunks: Mutex::new(ChunkCache::default()),
             writer: Mutex::new(None),
             busy: BUSY_TIMEOUT,
+            ledger: LedgerTarget::Store(store.clone()),
+            store,
         }
+    }
+
+    /// Records into `ledger` (default: the store's own SQLite ledger).
+    #[must_use]
+    pub fn with_ledger(mut self, ledger: LedgerTarget) -> Redeemer {
+        self.ledger = ledger;
+        self
     }
 
     /// Waits at most `busy` for another process's lock on the ledger before
@@ -168,10 +178,9 @@ impl Redeemer {
     pub fn check(&self, id: &UnitId, stop: Option<u32>) -> Result<Redemption, Error> {
         let mut r = self.authenticate(id, stop)?.redemption;
         // A check creates nothing: no ledger yet means not redeemed yet.
-        let earlier = match Ledger::open_existing_waiting(&self.store.ledger_path(), self.busy)? {
-            Some(ledger) => ledger.lookup(id.game, id.emission, id.block, id.index)?,
-            None => None,
-        };
+        let earlier = self
+            .ledger
+            .lookup(id.game, id.emission, id.block, id.index, self.busy)?;
         r.already_redeemed_at = earlier.map(|e| e.redeemed_at);
         Ok(r)
     }
@@ -186,7 +195,7 @@ impl Redeemer {
             Ok(w) => w,
             Err(e) => {
                 let reason = e.to_string();
-                let path = self.store.ledger_path();
+                let path = PathBuf::from(self.ledger.describe());
                 let mut errors = vec![Err(e)];
                 errors.extend((1..units.len()).map(|_| {
                     Err(Error::LedgerUnavailable {
@@ -217,8 +226,7 @@ impl Redeemer {
         if let Some(w) = slot.as_ref() {
             return Ok(Arc::clone(w));
         }
-        let storage = SqliteStorage::open(&self.store, self.busy)?;
-        let w = Arc::new(GroupCommit::start(storage)?);
+        let w = Arc::new(self.ledger.writer(&self.store, self.busy)?);
         *slot = Some(Arc::clone(&w));
         Ok(w)
     }

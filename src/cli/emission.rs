@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 
 use super::generate::parse_game;
+use super::{print_json, LedgerArg};
 use ticket_issuer::emission::Emission;
 use ticket_issuer::error::Error;
+use ticket_issuer::ledger::claims::EndOfClaims;
 use ticket_issuer::records_key::{default_file_name, RecordsKeyFile};
 use ticket_issuer::store::Store;
 use ticket_issuer::Output;
@@ -44,6 +46,23 @@ pub struct RevealArgs {
     /// Replace the output file if it exists.
     #[arg(long)]
     pub force: bool,
+    /// The ledger whose end of claims is required.
+    #[command(flatten)]
+    pub ledger: LedgerArg,
+}
+
+/// Arguments of `end-claims`.
+#[derive(clap::Args, Debug)]
+pub struct EndClaimsArgs {
+    /// The emission.
+    #[command(flatten)]
+    pub emission: EmissionArg,
+    /// The ledger to publish into (every node's).
+    #[command(flatten)]
+    pub ledger: LedgerArg,
+    /// Print a JSON report on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `keys` subcommands.
@@ -93,7 +112,30 @@ pub fn reveal(store: &Store, args: &RevealArgs) -> Result<i32, Error> {
         0o644,
         args.force,
     )?;
-    let reveal = args.emission.open(store)?.reveal(&secrets)?;
+    let emission = args.emission.open(store)?;
+    let ledger = args.ledger.target(store)?;
+    // No seed leaves before every node refuses the emission's units.
+    let reveal = emission.reveal_once(&secrets, || {
+        let published = ledger
+            .end_of_claims(emission.game, args.emission.emission)?
+            .filter(|s| {
+                EndOfClaims::open(
+                    &s.statement,
+                    &secrets.signing.verifying_key(),
+                    emission.game,
+                    args.emission.emission,
+                )
+                .is_ok()
+            });
+        match published {
+            Some(_) => Ok(()),
+            None => Err(Error::ClaimsNotEnded {
+                game: emission.game.slug(),
+                emission: args.emission.emission,
+                ledger: ledger.describe(),
+            }),
+        }
+    })?;
     let mut text = serde_json::to_string_pretty(&reveal).expect("a reveal serialises");
     text.push('\n');
     let to = out.describe();
@@ -104,6 +146,28 @@ pub fn reveal(store: &Store, args: &RevealArgs) -> Result<i32, Error> {
         reveal.blocks.len(),
         args.emission.emission,
     );
+    Ok(0)
+}
+
+/// Runs `end-claims`.
+pub fn end_claims(store: &Store, args: &EndClaimsArgs) -> Result<i32, Error> {
+    let secrets = store.secrets()?;
+    let emission = args.emission.open(store)?;
+    let ledger = args.ledger.target(store)?;
+    let statement = EndOfClaims::sign(&secrets.signing, emission.game, args.emission.emission);
+    let stored = ledger.publish_end_of_claims(emission.game, &statement)?;
+    if args.json {
+        print_json("end_of_claims", &stored);
+    } else {
+        print!("{}", stored.statement);
+        eprintln!(
+            "{} emission {}: claims ended at {} (published in {}); every node refuses its units from now on",
+            stored.game,
+            stored.emission,
+            stored.ended_at,
+            ledger.describe()
+        );
+    }
     Ok(0)
 }
 

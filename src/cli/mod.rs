@@ -21,6 +21,7 @@ use ed25519_dalek::VerifyingKey;
 use serde::Serialize;
 
 use ticket_issuer::error::{Error, ErrorKind};
+use ticket_issuer::ledger::target::LedgerTarget;
 use ticket_issuer::records_key::{KeyAccess, RecordsKeyFile};
 use ticket_issuer::store::{Secrets, Store, DEFAULT_STORE};
 
@@ -98,8 +99,12 @@ pub enum Command {
     Status(status::Args),
     /// Close an emission: no more blocks may be added.
     Close(emission::EmissionArg),
-    /// Reveal a closed emission's block seeds (and records key).
+    /// Reveal a closed emission's block seeds (and records key), once its
+    /// end of claims is published in the ledger.
     Reveal(emission::RevealArgs),
+    /// End an emission's claim period: publish a statement signed with the
+    /// issuer's key into the ledger; every node then refuses its units.
+    EndClaims(emission::EndClaimsArgs),
     /// Manage keys.
     #[command(subcommand)]
     Keys(emission::KeysCommand),
@@ -129,6 +134,7 @@ impl Command {
             | Command::Export(_)
             | Command::Close(_)
             | Command::Reveal(_)
+            | Command::EndClaims(_)
             | Command::Keys(_)
             | Command::Demo(_)
             | Command::Completions(_)
@@ -180,10 +186,27 @@ pub fn run(cli: &Cli) -> Result<i32, Error> {
         Command::Par(args) => par::run(&store, args),
         Command::Close(args) => emission::close(&store, args),
         Command::Reveal(args) => emission::reveal(&store, args),
+        Command::EndClaims(args) => emission::end_claims(&store, args),
         Command::Keys(cmd) => emission::keys(&store, cmd),
         Command::Demo(args) => demo::run(&store, args),
         Command::Completions(args) => completions::completions(args),
         Command::Man => completions::man(),
+    }
+}
+
+/// Which ledger to use (docs/REDEMPTION.md §PostgreSQL).
+#[derive(clap::Args, Debug, Clone)]
+pub struct LedgerArg {
+    /// A shared PostgreSQL ledger (postgres://USER[:PASSWORD]@HOST[:PORT]/DB);
+    /// default: the SQLite ledger in the store.
+    #[arg(long = "ledger", env = "ISSUER_LEDGER", value_name = "URL")]
+    pub url: Option<String>,
+}
+
+impl LedgerArg {
+    /// The ledger named.
+    pub fn target(&self, store: &Store) -> Result<LedgerTarget, Error> {
+        LedgerTarget::new(store, self.url.as_deref())
     }
 }
 

@@ -5,12 +5,12 @@ mod log;
 
 use std::path::PathBuf;
 
-use super::{print_json, KeyArgs, LoadedKeys};
+use super::{print_json, KeyArgs, LedgerArg, LoadedKeys};
 use ticket_issuer::error::Error;
 use ticket_issuer::game::Game;
 use ticket_issuer::ledger::{Ledger, Summary};
 use ticket_issuer::record::PREFIX_SIZE;
-use ticket_issuer::redeem::{redeem, RedeemKeys, Redemption};
+use ticket_issuer::redeem::{Redeemer, Redemption};
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
 
@@ -37,6 +37,9 @@ pub struct Args {
     /// Keys.
     #[command(flatten)]
     pub keys: KeyArgs,
+    /// The ledger.
+    #[command(flatten)]
+    pub ledger: LedgerArg,
 }
 
 /// Arguments of `ledger`.
@@ -45,6 +48,14 @@ pub struct LedgerArgs {
     /// Print a JSON report on stdout.
     #[arg(long, global = true)]
     pub json: bool,
+    /// A shared PostgreSQL ledger (postgres://…); default: the store's.
+    #[arg(
+        long = "ledger",
+        global = true,
+        env = "ISSUER_LEDGER",
+        value_name = "URL"
+    )]
+    pub url: Option<String>,
     /// What to do (none: the summary).
     #[command(subcommand)]
     pub action: Option<LedgerAction>,
@@ -53,6 +64,8 @@ pub struct LedgerArgs {
 /// `ledger` subcommands (docs/REDEMPTION.md §Tamper-evident log).
 #[derive(clap::Subcommand, Debug)]
 pub enum LedgerAction {
+    /// Create or upgrade a PostgreSQL ledger's schema (needs --ledger).
+    Migrate,
     /// Print the latest signed head (a C2SP tlog-checkpoint).
     Head,
     /// Check every entry against its leaf hash and every signed head.
@@ -60,9 +73,10 @@ pub enum LedgerAction {
         /// A head kept elsewhere (a checkpoint file) the log must contain.
         #[arg(long, value_name = "FILE")]
         head: Option<PathBuf>,
-        /// The ledger's public key (PEM); default: the store's.
+        /// The ledger's public key (PEM); default: the store's. A shared
+        /// PostgreSQL ledger: repeat it for each node's key.
         #[arg(long, value_name = "FILE")]
-        ledger_key: Option<PathBuf>,
+        ledger_key: Vec<PathBuf>,
     },
     /// Prove a redemption is in the log, or that the log only grew.
     Prove {
@@ -100,16 +114,20 @@ pub fn picture(r: &Redemption) -> String {
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     if let Some(batch) = &args.batch {
         let keys = LoadedKeys::load(store, &args.keys)?;
-        return batch::run(store, keys.owned(), batch);
+        let redeemer =
+            Redeemer::new(store.clone(), keys.owned()).with_ledger(args.ledger.target(store)?);
+        return batch::run(&redeemer, batch);
     }
     // A malformed ID is named as such before any key file is read.
     let id: UnitId = args.id.as_deref().unwrap_or_default().parse()?;
     let keys = LoadedKeys::load(store, &args.keys)?;
-    let keys = RedeemKeys {
-        public_key: &keys.trusted,
-        access: keys.access(),
+    let redeemer =
+        Redeemer::new(store.clone(), keys.owned()).with_ledger(args.ledger.target(store)?);
+    let r = if args.check {
+        redeemer.check(&id, args.stopped_after_rolls)?
+    } else {
+        redeemer.redeem(&id, args.stopped_after_rolls)?
     };
-    let r = redeem(store, &keys, &id, args.stopped_after_rolls, args.check)?;
     if args.json {
         print_json(if args.check { "check" } else { "redemption" }, &r);
         return Ok(0);
@@ -142,6 +160,9 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
 
 /// Runs `ledger`.
 pub fn ledger(store: &Store, args: &LedgerArgs) -> Result<i32, Error> {
+    if let Some(url) = &args.url {
+        return log::run_postgres(store, url, args.action.as_ref(), args.json);
+    }
     // Reading creates nothing: a mistyped --store is named, a store with
     // no ledger yet has redeemed nothing.
     if !store.root().is_dir() {

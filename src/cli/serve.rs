@@ -9,7 +9,7 @@ use ticket_issuer::redeem::Redeemer;
 use ticket_issuer::service::{self, ServiceConfig};
 use ticket_issuer::store::Store;
 
-use super::{KeyArgs, LoadedKeys};
+use super::{KeyArgs, LedgerArg, LoadedKeys};
 
 /// Arguments of `serve`.
 #[derive(clap::Args, Debug)]
@@ -32,6 +32,9 @@ pub struct Args {
     /// Keys.
     #[command(flatten)]
     pub keys: KeyArgs,
+    /// The ledger (any number of nodes may share one PostgreSQL ledger).
+    #[command(flatten)]
+    pub ledger: LedgerArg,
 }
 
 /// Runs `serve` until SIGTERM.
@@ -50,7 +53,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         "http"
     };
     service::serve(
-        Redeemer::new(store.clone(), keys.owned()),
+        Redeemer::new(store.clone(), keys.owned()).with_ledger(args.ledger.target(store)?),
         &config,
         |bound| {
             // Scripts and tests read the bound address (with port 0) from here.

@@ -5,7 +5,10 @@
 //! heads are signed ([`log`]); one writer commits redemptions in batches
 //! ([`writer`]).
 
+pub mod claims;
 pub mod log;
+pub mod pg;
+pub mod target;
 pub mod writer;
 
 use std::path::{Path, PathBuf};
@@ -50,6 +53,13 @@ CREATE TABLE IF NOT EXISTS ledger_heads (
     checkpoint  TEXT    NOT NULL,
     frontier    BLOB
 );
+CREATE TABLE IF NOT EXISTS claims_ended (
+    game        TEXT    NOT NULL,
+    emission    INTEGER NOT NULL,
+    statement   TEXT    NOT NULL,
+    ended_at    TEXT    NOT NULL,
+    PRIMARY KEY (game, emission)
+) WITHOUT ROWID;
 ";
 
 const SCHEMA: &str = "
@@ -179,6 +189,28 @@ pub struct Committed {
     pub tree_size: u64,
     /// The log's root at that size, hex (signed in the head of that size).
     pub root: String,
+}
+
+impl Committed {
+    /// Entry `seq` with leaf hash `leaf`, recorded at `at`; its tree size
+    /// and root are set by [`Committed::under`] once the batch is done.
+    fn at(seq: u64, leaf: &merkle::Hash, at: &str) -> Committed {
+        Committed {
+            seq,
+            leaf_hash: hex::encode(leaf),
+            redeemed_at: at.to_string(),
+            tree_size: 0,
+            root: String::new(),
+        }
+    }
+
+    /// Sets the log's size and root after the commit on each recorded one.
+    fn under(outcomes: &mut [Result<Committed, Error>], size: u64, root: &merkle::Hash) {
+        for c in outcomes.iter_mut().flatten() {
+            c.tree_size = size;
+            c.root = hex::encode(root);
+        }
+    }
 }
 
 /// A unit's ledger row, as first recorded.
@@ -374,6 +406,23 @@ impl Ledger {
             .map_err(err)?;
         let mut outcomes = Vec::with_capacity(entries.len());
         for entry in entries {
+            // Read in the writing transaction: a statement published before
+            // it is seen, one published after waits for it.
+            let ended: Option<String> = tx
+                .prepare_cached("SELECT ended_at FROM claims_ended WHERE game=?1 AND emission=?2")
+                .and_then(|mut s| {
+                    s.query_row(params![entry.game.slug(), entry.emission], |r| r.get(0))
+                        .optional()
+                })
+                .map_err(err)?;
+            if let Some(at) = ended {
+                outcomes.push(Err(Error::ClaimsEnded {
+                    game: entry.game.slug(),
+                    emission: entry.emission,
+                    at,
+                }));
+                continue;
+            }
             let existing = tx
                 .prepare_cached(
                     "SELECT redeemed_at, prize_cents FROM redemptions
@@ -433,25 +482,66 @@ impl Ledger {
             })
             .map_err(err)?;
             frontier.push(leaf);
-            outcomes.push(Ok(Committed {
-                seq,
-                leaf_hash: hex::encode(leaf),
-                redeemed_at: at.clone(),
-                tree_size: 0,
-                root: String::new(),
-            }));
+            outcomes.push(Ok(Committed::at(seq, &leaf, &at)));
         }
         let root = frontier.root();
         if frontier.size() > self.frontier.size() {
             log::store_head(&tx, key, &frontier, &at).map_err(err)?;
         }
         tx.commit().map_err(err)?;
+        Committed::under(&mut outcomes, frontier.size(), &root);
         self.frontier = frontier;
-        for c in outcomes.iter_mut().flatten() {
-            c.tree_size = self.frontier.size();
-            c.root = hex::encode(root);
-        }
         Ok(outcomes)
+    }
+
+    /// Publishes `statement` (kept if one is already there: the first end
+    /// of claims stands).
+    pub fn publish_end_of_claims(&mut self, statement: &claims::EndOfClaims) -> Result<(), Error> {
+        let path = self.path.clone();
+        let err = |source| Error::Ledger {
+            path: path.clone(),
+            source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        tx.execute(
+            "INSERT INTO claims_ended (game, emission, statement, ended_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (game, emission) DO NOTHING",
+            params![
+                statement.game,
+                statement.emission,
+                statement.statement,
+                statement.ended_at
+            ],
+        )
+        .map_err(err)?;
+        tx.commit().map_err(err)
+    }
+
+    /// The published end of claims of `game`'s emission, if any (its
+    /// signature is not checked here).
+    pub fn end_of_claims(
+        &self,
+        game: Game,
+        emission: u32,
+    ) -> Result<Option<claims::EndOfClaims>, Error> {
+        self.conn
+            .query_row(
+                "SELECT statement, ended_at FROM claims_ended WHERE game=?1 AND emission=?2",
+                params![game.slug(), emission],
+                |r| {
+                    Ok(claims::EndOfClaims {
+                        game: game.slug().into(),
+                        emission,
+                        statement: r.get(0)?,
+                        ended_at: r.get(1)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
     }
 
     /// Per-block counts and amounts, reconciled, with the ledger digest.

@@ -83,6 +83,7 @@ fn auditor(public_key: bool) -> TempDir {
 fn reveal(store: &Path) {
     let out = store.join("reveal.json");
     let out = out.to_str().unwrap();
+    issuer(store, &["end-claims", "--emission", "1"]).expect_code(0);
     issuer(store, &["reveal", "--emission", "1", "--out", out]).expect_code(0);
 }
 

@@ -20,6 +20,7 @@ mod hostile;
 mod independent_check;
 mod merkle;
 mod par;
+mod pg;
 mod redeem;
 mod rng;
 mod service;

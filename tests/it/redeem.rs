@@ -631,6 +631,7 @@ fn a_revealed_emission_pays_nothing() {
     let s = store.path();
     let u = first_winner(6000);
     assert_eq!(issuer(s, &["close", "--emission", "1"]).code, 0);
+    assert_eq!(issuer(s, &["end-claims", "--emission", "1"]).code, 0);
     let reveal_file = s.join("reveal.json");
     let reveal = issuer(
         s,

@@ -6,8 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 use ticket_issuer::error::Error;
-use ticket_issuer::redeem::{OwnedKeys, Redeemer};
-use ticket_issuer::store::Store;
+use ticket_issuer::redeem::Redeemer;
 use ticket_issuer::unit_id::UnitId;
 
 use crate::cli::JSON_SCHEMA;
@@ -59,14 +58,13 @@ pub fn parse_line(text: &str) -> Option<Result<(UnitId, Option<u32>), Error>> {
 
 /// Runs the batch; exit 0 when every line was redeemed, else the exit code
 /// of the worst refusal (each line's own result is on its line).
-pub fn run(store: &Store, keys: OwnedKeys, from: &Path) -> Result<i32, Error> {
+pub fn run(redeemer: &Redeemer, from: &Path) -> Result<i32, Error> {
     let input: Box<dyn BufRead> = if from.as_os_str() == "-" {
         Box::new(BufReader::new(std::io::stdin()))
     } else {
         let file = std::fs::File::open(from).map_err(|e| Error::io(from, e))?;
         Box::new(BufReader::new(file))
     };
-    let redeemer = Redeemer::new(store.clone(), keys);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut worst = 0;
@@ -85,7 +83,7 @@ pub fn run(store: &Store, keys: OwnedKeys, from: &Path) -> Result<i32, Error> {
             }
         }
         if pending.len() >= LINES_AT_ONCE || (next.is_none() && !pending.is_empty()) {
-            worst = worst.max(flush(&redeemer, std::mem::take(&mut pending), &mut out)?);
+            worst = worst.max(flush(redeemer, std::mem::take(&mut pending), &mut out)?);
         }
         if next.is_none() {
             break;

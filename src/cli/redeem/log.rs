@@ -1,8 +1,10 @@
 //! `issuer ledger head|verify|prove`: the ledger as a signed log.
 
+use std::path::Path;
 use ticket_issuer::error::Error;
 use ticket_issuer::ledger::log;
-use ticket_issuer::ledger::Ledger;
+use ticket_issuer::ledger::pg::PgLedger;
+use ticket_issuer::ledger::{Ledger, Summary};
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
 
@@ -23,6 +25,10 @@ fn existing(store: &Store) -> Result<Ledger, Error> {
 pub fn run(store: &Store, action: &LedgerAction, json: bool) -> Result<i32, Error> {
     let ledger = existing(store)?;
     match action {
+        LedgerAction::Migrate => Err(Error::BadLedgerUrl {
+            url: "(none)".into(),
+            reason: "`ledger migrate` is for a PostgreSQL ledger (the store's SQLite ledger upgrades itself)".into(),
+        }),
         LedgerAction::Head => {
             let head = log::latest_head(store)?.ok_or_else(|| Error::NotInLedger {
                 what:
@@ -38,7 +44,8 @@ pub fn run(store: &Store, action: &LedgerAction, json: bool) -> Result<i32, Erro
         }
         LedgerAction::Verify { head, ledger_key } => {
             let key_path = ledger_key
-                .clone()
+                .first()
+                .cloned()
                 .unwrap_or_else(|| log::public_path(store));
             let public = ticket_issuer::seal::read_public(&key_path)?;
             let extra = head
@@ -47,44 +54,8 @@ pub fn run(store: &Store, action: &LedgerAction, json: bool) -> Result<i32, Erro
                 .transpose()?;
             let report = ledger.verify_log(&public, extra.as_deref())?;
             let summary = ledger.summary()?;
-            let ok = report.ok && summary.integrity_ok && summary.reconciled;
-            if json {
-                print_json(
-                    "ledger_verify",
-                    &serde_json::json!({
-                        "ok": ok,
-                        "log": report,
-                        "integrity_ok": summary.integrity_ok,
-                        "reconciled": summary.reconciled,
-                    }),
-                );
-            } else {
-                println!(
-                    "ledger {}: {} entries, root {}, {} signed head(s) checked",
-                    store.ledger_path().display(),
-                    report.size,
-                    report.root,
-                    report.heads_checked
-                );
-                for f in &report.findings {
-                    match f.entry {
-                        Some(e) => println!("  entry {e}: {}", f.problem),
-                        None => println!("  {}", f.problem),
-                    }
-                }
-                if !summary.reconciled {
-                    println!("  totals DO NOT RECONCILE (run `issuer ledger`)");
-                }
-                println!(
-                    "{}",
-                    if ok {
-                        "log verifies"
-                    } else {
-                        "LOG DOES NOT VERIFY"
-                    }
-                );
-            }
-            Ok(if ok { 0 } else { 1 })
+            let name = store.ledger_path().display().to_string();
+            Ok(print_verify(&name, &report, &summary, json))
         }
         LedgerAction::Prove { unit, from, to } => match (unit, from) {
             (Some(unit), _) => {
@@ -140,4 +111,110 @@ pub fn run(store: &Store, action: &LedgerAction, json: bool) -> Result<i32, Erro
             }),
         },
     }
+}
+
+/// What `ledger migrate` reports.
+#[derive(serde::Serialize)]
+struct Migrated {
+    ledger: String,
+    from_version: i64,
+    to_version: i64,
+}
+
+/// `ledger …` on a PostgreSQL ledger: `migrate` (the log's head, verify
+/// and prove run on the store's SQLite ledger only, for now).
+pub fn run_postgres(
+    store: &Store,
+    url: &str,
+    action: Option<&LedgerAction>,
+    json: bool,
+) -> Result<i32, Error> {
+    let pg = PgLedger::connect(url)?;
+    match action {
+        Some(LedgerAction::Migrate) => {
+            let (from, to) = pg.migrate()?;
+            if json {
+                print_json(
+                    "ledger_migration",
+                    &Migrated {
+                        ledger: pg.name().into(),
+                        from_version: from,
+                        to_version: to,
+                    },
+                );
+            } else if from == to {
+                println!("ledger {}: schema version {to}, up to date", pg.name());
+            } else {
+                println!(
+                    "ledger {}: schema upgraded from version {from} to {to}",
+                    pg.name()
+                );
+            }
+            Ok(0)
+        }
+        Some(LedgerAction::Verify {
+            head: None,
+            ledger_key,
+        }) => {
+            // The heads are signed by the nodes that made them: each node's
+            // ledger key, or this store's when none is named.
+            let paths = if ledger_key.is_empty() {
+                vec![log::public_path(store)]
+            } else {
+                ledger_key.clone()
+            };
+            let signers = paths
+                .iter()
+                .map(|p| ticket_issuer::seal::read_public(p))
+                .collect::<Result<Vec<_>, _>>()?;
+            let report = pg.verify_log(&signers)?;
+            // The database checks its own pages; the totals are checked
+            // in the report.
+            let summary = Summary::empty(Path::new(pg.name()));
+            Ok(print_verify(pg.name(), &report, &summary, json))
+        }
+        _ => Err(Error::BadLedgerUrl {
+            url: pg.name().into(),
+            reason: "a PostgreSQL ledger takes `ledger migrate` and `ledger verify [--ledger-key FILE]…` in this version; the summary, head, prove and verify --head read the store's SQLite ledger".into(),
+        }),
+    }
+}
+
+/// Prints what `ledger verify` found; returns the exit code.
+fn print_verify(name: &str, report: &log::LogReport, summary: &Summary, json: bool) -> i32 {
+    let ok = report.ok && summary.integrity_ok && summary.reconciled;
+    if json {
+        print_json(
+            "ledger_verify",
+            &serde_json::json!({
+                "ok": ok,
+                "log": report,
+                "integrity_ok": summary.integrity_ok,
+                "reconciled": summary.reconciled,
+            }),
+        );
+    } else {
+        println!(
+            "ledger {name}: {} entries, root {}, {} signed head(s) checked",
+            report.size, report.root, report.heads_checked
+        );
+        for f in &report.findings {
+            match f.entry {
+                Some(e) => println!("  entry {e}: {}", f.problem),
+                None => println!("  {}", f.problem),
+            }
+        }
+        if !summary.reconciled {
+            println!("  totals DO NOT RECONCILE (run `issuer ledger`)");
+        }
+        println!(
+            "{}",
+            if ok {
+                "log verifies"
+            } else {
+                "LOG DOES NOT VERIFY"
+            }
+        );
+    }
+    i32::from(!ok)
 }

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Durable redemptions per second with two nodes on one PostgreSQL ledger,
+# next to the same load on the store's SQLite ledger (docs/DEPLOY.md
+# §Throughput). Starts a throwaway PostgreSQL (fsync on, its defaults) on
+# a free loopback port, as the `postgres` user when run as root.
+#   STREAM_IDS  IDs per node for the stream of `redeem ID` processes (500)
+#   BATCH_IDS   IDs per node for `redeem --batch` (20000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+STREAM_IDS=${STREAM_IDS:-500}
+BATCH_IDS=${BATCH_IDS:-20000}
+cargo build --release --quiet
+ISSUER=$PWD/target/release/issuer
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+work=$(mktemp -d /tmp/pg-bench-XXXXXX)
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+[ "$(id -u)" = 0 ] && chown postgres "$work"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+stop() { as_pg "$PGBIN/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$work"; }
+trap stop EXIT
+as_pg "$PGBIN/initdb" -D "$work/data" -A trust -U postgres >/dev/null
+as_pg "$PGBIN/pg_ctl" -D "$work/data" -l "$work/data/log" -w \
+    -o "-p $port -k $work -c listen_addresses=127.0.0.1" start >/dev/null
+url="postgres://postgres@127.0.0.1:$port/postgres"
+
+units=$(( 2 * (STREAM_IDS + BATCH_IDS) ))
+a=$work/node-a
+"$ISSUER" --store "$a" keygen >/dev/null
+"$ISSUER" --store "$a" generate --game tresors-ensables --emission 2 --block 1 \
+    --units "$units" --quiet --json >/dev/null
+"$ISSUER" --store "$a" export "$a/emissions/tresors-ensables/e000002/b000001.tkb" \
+    | grep -o '"id":"[^"]*"' | cut -d'"' -f4 >"$work/ids"
+split_ids() { # first-line count file
+    sed -n "$1,$(( $1 + $2 - 1 ))p" "$work/ids" >"$3"
+}
+split_ids 1 "$STREAM_IDS" "$work/stream-a"
+split_ids $(( 1 + STREAM_IDS )) "$STREAM_IDS" "$work/stream-b"
+split_ids $(( 1 + 2 * STREAM_IDS )) "$BATCH_IDS" "$work/batch-a"
+split_ids $(( 1 + 2 * STREAM_IDS + BATCH_IDS )) "$BATCH_IDS" "$work/batch-b"
+
+now() { date +%s.%N; }
+rate() { python3 -c "print(f'{$1 / ($3 - $2):.0f} redemptions/s ({$1} in {$3 - $2:.2f} s)')"; }
+stream() { # store ids [ledger args…]
+    local store=$1 ids=$2; shift 2
+    while read -r id; do "$ISSUER" --store "$store" redeem "$id" "$@" >/dev/null; done <"$ids"
+}
+run_pair() { # label node-a node-b [ledger args…]
+    local label=$1 na=$2 nb=$3; shift 3
+    local t0 t1
+    t0=$(now); stream "$na" "$work/stream-a" "$@" & stream "$nb" "$work/stream-b" "$@" & wait; t1=$(now)
+    echo "$label, 2 streams of redeem processes: $(rate $(( 2 * STREAM_IDS )) "$t0" "$t1")"
+    t0=$(now)
+    "$ISSUER" --store "$na" redeem --batch "$work/batch-a" "$@" >/dev/null &
+    "$ISSUER" --store "$nb" redeem --batch "$work/batch-b" "$@" >/dev/null &
+    wait; t1=$(now)
+    echo "$label, 2 concurrent redeem --batch: $(rate $(( 2 * BATCH_IDS )) "$t0" "$t1")"
+}
+
+# SQLite: both streams on the one store (one ledger file).
+cp -a "$a" "$work/sqlite"
+run_pair "SQLite, one store" "$work/sqlite" "$work/sqlite"
+"$ISSUER" --store "$work/sqlite" ledger verify >/dev/null
+
+# PostgreSQL: two nodes (copies of the store), one database.
+cp -a "$a" "$work/node-b"
+"$ISSUER" --store "$a" ledger migrate --ledger "$url" >/dev/null
+run_pair "PostgreSQL, two nodes" "$a" "$work/node-b" --ledger "$url"
+"$ISSUER" --store "$a" ledger verify --ledger "$url" \
+    --ledger-key "$a/keys/ledger.pub.pem" --ledger-key "$work/node-b/keys/ledger.pub.pem" --json \
+    | grep -q '"ok":true' && echo "PostgreSQL ledger verifies: $(( 2 * (STREAM_IDS + BATCH_IDS) )) entries"
