@@ -10,7 +10,6 @@ use crate::error::Error;
 use crate::game::{push_decimal, write_euros};
 use crate::record::{RecordPrefix, PREFIX_SIZE};
 use crate::unit_id::UnitId;
-use crate::verify::check_unit;
 
 /// How the export's destination is named in errors.
 const OUTPUT: &str = "<export output>";
@@ -61,20 +60,9 @@ pub fn write_line(
 /// Appends the JSON lines of chunk `chunk` to `lines`, each unit
 /// re-checked against the rules.
 fn chunk_lines(block: &AuthenticBlock, chunk: u32, lines: &mut Vec<u8>) -> Result<(), Error> {
-    let h = &block.file.header;
-    let size = usize::from(h.record_size);
-    let records = block.chunk_records(chunk)?.records;
-    let rejected = |position: u32, m: String| Error::BlockRejected {
-        path: block.file.path().to_path_buf(),
-        reason: format!("unit {position}: {m}"),
-    };
-    for (i, record) in records.chunks_exact(size).enumerate() {
-        let position = chunk * h.chunk_units + i as u32;
-        let prefix = check_unit(h, &block.regulation, position, record)
-            .map_err(|(_, m)| rejected(position, m))?;
-        write_line(block, &prefix, record, lines).map_err(|m| rejected(position, m))?;
-    }
-    Ok(())
+    block.for_each_checked_unit(chunk, |prefix, record| {
+        write_line(block, prefix, record, lines)
+    })
 }
 
 /// Exports every unit of `block` to `out`, re-checking each against the

@@ -13,8 +13,10 @@ use super::SEAL_LEN;
 use crate::error::Error;
 use crate::game::LotTable;
 use crate::merkle::{self, Hash};
+use crate::record::RecordPrefix;
 use crate::records_key::KeyAccess;
 use crate::seal;
+use crate::verify::check_unit;
 
 /// A block whose header and index are authenticated, with its records key.
 pub struct AuthenticBlock {
@@ -121,6 +123,31 @@ impl AuthenticBlock {
             )));
         }
         Ok(OpenedChunk { records, leaves })
+    }
+
+    /// Reads chunk `chunk` and hands `each` every unit of it, in order,
+    /// once the unit is checked against the rules (`verify::check_unit`):
+    /// its record prefix and its whole record. A unit that fails the check,
+    /// or that `each` refuses, rejects the block naming the unit.
+    pub fn for_each_checked_unit(
+        &self,
+        chunk: u32,
+        mut each: impl FnMut(&RecordPrefix, &[u8]) -> Result<(), String>,
+    ) -> Result<(), Error> {
+        let h = &self.file.header;
+        let size = usize::from(h.record_size);
+        let records = self.chunk_records(chunk)?.records;
+        for (i, record) in records.chunks_exact(size).enumerate() {
+            let position = chunk * h.chunk_units + i as u32;
+            check_unit(h, &self.regulation, position, record)
+                .map_err(|(_, m)| m)
+                .and_then(|prefix| each(&prefix, record))
+                .map_err(|m| Error::BlockRejected {
+                    path: self.file.path().to_path_buf(),
+                    reason: format!("unit {position}: {m}"),
+                })?;
+        }
+        Ok(())
     }
 }
 

@@ -190,6 +190,22 @@ pub struct ChestTable {
     pub published_odds: &'static [&'static str],
 }
 
+impl ChestTable {
+    /// Σ value × weight, in cents: the table's mean times its denominator.
+    pub fn weighted_cents(&self) -> u64 {
+        weighted_cents(self.cents, self.weights)
+    }
+}
+
+/// Σ value × weight of values in cents and their weights.
+pub fn weighted_cents(cents: &[u32], weights: &[u32]) -> u64 {
+    cents
+        .iter()
+        .zip(weights)
+        .map(|(&c, &w)| u64::from(c) * u64::from(w))
+        .sum()
+}
+
 /// The bronze chest: 0.6 / 0.23 / 0.17 (the only weights out of 100 that
 /// reproduce 1.67 / 4.35 / 5.88).
 pub const BRONZE: ChestTable = ChestTable {

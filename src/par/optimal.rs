@@ -100,15 +100,7 @@ pub fn board_value<V: Value>(board: &[Square; BOARD_SQUARES], policy: Policy) ->
     }
     let bronze = chest_steps::<V>(ChestKind::Bronze);
     let silver = chest_steps::<V>(ChestKind::Silver);
-    let gold_mean = {
-        let sum: u64 = GOLD
-            .cents
-            .iter()
-            .zip(GOLD.weights)
-            .map(|(&c, &w)| u64::from(c) * u64::from(w))
-            .sum();
-        V::ratio(sum, u64::from(GOLD.denominator))
-    };
+    let gold_mean = V::ratio(GOLD.weighted_cents(), u64::from(GOLD.denominator));
     let zero = V::ratio(0, 1);
     let sixth = V::ratio(1, 6);
     let lives = usize::from(MAX_LIFE);

@@ -16,7 +16,6 @@ use crate::game::tresors::{End, Unit, CHESTS};
 use crate::game::{Game, PrizeModel};
 use crate::record::PREFIX_SIZE;
 use crate::rng::Stream;
-use crate::verify::check_unit;
 
 /// Sums over units of one strategy's figures: integer sums, so the means
 /// are exact up to the final division.
@@ -245,37 +244,23 @@ pub fn block_figures(
     expected: Expected<'_>,
 ) -> Result<BlockFigures, Error> {
     let h = &block.file.header;
-    let size = usize::from(h.record_size);
     let chunks: Vec<u32> = (0..h.chunk_count).collect();
     let drawn = h.game.prize_model() == PrizeModel::Drawn;
     let per_chunk = chunks
         .par_iter()
         .map(|&chunk| {
-            let records = block.chunk_records(chunk)?.records;
             let mut tally = Tally::default();
             let mut played = Sums::default();
-            for (i, record) in records.chunks_exact(size).enumerate() {
-                let position = chunk * h.chunk_units + i as u32;
-                let prefix =
-                    check_unit(h, &block.regulation, position, record).map_err(|(_, m)| {
-                        Error::BlockRejected {
-                            path: block.file.path().to_path_buf(),
-                            reason: format!("unit {position}: {m}"),
-                        }
-                    })?;
+            block.for_each_checked_unit(chunk, |prefix, record| {
                 let prize = u128::from(prefix.prize_cents);
                 played.prize += prize;
                 played.prize_squares += prize * prize;
                 played.wins += u64::from(prize > 0);
-                if drawn {
-                    tally
-                        .add(&record[PREFIX_SIZE..])
-                        .map_err(|reason| Error::BlockRejected {
-                            path: block.file.path().to_path_buf(),
-                            reason: format!("unit {position}: {reason}"),
-                        })?;
+                match drawn {
+                    true => tally.add(&record[PREFIX_SIZE..]),
+                    false => Ok(()),
                 }
-            }
+            })?;
             Ok((tally, played))
         })
         .collect::<Result<Vec<_>, Error>>()?;

@@ -22,8 +22,8 @@ use serde::Serialize;
 
 use super::Exact;
 use crate::game::tresors::{
-    ChestKind, ChestTable, GoldChoice, Square, CHESTS, GOLD, GOLD_ALTERNATIVES, MAX_LIFE,
-    MAX_PRIZE_CENTS, RULES, RULE_DENOMINATOR,
+    weighted_cents, ChestKind, ChestTable, GoldChoice, Square, CHESTS, GOLD, GOLD_ALTERNATIVES,
+    MAX_LIFE, MAX_PRIZE_CENTS, RULES, RULE_DENOMINATOR,
 };
 
 /// The price of a unit in cents (article 2: 1 €).
@@ -174,12 +174,7 @@ pub fn chest_mean_cents(table: &ChestTable) -> BigRational {
 
 /// Σ cents × weight / denominator.
 fn weighted_mean(cents: &[u32], weights: &[u32], denominator: u32) -> BigRational {
-    let sum: u64 = cents
-        .iter()
-        .zip(weights)
-        .map(|(&c, &w)| u64::from(c) * u64::from(w))
-        .sum();
-    BigRational::new(sum.into(), denominator.into())
+    BigRational::new(weighted_cents(cents, weights).into(), denominator.into())
 }
 
 /// The gold chest's mean in cents with its top value counted as 0.

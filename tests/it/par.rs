@@ -629,3 +629,51 @@ fn par_command_prints_both_sheets() {
     )
     .expect_code(2);
 }
+
+#[test]
+fn par_refuses_a_block_of_another_game_naming_it() {
+    let fixture = Fixture::new();
+    let block = fixture.test_block_game(Game::TRESORS_ENSABLES, 1, 100, 500);
+    let store = fixture.dir.path().join("store");
+    let path = block.display().to_string();
+    for args in [
+        vec!["par", "--game", "ile-au-tresor", "--block", &path, "--json"],
+        vec![
+            "par",
+            "--game",
+            "ile-au-tresor",
+            "--price",
+            "2",
+            "--block",
+            &path,
+            "--json",
+        ],
+    ] {
+        let run = issuer(&store, &args).expect_code(2);
+        let json = run.json();
+        assert_eq!(json["error"], "par_block_mismatch", "{}", run.stdout);
+        assert_eq!(json["path"], path.as_str());
+        assert!(run.stderr.contains("tresors-ensables"), "{}", run.stderr);
+    }
+    // The block's own game takes its price when --price is left out.
+    let ok = issuer(
+        &store,
+        &[
+            "par",
+            "--game",
+            "tresors-ensables",
+            "--block",
+            &path,
+            "--boards",
+            "2",
+            "--samples",
+            "2",
+            "--exact-boards",
+            "0",
+            "--json",
+        ],
+    )
+    .expect_code(0)
+    .json();
+    assert_eq!(ok["block"]["units"], 500);
+}
