@@ -253,6 +253,64 @@ pub enum Error {
         /// What it paid.
         prize: Decimal,
     },
+    /// Redemption or play of a unit the ledger has no sale of.
+    #[error("unit {id} was never sold (no sale in the ledger); a unit is paid or played only after `issuer sell` handed it out or `issuer mark-sold` recorded it")]
+    NotSold {
+        /// The ID.
+        id: String,
+    },
+    /// `mark-sold` of a unit sold already.
+    #[error("unit {id} was already sold at {at}")]
+    AlreadySold {
+        /// The ID.
+        id: String,
+        /// When it was sold.
+        at: String,
+    },
+    /// No unsold unit is left on sale.
+    #[error("no {game} unit at {price} € is left to sell: every block of the game's closed emissions whose claims are open is sold out (close a new emission to sell more)")]
+    SoldOut {
+        /// Game slug.
+        game: &'static str,
+        /// The price asked.
+        price: Decimal,
+    },
+    /// A Trésors Ensablés unit redeemed before its play is over.
+    #[error("unit {id}: its play is not over ({rolls} rolls revealed); roll to the end or stop (where allowed) through the play API first: the unit is paid as played")]
+    PlayUnfinished {
+        /// The ID.
+        id: String,
+        /// Rolls revealed so far.
+        rolls: u32,
+    },
+    /// A play step after the play ended.
+    #[error("unit {id}: the play is over ({} after {rolls} rolls); nothing more can be played", if *stopped { "stopped" } else { "ended" })]
+    PlayOver {
+        /// The ID.
+        id: String,
+        /// Rolls revealed.
+        rolls: u32,
+        /// It ended by a stop.
+        stopped: bool,
+    },
+    /// A roll asked out of order.
+    #[error("unit {id}: roll {asked} asked, but the next roll is {next}; ask for roll {next} (a roll already revealed is answered again)")]
+    RollOutOfOrder {
+        /// The ID.
+        id: String,
+        /// The roll asked.
+        asked: u32,
+        /// The next roll.
+        next: u32,
+    },
+    /// A play step on a game without one.
+    #[error("unit {id}: {game} units are not played step by step (only Trésors Ensablés units are)")]
+    NotPlayable {
+        /// The ID.
+        id: String,
+        /// Game slug.
+        game: &'static str,
+    },
     /// The ledger database failed.
     #[error("ledger {}: {source}", path.display())]
     Ledger {
@@ -585,6 +643,7 @@ impl Error {
             | Error::FixedBlockSize { .. }
             | Error::ServiceConfig { .. }
             | Error::PriceNeeded { .. }
+            | Error::NotPlayable { .. }
             | Error::ParBlockMismatch { .. } => K::InvalidInput,
             Error::UnknownEmission { .. }
             | Error::UnknownBlock { .. }
@@ -592,6 +651,12 @@ impl Error {
             | Error::NoSuchEmission { .. } => K::NotFound,
             Error::AlreadyExists { .. }
             | Error::AlreadyRedeemed { .. }
+            | Error::AlreadySold { .. }
+            | Error::NotSold { .. }
+            | Error::SoldOut { .. }
+            | Error::PlayUnfinished { .. }
+            | Error::PlayOver { .. }
+            | Error::RollOutOfOrder { .. }
             | Error::EmissionOfAnotherGame { .. }
             | Error::EmissionClosed { .. }
             | Error::EmissionNotClosed { .. }
@@ -639,6 +704,13 @@ impl Error {
             Error::UnknownBlock { .. } => "unknown_block",
             Error::BlockRejected { .. } => "block_rejected",
             Error::AlreadyRedeemed { .. } => "already_redeemed",
+            Error::NotSold { .. } => "not_sold",
+            Error::AlreadySold { .. } => "already_sold",
+            Error::SoldOut { .. } => "sold_out",
+            Error::PlayUnfinished { .. } => "play_unfinished",
+            Error::PlayOver { .. } => "play_over",
+            Error::RollOutOfOrder { .. } => "roll_out_of_order",
+            Error::NotPlayable { .. } => "not_playable",
             Error::Ledger { .. } | Error::LedgerUnavailable { .. } => "ledger_unavailable",
             Error::LedgerDamaged { .. } => "ledger_damaged",
             Error::LedgerOutcomeUnknown { .. } => "ledger_outcome_unknown",
@@ -699,6 +771,9 @@ pub struct ErrorReport {
     /// For `already_redeemed`: when the unit was redeemed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub redeemed_at: Option<String>,
+    /// For `already_sold`: when the unit was sold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sold_at: Option<String>,
     /// For `already_redeemed`: what it paid, in euros.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prize: Option<String>,
@@ -715,6 +790,7 @@ impl Error {
             emission: None,
             path: None,
             redeemed_at: None,
+            sold_at: None,
             prize: None,
         };
         match self {
@@ -725,7 +801,16 @@ impl Error {
             }
             Error::CheckCodeMismatch { id }
             | Error::IndexOutOfRange { id, .. }
-            | Error::BadStop { id, .. } => r.id = Some(id.clone()),
+            | Error::BadStop { id, .. }
+            | Error::NotSold { id }
+            | Error::PlayUnfinished { id, .. }
+            | Error::PlayOver { id, .. }
+            | Error::RollOutOfOrder { id, .. }
+            | Error::NotPlayable { id, .. } => r.id = Some(id.clone()),
+            Error::AlreadySold { id, at } => {
+                r.id = Some(id.clone());
+                r.sold_at = Some(at.clone());
+            }
             Error::UnknownEmission { id, emission, .. }
             | Error::UnknownBlock { id, emission, .. } => {
                 r.id = Some(id.clone());
@@ -779,6 +864,7 @@ impl Error {
             | Error::NotInLedger { .. }
             | Error::ServiceConfig { .. }
             | Error::BadLedgerUrl { .. }
+            | Error::SoldOut { .. }
             | Error::Internal { .. } => {}
         }
         r

@@ -25,6 +25,8 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::error::{Error, ErrorKind};
+use crate::game::Game;
+use crate::ledger::ops::PlayAction;
 use crate::redeem::Redemption;
 use crate::redeemer::Redeemer;
 use crate::unit_id::UnitId;
@@ -94,6 +96,8 @@ pub fn read_tokens(path: &Path) -> Result<Vec<String>, Error> {
 #[derive(Default)]
 struct Metrics {
     redemptions: AtomicU64,
+    sales: AtomicU64,
+    play_steps: AtomicU64,
     unauthorized: AtomicU64,
     refusals: Mutex<BTreeMap<&'static str, u64>>,
     buckets: [AtomicU64; BUCKETS.len()],
@@ -132,7 +136,16 @@ impl Metrics {
             "issuer_redemptions_total {}\n",
             self.redemptions.load(Ordering::Relaxed)
         );
-        out += "# HELP issuer_refusals_total Redemptions and checks refused, by error kind.\n";
+        out += "# HELP issuer_sales_total Units sold (durable).\n";
+        out += "# TYPE issuer_sales_total counter\n";
+        out += &format!("issuer_sales_total {}\n", self.sales.load(Ordering::Relaxed));
+        out += "# HELP issuer_play_steps_total Play steps (rolls, stops) answered.\n";
+        out += "# TYPE issuer_play_steps_total counter\n";
+        out += &format!(
+            "issuer_play_steps_total {}\n",
+            self.play_steps.load(Ordering::Relaxed)
+        );
+        out += "# HELP issuer_refusals_total Requests refused, by error kind.\n";
         out += "# TYPE issuer_refusals_total counter\n";
         for (code, n) in self
             .refusals
@@ -281,11 +294,21 @@ async fn blocking<T: Send + 'static>(
 }
 
 /// Counts and answers one unit's outcome.
-fn outcome_response(state: &Shared, kind: &str, outcome: Result<Redemption, Error>) -> Response {
+fn outcome_response<T: Serialize>(
+    state: &Shared,
+    kind: &str,
+    outcome: Result<T, Error>,
+) -> Response {
     match outcome {
         Ok(r) => {
-            if kind == "redemption" {
-                state.metrics.redemptions.fetch_add(1, Ordering::Relaxed);
+            let counter = match kind {
+                "redemption" => Some(&state.metrics.redemptions),
+                "sale" => Some(&state.metrics.sales),
+                "play" => Some(&state.metrics.play_steps),
+                _ => None,
+            };
+            if let Some(c) = counter {
+                c.fetch_add(1, Ordering::Relaxed);
             }
             json_response(StatusCode::OK, kind, r)
         }
@@ -309,7 +332,7 @@ async fn redeem_one(State(state): State<AppState>, body: Bytes) -> Response {
     };
     let id: UnitId = match request.id.parse() {
         Ok(id) => id,
-        Err(e) => return outcome_response(&state, "redemption", Err(e)),
+        Err(e) => return outcome_response::<Redemption>(&state, "redemption", Err(e)),
     };
     let worker = Arc::clone(&state);
     let outcome =
@@ -410,7 +433,7 @@ async fn check_unit(
     };
     let id: UnitId = match id.parse() {
         Ok(id) => id,
-        Err(e) => return outcome_response(&state, "check", Err(e)),
+        Err(e) => return outcome_response::<Redemption>(&state, "check", Err(e)),
     };
     let worker = Arc::clone(&state);
     let outcome =
@@ -423,9 +446,98 @@ async fn check_unit(
     response
 }
 
+/// `POST /v1/sales` body.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SaleRequest {
+    game: String,
+    /// Euros, as a decimal string or number ("1", 0.5); optional where the
+    /// game has one price.
+    #[serde(default)]
+    price: Option<serde_json::Value>,
+}
+
+/// `POST /v1/plays/{id}/roll` body.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RollRequest {
+    /// The roll asked for, from 1: the next one, or one already revealed
+    /// (a retry).
+    roll: u32,
+}
+
+/// Runs `work` off the async threads, then answers its outcome as `kind`.
+async fn answer<T: Serialize + Send + 'static>(
+    state: AppState,
+    kind: &'static str,
+    work: impl FnOnce(&Redeemer) -> Result<T, Error> + Send + 'static,
+) -> Response {
+    let started = Instant::now();
+    let worker = Arc::clone(&state);
+    let outcome = match blocking(move || work(&worker.redeemer)).await {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let response = outcome_response(&state, kind, outcome);
+    state.metrics.observe(started.elapsed());
+    response
+}
+
+async fn sell(State(state): State<AppState>, body: Bytes) -> Response {
+    let request: SaleRequest = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return bad_request(
+                "invalid_request",
+                format!("the body is not {{\"game\": …, \"price\": …}}: {e}"),
+            )
+        }
+    };
+    let price = request.price.map(|p| match p {
+        serde_json::Value::String(s) => s,
+        other => other.to_string(),
+    });
+    answer(state, "sale", move |r| {
+        let game = Game::from_slug(&request.game).ok_or_else(|| Error::UnknownGame {
+            name: request.game.clone(),
+            known: Game::known(),
+        })?;
+        r.sell(game, game.price_cents(price.as_deref())?)
+    })
+    .await
+}
+
+async fn roll(
+    State(state): State<AppState>,
+    UrlPath(id): UrlPath<String>,
+    body: Bytes,
+) -> Response {
+    let request: RollRequest = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return bad_request(
+                "invalid_request",
+                format!("the body is not {{\"roll\": <the roll asked, from 1>}}: {e}"),
+            )
+        }
+    };
+    answer(state, "play", move |r| {
+        r.play(&id.parse()?, PlayAction::Roll(request.roll))
+    })
+    .await
+}
+
+async fn stop(State(state): State<AppState>, UrlPath(id): UrlPath<String>) -> Response {
+    answer(state, "play", move |r| r.play(&id.parse()?, PlayAction::Stop)).await
+}
+
+async fn play_state(State(state): State<AppState>, UrlPath(id): UrlPath<String>) -> Response {
+    answer(state, "play_state", move |r| r.play_state(&id.parse()?)).await
+}
+
 async fn ledger_head(State(state): State<AppState>) -> Response {
-    let store = state.redeemer.store().clone();
-    match blocking(move || crate::ledger::log::latest_head(&store)).await {
+    let worker = Arc::clone(&state);
+    match blocking(move || worker.redeemer.ledger().head()).await {
         Ok(Ok(Some(head))) => json_response(StatusCode::OK, "ledger_head", head),
         Ok(Ok(None)) => error_response(&Error::NotInLedger {
             what: "no signed head yet (nothing was redeemed)".into(),
@@ -503,6 +615,10 @@ pub fn router(redeemer: Redeemer, tokens: &[String]) -> Router {
         .route("/v1/redemptions", post(redeem_one))
         .route("/v1/redemptions/batch", post(redeem_batch))
         .route("/v1/units/{id}", get(check_unit))
+        .route("/v1/sales", post(sell))
+        .route("/v1/plays/{id}", get(play_state))
+        .route("/v1/plays/{id}/roll", post(roll))
+        .route("/v1/plays/{id}/stop", post(stop))
         .route("/v1/ledger/head", get(ledger_head))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))

@@ -1,6 +1,7 @@
 //! `issuer demo`: the main job end to end on one store: keys, a new
-//! emission of one 450,000-unit block, its verification, an export, and the
-//! redemption of a winning unit (twice, to show the second is refused).
+//! emission of one 450,000-unit block, its verification, an export, its
+//! close, the sale and redemption of a unit, and the redemption of a
+//! winning unit marked sold (twice, to show the second is refused).
 
 use std::path::PathBuf;
 
@@ -14,7 +15,8 @@ use ticket_issuer::game::Game;
 use ticket_issuer::ledger::Ledger;
 use ticket_issuer::record::RecordPrefix;
 use ticket_issuer::records_key::KeyAccess;
-use ticket_issuer::redeem::{redeem, RedeemKeys};
+use ticket_issuer::redeem::{OwnedKeys, Redeemer};
+use ticket_issuer::unit_id::UnitId;
 use ticket_issuer::store::Store;
 use ticket_issuer::verify::VerifyOptions;
 use ticket_issuer::Output;
@@ -99,12 +101,31 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
             reason: "its first chunk holds no winner".into(),
         })?;
     let id = unit_id(&opened, &best);
-    println!("5. redeeming unit {id}");
-    let keys = RedeemKeys {
-        public_key: &trusted,
-        access,
-    };
-    let r = redeem(store, &keys, &id, None, false)?;
+    emission.close(&secrets)?;
+    println!("5. closed emission {number}: its signed manifest is final; its units may be sold");
+    let redeemer = Redeemer::new(
+        store.clone(),
+        OwnedKeys {
+            public_key: trusted,
+            secrets: Some(store.secrets()?),
+            records_key: None,
+        },
+    );
+    let sale = redeemer.sell(game, 100)?;
+    println!(
+        "6. sold the next unit, {} (block {} index {}), at {}",
+        sale.id, sale.block, sale.index, sale.sold_at
+    );
+    let sold: UnitId = sale.id.parse()?;
+    let r = redeemer.redeem(&sold, None)?;
+    println!(
+        "   its player redeems it: {}",
+        super::redeem::outcome_words(&r)
+    );
+    let winner = id;
+    redeemer.mark_sold(std::slice::from_ref(&winner))?;
+    println!("7. a platform handing out IDs itself marked {winner} sold; redeeming it");
+    let r = redeemer.redeem(&winner, None)?;
     print!("{}", super::redeem::picture(&r));
     println!(
         "   {}; recorded at {}",
@@ -116,7 +137,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         r.inclusion_proof.len(),
         r.merkle_root
     );
-    match redeem(store, &keys, &id, None, false) {
+    match redeemer.redeem(&winner, None) {
         Err(e @ Error::AlreadyRedeemed { .. }) => {
             println!("   a second redemption is refused: {e}")
         }
@@ -126,9 +147,10 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
             return Ok(1);
         }
     }
+    drop(redeemer);
     let summary = Ledger::open(&store.ledger_path())?.summary()?;
     println!(
-        "6. ledger: {} unit(s), {} € paid, digest {}, {}",
+        "8. ledger: {} unit(s) redeemed, {} € paid, digest {}, {}",
         summary.units,
         summary.paid,
         summary.digest,

@@ -153,6 +153,13 @@ pub fn reveal(store: &Store, args: &RevealArgs) -> Result<i32, Error> {
 pub fn end_claims(store: &Store, args: &EndClaimsArgs) -> Result<i32, Error> {
     let secrets = store.secrets()?;
     let emission = args.emission.open(store)?;
+    // Claims end only once the units could be claimed: a closed emission,
+    // its commitments published.
+    if !emission.require_manifest(&secrets.signing.verifying_key())?.closed {
+        return Err(Error::EmissionNotClosed {
+            emission: args.emission.emission,
+        });
+    }
     let ledger = args.ledger.target(store)?;
     let statement = EndOfClaims::sign(&secrets.signing, emission.game, args.emission.emission);
     let stored = ledger.publish_end_of_claims(emission.game, &statement)?;

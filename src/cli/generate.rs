@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::{print_json, progress};
 use ticket_issuer::emission::{BlockChoice, Emission, GeneratedBlock};
 use ticket_issuer::error::Error;
-use ticket_issuer::game::{parse_price, Game};
+use ticket_issuer::game::Game;
 use ticket_issuer::store::Store;
 
 /// Arguments of `generate`.
@@ -63,14 +63,7 @@ pub fn parse_game(name: &str) -> Result<Game, Error> {
 /// Runs `generate`.
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let game = parse_game(&args.game)?;
-    let price_cents = match (&args.price, game.prices_cents()) {
-        (Some(price), _) => {
-            parse_price(price).ok_or_else(|| game.unsupported_price(price.clone()))?
-        }
-        (None, [only]) => *only,
-        (None, _) => return Err(Error::PriceNeeded { game: game.slug() }),
-    };
-    game.lot_table(price_cents)?;
+    let price_cents = game.price_cents(args.price.as_deref())?;
     let mut emission = Emission::new(store, game, args.emission);
     if let Some(units) = args.units {
         emission = emission.with_units(units)?;

@@ -10,6 +10,7 @@ mod inspect;
 mod par;
 mod progress;
 mod redeem;
+mod sale;
 mod serve;
 mod status;
 mod verify;
@@ -86,6 +87,13 @@ pub enum Command {
     Export(inspect::ExportArgs),
     /// Show what the player of a unit sees (records nothing).
     Show(inspect::ShowArgs),
+    /// Sell the next unsold unit of a game: its ID and what the player's
+    /// screen needs.
+    Sell(sale::SellArgs),
+    /// Record units of a closed emission as sold (distributed by other means).
+    MarkSold(sale::MarkSoldArgs),
+    /// Play a sold Trésors Ensablés unit one roll at a time, or stop.
+    Play(sale::PlayArgs),
     /// Redeem a unit by ID: check it, prove it, record it once.
     Redeem(redeem::Args),
     /// What has been redeemed: per block counts, amounts and the ledger digest.
@@ -126,6 +134,9 @@ impl Command {
             Command::Verify(a) => a.json,
             Command::Show(a) => a.json,
             Command::Redeem(a) => a.json,
+            Command::Sell(a) => a.json,
+            Command::MarkSold(a) => a.json,
+            Command::Play(a) => a.json,
             Command::Ledger(a) => a.json,
             Command::Serve(_) => false,
             Command::Status(a) => a.json,
@@ -180,6 +191,9 @@ pub fn run(cli: &Cli) -> Result<i32, Error> {
         Command::Export(args) => inspect::export(&store, args),
         Command::Show(args) => inspect::show(&store, args),
         Command::Redeem(args) => redeem::run(&store, args),
+        Command::Sell(args) => sale::sell(&store, args),
+        Command::MarkSold(args) => sale::mark_sold(&store, args),
+        Command::Play(args) => sale::play(&store, args),
         Command::Ledger(args) => redeem::ledger(&store, args),
         Command::Serve(args) => serve::run(&store, args),
         Command::Status(args) => status::run(&store, args),

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use super::{print_json, KeyArgs, LedgerArg, LoadedKeys};
 use ticket_issuer::error::Error;
 use ticket_issuer::game::Game;
-use ticket_issuer::ledger::{Ledger, Summary};
+use ticket_issuer::ledger::target::LedgerTarget;
 use ticket_issuer::record::PREFIX_SIZE;
 use ticket_issuer::redeem::{Redeemer, Redemption};
 use ticket_issuer::store::Store;
@@ -27,9 +27,10 @@ pub struct Args {
     /// Print outcome and proof, record nothing.
     #[arg(long)]
     pub check: bool,
-    /// Trésors Ensablés: the player pressed "Arrêter" after this many rolls
-    /// (none: the unit was played to the end).
-    #[arg(long, value_name = "N")]
+    /// Trésors Ensablés, with --check: replay the unit as if the player
+    /// pressed "Arrêter" after this many rolls (an auditor's replay; a
+    /// redemption pays the play the ledger recorded).
+    #[arg(long, value_name = "N", requires = "check")]
     pub stopped_after_rolls: Option<u32>,
     /// Print a JSON report on stdout.
     #[arg(long)]
@@ -160,24 +161,18 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
 
 /// Runs `ledger`.
 pub fn ledger(store: &Store, args: &LedgerArgs) -> Result<i32, Error> {
-    if let Some(url) = &args.url {
-        return log::run_postgres(store, url, args.action.as_ref(), args.json);
-    }
     // Reading creates nothing: a mistyped --store is named, a store with
     // no ledger yet has redeemed nothing.
-    if !store.root().is_dir() {
+    if args.url.is_none() && !store.root().is_dir() {
         return Err(Error::NoStore {
             store: store.root().to_path_buf(),
         });
     }
+    let target = LedgerTarget::new(store, args.url.as_deref())?;
     if let Some(action) = &args.action {
-        return log::run(store, action, args.json);
+        return log::run(store, &target, action, args.json);
     }
-    let path = store.ledger_path();
-    let summary = match Ledger::open_existing(&path)? {
-        Some(ledger) => ledger.summary()?,
-        None => Summary::empty(&path),
-    };
+    let summary = target.summary()?;
     let healthy = summary.integrity_ok && summary.reconciled;
     if args.json {
         print_json("ledger", &summary);

@@ -942,4 +942,8 @@ impl super::GameRules for Rules {
         }
         Ok(Unit::decode(payload)?.picture())
     }
+
+    fn sale_view(&self, payload: &[u8]) -> Result<serde_json::Value, String> {
+        serde_json::to_value(Unit::decode(payload)?.view()).map_err(|e| e.to_string())
+    }
 }

@@ -89,6 +89,33 @@ pub trait GameRules: Send + Sync + 'static {
     fn write_export_fields(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<(), String>;
     /// What the player sees, as text, up to `stop` (`None`: the end).
     fn picture(&self, payload: &[u8], stop: Option<u32>) -> Result<String, String>;
+    /// What a sale hands the player's screen (docs/API.md §Sales): all of
+    /// a unit revealed whole; only what is shown before the first step of
+    /// a unit played step by step.
+    fn sale_view(&self, payload: &[u8]) -> Result<serde_json::Value, String>;
+    /// The steps of a unit played one at a time ([`Tape`]); `None` for a
+    /// game whose units are revealed whole.
+    fn tape(&self, payload: &[u8]) -> Option<Result<Tape, String>> {
+        let _ = payload;
+        None
+    }
+    /// Units are played one step at a time and paid as played
+    /// ([`GameRules::tape`] is `Some`).
+    fn step_by_step(&self) -> bool {
+        false
+    }
+}
+
+/// A unit played one step at a time: every step of its play to the end,
+/// where a stop is first allowed, and the step that ends it by itself.
+#[derive(Clone, Debug)]
+pub struct Tape {
+    /// Every roll played to the end, in order.
+    pub steps: Vec<tresors::Step>,
+    /// The roll that opens the first chest (a stop is allowed from there).
+    pub first_chest: Option<u32>,
+    /// The roll that ends the play by itself (a death or the gold chest).
+    pub end_roll: u32,
 }
 
 /// A player's decision the rules don't allow, or a payload that can't be
@@ -191,6 +218,20 @@ impl Game {
     /// regulation's (a drawn game has no test size).
     pub fn is_test_size(self, units: u32) -> bool {
         self.prize_model() == PrizeModel::FixedTable && units != self.block_units()
+    }
+
+    /// The price `price` (euros, as given) in cents, which the game must be
+    /// sold at; `None`: the game's only price (refused where it has several).
+    pub fn price_cents(self, price: Option<&str>) -> Result<u32, Error> {
+        let cents = match (price, self.prices_cents()) {
+            (Some(price), _) => {
+                parse_price(price).ok_or_else(|| self.unsupported_price(price.to_string()))?
+            }
+            (None, [only]) => *only,
+            (None, _) => return Err(Error::PriceNeeded { game: self.slug() }),
+        };
+        self.lot_table(cents)?;
+        Ok(cents)
     }
 
     /// The error for a price (as given) this game is not sold at.

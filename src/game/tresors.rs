@@ -1134,6 +1134,31 @@ impl super::GameRules for Rules {
             .picture(stop)
             .map_err(|e| e.to_string())
     }
+
+    /// The board only: the dice and the chests' contents stay on the
+    /// server until a roll reveals them.
+    fn sale_view(&self, payload: &[u8]) -> Result<serde_json::Value, String> {
+        let unit = Unit::decode(payload)?;
+        Ok(serde_json::json!({
+            "board": unit.board.iter().map(|q| q.token()).collect::<Vec<_>>(),
+            "life": MAX_LIFE,
+        }))
+    }
+
+    fn step_by_step(&self) -> bool {
+        true
+    }
+
+    fn tape(&self, payload: &[u8]) -> Option<Result<super::Tape, String>> {
+        Some(Unit::decode(payload).map(|unit| {
+            let steps: Vec<Step> = unit.steps().collect();
+            super::Tape {
+                first_chest: steps.iter().find(|s| s.chest_cents.is_some()).map(|s| s.roll),
+                end_roll: steps.last().map_or(0, |s| s.roll),
+                steps,
+            }
+        }))
+    }
 }
 
 #[cfg(test)]

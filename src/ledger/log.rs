@@ -279,7 +279,7 @@ pub(super) fn catch_up(
         }
     }
     let mut stmt = tx
-        .prepare_cached("SELECT seq, leaf_hash FROM redemptions WHERE seq >= ?1 ORDER BY seq")
+        .prepare_cached("SELECT seq, leaf_hash FROM log_leaves WHERE seq >= ?1 ORDER BY seq")
         .map_err(err)?;
     let mut rows = stmt.query(params![frontier.size()]).map_err(err)?;
     while let Some(row) = rows.next().map_err(err)? {
@@ -345,22 +345,6 @@ pub struct Head {
     pub verifier_key: Option<String>,
 }
 
-/// The latest signed head of `store`'s ledger, with its verifier key;
-/// `Ok(None)` when there is no ledger or no head yet. Creates nothing.
-pub fn latest_head(store: &Store) -> Result<Option<Head>, Error> {
-    let Some(ledger) = Ledger::open_existing(&store.ledger_path())? else {
-        return Ok(None);
-    };
-    let Some(mut head) = ledger.head()? else {
-        return Ok(None);
-    };
-    let public = public_path(store);
-    if public.exists() {
-        head.verifier_key = Some(verifier_key(&seal::read_public(&public)?));
-    }
-    Ok(Some(head))
-}
-
 /// One problem `ledger verify` found.
 #[derive(Clone, Debug, Serialize)]
 pub struct LogFinding {
@@ -423,144 +407,139 @@ pub struct ConsistencyProof {
     pub consistency_proof: Vec<String>,
 }
 
-/// A row's hashed facts, owned (read back from the database).
-struct OwnedFields {
-    game: String,
-    emission: u32,
-    block: u32,
-    index: u32,
-    unit_id: String,
-    lot: u8,
-    prize_cents: u32,
-    record_sha256: String,
-    redeemed_at: String,
-    stopped_after_rolls: Option<u32>,
+/// Where a unit sits, as its log lines name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Place<'a> {
+    /// Game slug.
+    pub game: &'a str,
+    /// Emission.
+    pub emission: u32,
+    /// Block.
+    pub block: u32,
+    /// Unit index.
+    pub index: u32,
 }
 
-impl OwnedFields {
-    fn borrow(&self) -> EntryFields<'_> {
-        EntryFields {
-            game: &self.game,
-            emission: self.emission,
-            block: self.block,
-            index: self.index,
-            unit_id: &self.unit_id,
-            lot: self.lot,
-            prize_cents: self.prize_cents,
-            record_sha256: &self.record_sha256,
-            redeemed_at: &self.redeemed_at,
-            stopped_after_rolls: self.stopped_after_rolls,
+/// The leaf data of a sale (docs/REDEMPTION.md §Tamper-evident log):
+/// `sale/v1|seq|game|emission|block|index|sold_at\n`.
+#[must_use]
+pub fn sale_line(seq: u64, p: Place, sold_at: &str) -> String {
+    format!(
+        "sale/v1|{seq}|{}|{}|{}|{}|{sold_at}\n",
+        p.game, p.emission, p.block, p.index
+    )
+}
+
+/// The leaf data of a finished Trésors Ensablés play:
+/// `play/v1|seq|game|emission|block|index|rolls|how|ended_at\n`, `how`
+/// being `stop` (the player stopped after `rolls` rolls) or `end` (the
+/// play ended by itself, a death or the gold chest, at roll `rolls`).
+#[must_use]
+pub fn play_line(seq: u64, p: Place, rolls: u32, how: &str, ended_at: &str) -> String {
+    format!(
+        "play/v1|{seq}|{}|{}|{}|{}|{rolls}|{how}|{ended_at}\n",
+        p.game, p.emission, p.block, p.index
+    )
+}
+
+/// One entry of the log read back from the database: its place, its stored
+/// leaf hash, and its leaf data made again from the row's facts.
+#[derive(Clone, Debug)]
+pub struct StoredEntry {
+    /// Its position; `None` for a row inserted outside the log.
+    pub seq: Option<u64>,
+    /// The leaf hash stored beside it.
+    pub leaf: Option<Vec<u8>>,
+    /// The leaf data its row's facts make (`entry_line`, `sale_line`,
+    /// `play_line`).
+    pub line: String,
+    /// What it records, for messages ("the redemption of IAT-…").
+    pub what: String,
+    /// The unit ID, where the row has one.
+    pub unit_id: Option<String>,
+}
+
+/// A signed head as stored.
+#[derive(Clone, Debug)]
+pub struct StoredHead {
+    /// Entries it covers.
+    pub size: u64,
+    /// Its root as stored beside the note.
+    pub root: Vec<u8>,
+    /// When it was signed.
+    pub signed_at: String,
+    /// The signed note.
+    pub checkpoint: String,
+    /// The signer's verifier key, where the database keeps it (PostgreSQL:
+    /// each node signs the heads it makes).
+    pub signer: Option<String>,
+}
+
+/// Every entry and every head, read together.
+#[derive(Default)]
+pub struct Snapshot {
+    /// Entries of every kind, in log order (rows outside the log first).
+    pub entries: Vec<StoredEntry>,
+    /// Heads, smallest first.
+    pub heads: Vec<StoredHead>,
+}
+
+/// A ledger database seen as a log: SQLite or PostgreSQL.
+pub trait LogSource {
+    /// The database's name in messages.
+    fn log_name(&self) -> String;
+    /// Every entry (any order) and every head, from one snapshot.
+    fn snapshot(&self) -> Result<Snapshot, Error>;
+    /// The largest head.
+    fn latest_head(&self) -> Result<Option<StoredHead>, Error>;
+    /// The redemption entry of a unit.
+    fn redemption_entry(&self, unit: Place) -> Result<Option<StoredEntry>, Error>;
+}
+
+impl StoredHead {
+    /// As `ledger head` shows it.
+    #[must_use]
+    pub fn to_head(self) -> Head {
+        Head {
+            origin: self.checkpoint.lines().next().unwrap_or_default().to_string(),
+            size: self.size,
+            root: BASE64.encode(&self.root),
+            root_hex: hex::encode(&self.root),
+            signed_at: self.signed_at,
+            checkpoint: self.checkpoint,
+            verifier_key: self.signer,
         }
     }
 }
 
-/// A row read back: its place, stored leaf hash and hashed facts.
-struct LogRow {
-    seq: Option<u64>,
-    leaf: Option<Vec<u8>>,
-    fields: OwnedFields,
+/// The latest signed head of `source`.
+pub fn head(source: &dyn LogSource) -> Result<Option<Head>, Error> {
+    Ok(source.latest_head()?.map(StoredHead::to_head))
 }
 
-/// The rows `clause` selects (`WHERE …`, `ORDER BY …`, with `params`).
-fn read_rows(
-    conn: &rusqlite::Connection,
-    clause: &str,
-    params: impl rusqlite::Params,
-) -> Result<Vec<LogRow>, rusqlite::Error> {
-    let mut stmt = conn.prepare(&format!(
-        "SELECT seq, leaf_hash, game, emission, block, unit_index, unit_id, lot, prize_cents,
-                record_sha256, redeemed_at, stopped_after_rolls
-         FROM redemptions {clause}"
-    ))?;
-    let rows = stmt.query_map(params, |r| {
-        Ok(LogRow {
-            seq: r.get(0)?,
-            leaf: r.get(1)?,
-            fields: OwnedFields {
-                game: r.get(2)?,
-                emission: r.get(3)?,
-                block: r.get(4)?,
-                index: r.get(5)?,
-                unit_id: r.get(6)?,
-                lot: r.get(7)?,
-                prize_cents: r.get(8)?,
-                record_sha256: r.get(9)?,
-                redeemed_at: r.get(10)?,
-                stopped_after_rolls: r.get(11)?,
-            },
-        })
-    })?;
-    rows.collect()
-}
-
-impl Ledger {
-    /// Numbers rows recorded before the log existed (a ledger with no head
-    /// yet): in time, then key order. A ledger with heads is never renumbered.
-    pub fn adopt_unlogged_rows(&mut self) -> Result<(), Error> {
-        let path = self.path.clone();
-        let err = |source| Error::Ledger {
-            path: path.clone(),
-            source,
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(err)?;
-        let heads: u64 = tx
-            .query_row("SELECT COUNT(*) FROM ledger_heads", [], |r| r.get(0))
-            .map_err(err)?;
-        if heads == 0 {
-            let rows = read_rows(
-                &tx,
-                "WHERE seq IS NULL ORDER BY redeemed_at, game, emission, block, unit_index",
-                [],
-            )
-            .map_err(err)?;
-            let first: u64 = tx
-                .query_row(
-                    "SELECT COALESCE(MAX(seq) + 1, 0) FROM redemptions",
-                    [],
-                    |r| r.get(0),
-                )
-                .map_err(err)?;
-            for (next, row) in (first..).zip(rows) {
-                let f = &row.fields;
-                let leaf = merkle::leaf_hash(entry_line(next, &f.borrow()).as_bytes());
-                tx.execute(
-                    "UPDATE redemptions SET seq=?1, leaf_hash=?2
-                     WHERE game=?3 AND emission=?4 AND block=?5 AND unit_index=?6",
-                    params![next, &leaf[..], f.game, f.emission, f.block, f.index],
-                )
-                .map_err(err)?;
-            }
-        }
-        tx.commit().map_err(err)
+impl Snapshot {
+    /// Sorts entries into log order and heads by size.
+    #[must_use]
+    pub fn sorted(mut self) -> Snapshot {
+        self.entries.sort_by_key(|e| e.seq.map_or((0, 0), |s| (1, s)));
+        self.heads.sort_by_key(|h| h.size);
+        self
     }
 
-    /// The log's leaf hashes as stored, in order (`Err` if one is missing).
-    fn leaves(&self) -> Result<Vec<Hash>, Error> {
-        let mut frontier = Frontier::default();
-        let mut leaves = Vec::new();
-        let mut stmt = self
-            .conn
-            .prepare("SELECT seq, leaf_hash FROM redemptions WHERE seq IS NOT NULL ORDER BY seq")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((r.get::<_, u64>(0)?, r.get::<_, Option<Vec<u8>>>(1)?))
-            })
-            .map_err(|e| self.err(e))?;
-        for row in rows {
-            let (seq, leaf) = row.map_err(|e| self.err(e))?;
-            let leaf = leaf.and_then(|l| Hash::try_from(l.as_slice()).ok());
+    /// The stored leaf hashes in order; `Err` names the first gap.
+    fn leaves(&self, name: &str) -> Result<Vec<Hash>, Error> {
+        let mut leaves = Vec::with_capacity(self.entries.len());
+        for e in self.entries.iter().filter(|e| e.seq.is_some()) {
+            let leaf = e
+                .leaf
+                .as_deref()
+                .and_then(|l| Hash::try_from(l).ok())
+                .filter(|_| e.seq == Some(leaves.len() as u64));
             match leaf {
-                Some(leaf) if seq == leaves.len() as u64 => {
-                    frontier.push(leaf);
-                    leaves.push(leaf);
-                }
-                _ => {
+                Some(leaf) => leaves.push(leaf),
+                None => {
                     return Err(Error::LedgerDamaged {
-                        path: self.path.clone(),
+                        path: PathBuf::from(name),
                         reason: format!(
                             "entry {} is missing or has no leaf hash; run `issuer ledger verify`",
                             leaves.len()
@@ -572,120 +551,13 @@ impl Ledger {
         Ok(leaves)
     }
 
-    /// The latest signed head, if any.
-    pub fn head(&self) -> Result<Option<Head>, Error> {
-        let row = self
-            .conn
-            .query_row(
-                "SELECT size, root, signed_at, checkpoint FROM ledger_heads ORDER BY size DESC LIMIT 1",
-                [],
-                |r| {
-                    Ok((
-                        r.get::<_, u64>(0)?,
-                        r.get::<_, Vec<u8>>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, String>(3)?,
-                    ))
-                },
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
-        let Some((size, root, signed_at, checkpoint)) = row else {
-            return Ok(None);
-        };
-        let origin_line = checkpoint.lines().next().unwrap_or_default().to_string();
-        Ok(Some(Head {
-            origin: origin_line,
-            size,
-            root: BASE64.encode(&root),
-            root_hex: hex::encode(&root),
-            signed_at,
-            checkpoint,
-            verifier_key: None,
-        }))
-    }
-
-    /// Inclusion proof of unit (`game`, `emission`, `block`, `index`) in the
-    /// latest signed head. `Ok(None)` when the unit is not in the log.
-    pub fn prove_unit(
-        &self,
-        game: &str,
-        emission: u32,
-        block: u32,
-        index: u32,
-    ) -> Result<Option<EntryProof>, Error> {
-        let row = read_rows(
-            &self.conn,
-            "WHERE game=?1 AND emission=?2 AND block=?3 AND unit_index=?4",
-            params![game, emission, block, index],
-        )
-        .map_err(|e| self.err(e))?
-        .pop();
-        let (
-            Some(LogRow {
-                seq: Some(seq),
-                fields,
-                ..
-            }),
-            Some(head),
-        ) = (row, self.head()?)
-        else {
-            return Ok(None);
-        };
-        let leaves = self.leaves()?;
-        let n = head.size.min(leaves.len() as u64) as usize;
-        if seq as usize >= n {
-            return Ok(None);
-        }
-        let line = entry_line(seq, &fields.borrow());
-        let proof = merkle::inclusion_proof(&leaves[..n], seq as usize).unwrap_or_default();
-        Ok(Some(EntryProof {
-            entry: line,
-            leaf_index: seq,
-            tree_size: n as u64,
-            inclusion_proof: proof.iter().map(hex::encode).collect(),
-            root: head.root_hex,
-            checkpoint: head.checkpoint,
-        }))
-    }
-
-    /// Consistency proof from size `from` to size `to` (default: the latest
-    /// head's). `Ok(None)` when a size is beyond the log.
-    pub fn prove_consistency(
-        &self,
-        from: u64,
-        to: Option<u64>,
-    ) -> Result<Option<ConsistencyProof>, Error> {
-        let leaves = self.leaves()?;
-        let to = match to {
-            Some(to) => to,
-            None => self.head()?.map_or(leaves.len() as u64, |h| h.size),
-        };
-        if from > to || to > leaves.len() as u64 {
-            return Ok(None);
-        }
-        let new = &leaves[..to as usize];
-        let proof = merkle::consistency_proof(new, from as usize).unwrap_or_default();
-        Ok(Some(ConsistencyProof {
-            from,
-            to,
-            from_root: hex::encode(merkle::root_from_hashes(&new[..from as usize])),
-            to_root: hex::encode(merkle::root_from_hashes(new)),
-            consistency_proof: proof.iter().map(hex::encode).collect(),
-        }))
-    }
-
-    /// Checks the log: every row has its place (no gap, no duplicate), its
-    /// fields hash to its stored leaf, every stored head is signed by
-    /// `public` over the root of the log's first `size` leaves, no head is
-    /// larger than the log, and `extra` (a head kept elsewhere, e.g. by a
-    /// witness) matches too.
-    pub fn verify_log(
-        &self,
-        public: &VerifyingKey,
-        extra: Option<&str>,
-    ) -> Result<LogReport, Error> {
-        let rows = read_rows(&self.conn, "ORDER BY seq", []).map_err(|e| self.err(e))?;
+    /// Checks the log: every entry has its place (no gap, no duplicate) and
+    /// its row's facts hash to its stored leaf; every stored head is signed
+    /// by one of `signers` over the root of the log's first `size` leaves,
+    /// and no head is larger than the log; `extra` (a head kept elsewhere,
+    /// e.g. by a witness) matches too.
+    #[must_use]
+    pub fn verify(&self, signers: &[VerifyingKey], extra: Option<&str>) -> LogReport {
         let mut findings = Vec::new();
         let mut find = |entry: Option<u64>, unit_id: Option<&str>, problem: String| {
             findings.push(LogFinding {
@@ -694,13 +566,22 @@ impl Ledger {
                 problem,
             });
         };
-        // Prefix roots at every size a head names.
-        let mut heads = self.stored_heads()?;
+        let open = |note: &str| {
+            let mut why = String::from("no ledger key was given");
+            for k in signers {
+                match open_checkpoint(note, k) {
+                    Ok(c) => return Ok(c),
+                    Err(e) => why = e,
+                }
+            }
+            Err(why)
+        };
         let mut frontier = Frontier::default();
         let mut roots_at = std::collections::HashMap::new();
-        let mut wanted: std::collections::HashSet<u64> = heads.iter().map(|h| h.0).collect();
+        let mut wanted: std::collections::HashSet<u64> =
+            self.heads.iter().map(|h| h.size).collect();
         let extra_checkpoint = match extra {
-            Some(note) => match open_checkpoint(note, public) {
+            Some(note) => match open(note) {
                 Ok(c) => {
                     wanted.insert(c.size);
                     Some(c)
@@ -716,17 +597,27 @@ impl Ledger {
             roots_at.insert(0, frontier.root());
         }
         let mut expected = 0u64;
-        for row in &rows {
-            let unit = Some(row.fields.unit_id.as_str());
-            let Some(seq) = row.seq else {
+        for e in &self.entries {
+            let unit = e.unit_id.as_deref();
+            let Some(seq) = e.seq else {
                 find(
                     None,
                     unit,
-                    "a redemption outside the log (no seq): inserted behind the ledger's back"
-                        .into(),
+                    format!(
+                        "{} is outside the log (no seq): inserted behind the ledger's back",
+                        e.what
+                    ),
                 );
                 continue;
             };
+            if seq < expected {
+                find(
+                    Some(seq),
+                    unit,
+                    format!("entry {seq} appears twice ({})", e.what),
+                );
+                continue;
+            }
             if seq > expected {
                 find(
                     Some(expected),
@@ -735,15 +626,15 @@ impl Ledger {
                 );
             }
             expected = seq + 1;
-            let leaf = merkle::leaf_hash(entry_line(seq, &row.fields.borrow()).as_bytes());
-            let stored = row.leaf.as_deref().and_then(|l| Hash::try_from(l).ok());
+            let leaf = merkle::leaf_hash(e.line.as_bytes());
+            let stored = e.leaf.as_deref().and_then(|l| Hash::try_from(l).ok());
             if stored != Some(leaf) {
                 find(
                     Some(seq),
                     unit,
                     format!(
-                        "entry {seq} (unit {}) does not hash to its stored leaf: the row was edited or moved",
-                        row.fields.unit_id
+                        "entry {seq} ({}) does not hash to its stored leaf: the row was edited or moved",
+                        e.what
                     ),
                 );
             }
@@ -756,11 +647,10 @@ impl Ledger {
         }
         let size = frontier.size();
         let mut previous = 0;
-        heads.sort_by_key(|h| h.0);
-        let last_head_size = heads.last().map(|h| h.0);
-        for (head_size, root, note) in &heads {
-            match open_checkpoint(note, public) {
-                Ok(c) if c.size == *head_size && c.root.as_slice() == root.as_slice() => {}
+        for h in &self.heads {
+            let head_size = h.size;
+            match open(&h.checkpoint) {
+                Ok(c) if c.size == head_size && c.root.as_slice() == h.root.as_slice() => {}
                 Ok(_) => find(
                     None,
                     None,
@@ -768,16 +658,16 @@ impl Ledger {
                 ),
                 Err(why) => find(None, None, format!("the head of size {head_size}: {why}")),
             }
-            match roots_at.get(head_size) {
+            match roots_at.get(&head_size) {
                 None => find(None, None, format!(
                     "the log holds {size} entries but a signed head says {head_size}: {} entries were deleted", head_size.saturating_sub(size)
                 )),
-                Some(r) if r.as_slice() != root.as_slice() => find(None, None, format!(
-                    "the first {head_size} entries do not make the root signed at that size: an entry from {previous} to {} was changed, removed or reordered", head_size - 1
+                Some(r) if r.as_slice() != h.root.as_slice() => find(None, None, format!(
+                    "the first {head_size} entries do not make the root signed at that size: an entry from {previous} to {} was changed, removed or reordered", head_size.saturating_sub(1)
                 )),
                 Some(_) => {}
             }
-            previous = *head_size;
+            previous = head_size;
         }
         if let Some(c) = extra_checkpoint {
             match roots_at.get(&c.size) {
@@ -801,24 +691,337 @@ impl Ledger {
             }
         }
         let ok = findings.is_empty();
-        Ok(LogReport {
+        LogReport {
             size,
             root: hex::encode(frontier.root()),
-            heads_checked: heads.len() as u64,
-            last_head_size,
+            heads_checked: self.heads.len() as u64,
+            last_head_size: self.heads.last().map(|h| h.size),
             findings,
             ok,
-        })
+        }
+    }
+}
+
+/// Checks `source`'s log (see [`Snapshot::verify`]).
+pub fn verify(
+    source: &dyn LogSource,
+    signers: &[VerifyingKey],
+    extra: Option<&str>,
+) -> Result<LogReport, Error> {
+    Ok(source.snapshot()?.sorted().verify(signers, extra))
+}
+
+/// Inclusion proof of `unit`'s redemption in the latest signed head.
+/// `Ok(None)` when the unit is not in the log (or not under a head yet).
+pub fn prove_unit(source: &dyn LogSource, unit: Place) -> Result<Option<EntryProof>, Error> {
+    let (Some(StoredEntry { seq: Some(seq), line, .. }), Some(head)) =
+        (source.redemption_entry(unit)?, source.latest_head()?)
+    else {
+        return Ok(None);
+    };
+    let leaves = source.snapshot()?.sorted().leaves(&source.log_name())?;
+    let n = head.size.min(leaves.len() as u64) as usize;
+    if seq as usize >= n {
+        return Ok(None);
+    }
+    let proof = merkle::inclusion_proof(&leaves[..n], seq as usize).unwrap_or_default();
+    Ok(Some(EntryProof {
+        entry: line,
+        leaf_index: seq,
+        tree_size: n as u64,
+        inclusion_proof: proof.iter().map(hex::encode).collect(),
+        root: hex::encode(&head.root),
+        checkpoint: head.checkpoint,
+    }))
+}
+
+/// Consistency proof from size `from` to size `to` (default: the latest
+/// head's). `Ok(None)` when a size is beyond the log.
+pub fn prove_consistency(
+    source: &dyn LogSource,
+    from: u64,
+    to: Option<u64>,
+) -> Result<Option<ConsistencyProof>, Error> {
+    let leaves = source.snapshot()?.sorted().leaves(&source.log_name())?;
+    let to = match to {
+        Some(to) => to,
+        None => source
+            .latest_head()?
+            .map_or(leaves.len() as u64, |h| h.size),
+    };
+    if from > to || to > leaves.len() as u64 {
+        return Ok(None);
+    }
+    let new = &leaves[..to as usize];
+    let proof = merkle::consistency_proof(new, from as usize).unwrap_or_default();
+    Ok(Some(ConsistencyProof {
+        from,
+        to,
+        from_root: hex::encode(merkle::root_from_hashes(&new[..from as usize])),
+        to_root: hex::encode(merkle::root_from_hashes(new)),
+        consistency_proof: proof.iter().map(hex::encode).collect(),
+    }))
+}
+
+/// A redemption row's hashed facts, owned (read back from a database).
+pub(super) struct OwnedFields {
+    pub(super) game: String,
+    pub(super) emission: u32,
+    pub(super) block: u32,
+    pub(super) index: u32,
+    pub(super) unit_id: String,
+    pub(super) lot: u8,
+    pub(super) prize_cents: u32,
+    pub(super) record_sha256: String,
+    pub(super) redeemed_at: String,
+    pub(super) stopped_after_rolls: Option<u32>,
+}
+
+impl OwnedFields {
+    fn borrow(&self) -> EntryFields<'_> {
+        EntryFields {
+            game: &self.game,
+            emission: self.emission,
+            block: self.block,
+            index: self.index,
+            unit_id: &self.unit_id,
+            lot: self.lot,
+            prize_cents: self.prize_cents,
+            record_sha256: &self.record_sha256,
+            redeemed_at: &self.redeemed_at,
+            stopped_after_rolls: self.stopped_after_rolls,
+        }
     }
 
-    fn stored_heads(&self) -> Result<Vec<(u64, Vec<u8>, String)>, Error> {
-        let mut stmt = self
+    /// The redemption's entry, at `seq` with `leaf` stored beside it.
+    pub(super) fn into_entry(self, seq: Option<u64>, leaf: Option<Vec<u8>>) -> StoredEntry {
+        StoredEntry {
+            line: entry_line(seq.unwrap_or(0), &self.borrow()),
+            what: format!("the redemption of {}", self.unit_id),
+            unit_id: Some(self.unit_id),
+            seq,
+            leaf,
+        }
+    }
+}
+
+/// A sale row read back.
+pub(super) fn sale_entry(p: Place, seq: u64, leaf: Vec<u8>, sold_at: &str) -> StoredEntry {
+    StoredEntry {
+        line: sale_line(seq, p, sold_at),
+        what: format!(
+            "the sale of {} emission {} block {} unit {}",
+            p.game, p.emission, p.block, p.index
+        ),
+        unit_id: None,
+        seq: Some(seq),
+        leaf: Some(leaf),
+    }
+}
+
+/// A finished play row read back.
+pub(super) fn play_entry(
+    p: Place,
+    seq: u64,
+    leaf: Vec<u8>,
+    rolls: u32,
+    how: &str,
+    at: &str,
+) -> StoredEntry {
+    StoredEntry {
+        line: play_line(seq, p, rolls, how, at),
+        what: format!(
+            "the play of {} emission {} block {} unit {}",
+            p.game, p.emission, p.block, p.index
+        ),
+        unit_id: None,
+        seq: Some(seq),
+        leaf: Some(leaf),
+    }
+}
+
+pub(super) const REDEMPTION_COLUMNS: &str = "seq, leaf_hash, game, emission, block, unit_index, unit_id, lot,
+    prize_cents, record_sha256, redeemed_at, stopped_after_rolls";
+
+/// The redemption rows `clause` selects (`WHERE …`, with `params`): place,
+/// stored leaf, facts.
+type RawRedemption = (Option<u64>, Option<Vec<u8>>, OwnedFields);
+
+fn read_redemption_rows(
+    conn: &rusqlite::Connection,
+    clause: &str,
+    params: impl rusqlite::Params,
+) -> Result<Vec<RawRedemption>, rusqlite::Error> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {REDEMPTION_COLUMNS} FROM redemptions {clause}"
+    ))?;
+    let rows = stmt.query_map(params, |r| {
+        let fields = OwnedFields {
+            game: r.get(2)?,
+            emission: r.get(3)?,
+            block: r.get(4)?,
+            index: r.get(5)?,
+            unit_id: r.get(6)?,
+            lot: r.get(7)?,
+            prize_cents: r.get(8)?,
+            record_sha256: r.get(9)?,
+            redeemed_at: r.get(10)?,
+            stopped_after_rolls: r.get(11)?,
+        };
+        Ok((r.get(0)?, r.get(1)?, fields))
+    })?;
+    rows.collect()
+}
+
+/// The redemption entries `clause` selects.
+fn read_redemptions(
+    conn: &rusqlite::Connection,
+    clause: &str,
+    params: impl rusqlite::Params,
+) -> Result<Vec<StoredEntry>, rusqlite::Error> {
+    Ok(read_redemption_rows(conn, clause, params)?
+        .into_iter()
+        .map(|(seq, leaf, f)| f.into_entry(seq, leaf))
+        .collect())
+}
+
+/// Every sale and finished play of an SQLite ledger.
+fn read_sales_and_plays(conn: &rusqlite::Connection) -> Result<Vec<StoredEntry>, rusqlite::Error> {
+    let mut out = Vec::new();
+    let mut stmt =
+        conn.prepare("SELECT game, emission, block, unit_index, seq, leaf_hash, sold_at FROM sales")?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let game: String = r.get(0)?;
+        let p = Place {
+            game: &game,
+            emission: r.get(1)?,
+            block: r.get(2)?,
+            index: r.get(3)?,
+        };
+        out.push(sale_entry(p, r.get(4)?, r.get(5)?, &r.get::<_, String>(6)?));
+    }
+    let mut stmt = conn.prepare(
+        "SELECT game, emission, block, unit_index, seq, leaf_hash, rolls, ended, ended_at
+         FROM plays WHERE seq IS NOT NULL",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let game: String = r.get(0)?;
+        let p = Place {
+            game: &game,
+            emission: r.get(1)?,
+            block: r.get(2)?,
+            index: r.get(3)?,
+        };
+        out.push(play_entry(
+            p,
+            r.get(4)?,
+            r.get(5)?,
+            r.get(6)?,
+            &r.get::<_, Option<String>>(7)?.unwrap_or_default(),
+            &r.get::<_, Option<String>>(8)?.unwrap_or_default(),
+        ));
+    }
+    Ok(out)
+}
+
+const HEAD_COLUMNS: &str = "size, root, signed_at, checkpoint";
+
+fn read_head(r: &rusqlite::Row) -> Result<StoredHead, rusqlite::Error> {
+    Ok(StoredHead {
+        size: r.get(0)?,
+        root: r.get(1)?,
+        signed_at: r.get(2)?,
+        checkpoint: r.get(3)?,
+        signer: None,
+    })
+}
+
+impl LogSource for Ledger {
+    fn log_name(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn snapshot(&self) -> Result<Snapshot, Error> {
+        let read = || -> Result<Snapshot, rusqlite::Error> {
+            // One read transaction: the rows and heads of one moment.
+            self.conn.execute_batch("BEGIN")?;
+            let mut entries = read_redemptions(&self.conn, "", [])?;
+            entries.extend(read_sales_and_plays(&self.conn)?);
+            let mut stmt = self
+                .conn
+                .prepare(&format!("SELECT {HEAD_COLUMNS} FROM ledger_heads"))?;
+            let heads = stmt
+                .query_map([], read_head)?
+                .collect::<Result<_, _>>()?;
+            Ok(Snapshot { entries, heads })
+        };
+        let snapshot = read();
+        let _ = self.conn.execute_batch("COMMIT");
+        snapshot.map_err(|e| self.err(e))
+    }
+
+    fn latest_head(&self) -> Result<Option<StoredHead>, Error> {
+        self.conn
+            .query_row(
+                &format!("SELECT {HEAD_COLUMNS} FROM ledger_heads ORDER BY size DESC LIMIT 1"),
+                [],
+                read_head,
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    fn redemption_entry(&self, p: Place) -> Result<Option<StoredEntry>, Error> {
+        Ok(read_redemptions(
+            &self.conn,
+            "WHERE game=?1 AND emission=?2 AND block=?3 AND unit_index=?4",
+            params![p.game, p.emission, p.block, p.index],
+        )
+        .map_err(|e| self.err(e))?
+        .pop())
+    }
+}
+
+impl Ledger {
+    /// Numbers rows recorded before the log existed (a ledger with no head
+    /// yet): in time, then key order. A ledger with heads is never renumbered.
+    pub fn adopt_unlogged_rows(&mut self) -> Result<(), Error> {
+        let path = self.path.clone();
+        let err = |source| Error::Ledger {
+            path: path.clone(),
+            source,
+        };
+        let tx = self
             .conn
-            .prepare("SELECT size, root, checkpoint FROM ledger_heads ORDER BY size")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let heads: u64 = tx
+            .query_row("SELECT COUNT(*) FROM ledger_heads", [], |r| r.get(0))
+            .map_err(err)?;
+        if heads == 0 {
+            let rows = read_redemption_rows(
+                &tx,
+                "WHERE seq IS NULL ORDER BY redeemed_at, game, emission, block, unit_index",
+                [],
+            )
+            .map_err(err)?;
+            let first: u64 = tx
+                .query_row("SELECT COALESCE(MAX(seq) + 1, 0) FROM log_leaves", [], |r| {
+                    r.get(0)
+                })
+                .map_err(err)?;
+            for (next, (_, _, f)) in (first..).zip(rows) {
+                let leaf = merkle::leaf_hash(entry_line(next, &f.borrow()).as_bytes());
+                tx.execute(
+                    "UPDATE redemptions SET seq=?1, leaf_hash=?2
+                     WHERE game=?3 AND emission=?4 AND block=?5 AND unit_index=?6",
+                    params![next, &leaf[..], f.game, f.emission, f.block, f.index],
+                )
+                .map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)
     }
 }

@@ -7,7 +7,9 @@
 
 pub mod claims;
 pub mod log;
+pub mod ops;
 pub mod pg;
+mod sqlite_tx;
 pub mod target;
 pub mod writer;
 
@@ -16,13 +18,14 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
+use sha2::{Digest as _, Sha256};
 
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 
 use crate::error::Error;
 use crate::game::{cents_to_euros, Game};
 use crate::merkle::{self, Frontier};
+use sqlite_tx::SqliteTx;
 use crate::record::PREFIX_SIZE;
 
 /// How long a redeemer waits for another's transaction before giving up
@@ -53,6 +56,40 @@ CREATE TABLE IF NOT EXISTS ledger_heads (
     checkpoint  TEXT    NOT NULL,
     frontier    BLOB
 );
+CREATE TABLE IF NOT EXISTS sales (
+    game        TEXT    NOT NULL,
+    emission    INTEGER NOT NULL,
+    block       INTEGER NOT NULL,
+    unit_index  INTEGER NOT NULL,
+    sold_at     TEXT    NOT NULL,
+    seq         INTEGER NOT NULL UNIQUE,
+    leaf_hash   BLOB    NOT NULL,
+    PRIMARY KEY (game, emission, block, unit_index)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sale_cursor (
+    game        TEXT    NOT NULL,
+    emission    INTEGER NOT NULL,
+    block       INTEGER NOT NULL,
+    next_index  INTEGER NOT NULL,
+    PRIMARY KEY (game, emission, block)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS plays (
+    game        TEXT    NOT NULL,
+    emission    INTEGER NOT NULL,
+    block       INTEGER NOT NULL,
+    unit_index  INTEGER NOT NULL,
+    rolls       INTEGER NOT NULL,
+    ended       TEXT,
+    ended_at    TEXT,
+    updated_at  TEXT    NOT NULL,
+    seq         INTEGER UNIQUE,
+    leaf_hash   BLOB,
+    PRIMARY KEY (game, emission, block, unit_index)
+) WITHOUT ROWID;
+CREATE VIEW IF NOT EXISTS log_leaves AS
+    SELECT seq, leaf_hash FROM redemptions WHERE seq IS NOT NULL
+    UNION ALL SELECT seq, leaf_hash FROM sales
+    UNION ALL SELECT seq, leaf_hash FROM plays WHERE seq IS NOT NULL;
 CREATE TABLE IF NOT EXISTS claims_ended (
     game        TEXT    NOT NULL,
     emission    INTEGER NOT NULL,
@@ -193,22 +230,14 @@ pub struct Committed {
 
 impl Committed {
     /// Entry `seq` with leaf hash `leaf`, recorded at `at`; its tree size
-    /// and root are set by [`Committed::under`] once the batch is done.
-    fn at(seq: u64, leaf: &merkle::Hash, at: &str) -> Committed {
+    /// and root are set by [`ops::under`] once the batch is done.
+    pub(crate) fn at(seq: u64, leaf: &merkle::Hash, at: &str) -> Committed {
         Committed {
             seq,
             leaf_hash: hex::encode(leaf),
             redeemed_at: at.to_string(),
             tree_size: 0,
             root: String::new(),
-        }
-    }
-
-    /// Sets the log's size and root after the commit on each recorded one.
-    fn under(outcomes: &mut [Result<Committed, Error>], size: u64, root: &merkle::Hash) {
-        for c in outcomes.iter_mut().flatten() {
-            c.tree_size = size;
-            c.root = hex::encode(root);
         }
     }
 }
@@ -376,18 +405,47 @@ impl Ledger {
             .map_err(|e| self.err(e))
     }
 
-    /// Records `entries` in one immediate transaction, each at most once:
-    /// a unit already recorded (earlier, or earlier in `entries`) is refused
-    /// naming when and what it paid; each other one is inserted with its
-    /// log position and leaf hash and added to its block's totals; the new
-    /// log head is signed with `key` and stored. Returns one outcome per
-    /// entry, in order, once the transaction is durable. `Err` when the
-    /// transaction failed as a whole (nothing was recorded).
+    /// The unit's play, if any.
+    pub fn play(&self, u: ops::UnitRef) -> Result<Option<ops::PlayRow>, Error> {
+        self.conn
+            .query_row(
+                "SELECT rolls, ended FROM plays
+                 WHERE game=?1 AND emission=?2 AND block=?3 AND unit_index=?4",
+                params![u.game.slug(), u.emission, u.block, u.index],
+                |r| {
+                    Ok(ops::PlayRow {
+                        rolls: r.get(0)?,
+                        ended: r.get(1)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// When the unit was sold, if it was.
+    pub fn sale(&self, u: ops::UnitRef) -> Result<Option<String>, Error> {
+        self.conn
+            .query_row(
+                "SELECT sold_at FROM sales
+                 WHERE game=?1 AND emission=?2 AND block=?3 AND unit_index=?4",
+                params![u.game.slug(), u.emission, u.block, u.index],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Applies `ops` in one immediate transaction ([`ops::apply`]): each
+    /// unit sold, played and paid at most once, every change appended to the
+    /// log, whose new head is signed with `key` and stored. Returns one
+    /// outcome per operation, in order, once the transaction is durable.
+    /// `Err` when the transaction failed as a whole (nothing was recorded).
     pub fn commit(
         &mut self,
-        entries: &[Entry],
+        ops: &[ops::Op],
         key: &log::LedgerKey,
-    ) -> Result<Vec<Result<Committed, Error>>, Error> {
+    ) -> Result<Vec<Result<ops::Done, Error>>, Error> {
         let path = self.path.clone();
         let err = |source| Error::Ledger {
             path: path.clone(),
@@ -404,92 +462,22 @@ impl Ledger {
                 r.get(0)
             })
             .map_err(err)?;
-        let mut outcomes = Vec::with_capacity(entries.len());
-        for entry in entries {
-            // Read in the writing transaction: a statement published before
-            // it is seen, one published after waits for it.
-            let ended: Option<String> = tx
-                .prepare_cached("SELECT ended_at FROM claims_ended WHERE game=?1 AND emission=?2")
-                .and_then(|mut s| {
-                    s.query_row(params![entry.game.slug(), entry.emission], |r| r.get(0))
-                        .optional()
-                })
-                .map_err(err)?;
-            if let Some(at) = ended {
-                outcomes.push(Err(Error::ClaimsEnded {
-                    game: entry.game.slug(),
-                    emission: entry.emission,
-                    at,
-                }));
-                continue;
-            }
-            let existing = tx
-                .prepare_cached(
-                    "SELECT redeemed_at, prize_cents FROM redemptions
-                     WHERE game=?1 AND emission=?2 AND block=?3 AND unit_index=?4",
-                )
-                .and_then(|mut s| {
-                    s.query_row(
-                        params![entry.game.slug(), entry.emission, entry.block, entry.index],
-                        |r| Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?)),
-                    )
-                    .optional()
-                })
-                .map_err(err)?;
-            if let Some((at, prize)) = existing {
-                outcomes.push(Err(Error::AlreadyRedeemed {
-                    id: entry.unit_id.clone(),
-                    at,
-                    prize: cents_to_euros(prize),
-                }));
-                continue;
-            }
-            let seq = frontier.size();
-            let leaf = merkle::leaf_hash(log::entry_line(seq, &entry.fields(&at)).as_bytes());
-            tx.prepare_cached(
-                "INSERT INTO redemptions (game, emission, block, unit_index, unit_id, price_cents,
-                     lot, prize_cents, record_sha256, record, rules_version, stopped_after_rolls,
-                     redeemed_at, seq, leaf_hash)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-            )
-            .and_then(|mut s| {
-                s.execute(params![
-                    entry.game.slug(),
-                    entry.emission,
-                    entry.block,
-                    entry.index,
-                    entry.unit_id,
-                    entry.price_cents,
-                    entry.lot,
-                    entry.prize_cents,
-                    entry.record_sha256,
-                    entry.record,
-                    entry.rules_version,
-                    entry.stopped_after_rolls,
-                    at,
-                    seq,
-                    &leaf[..]
-                ])
-            })
-            .map_err(err)?;
-            tx.prepare_cached(
-                "INSERT INTO block_totals (game, emission, block, units, paid_cents) VALUES (?1, ?2, ?3, 1, ?4)
-                 ON CONFLICT (game, emission, block) DO UPDATE
-                 SET units = units + 1, paid_cents = paid_cents + excluded.paid_cents",
-            )
-            .and_then(|mut s| {
-                s.execute(params![entry.game.slug(), entry.emission, entry.block, entry.prize_cents])
-            })
-            .map_err(err)?;
-            frontier.push(leaf);
-            outcomes.push(Ok(Committed::at(seq, &leaf, &at)));
-        }
+        let before = frontier.size();
+        let mut outcomes = ops::apply(
+            &mut SqliteTx {
+                tx: &tx,
+                path: &path,
+            },
+            &mut frontier,
+            &at,
+            ops,
+        )?;
         let root = frontier.root();
-        if frontier.size() > self.frontier.size() {
+        if frontier.size() > before {
             log::store_head(&tx, key, &frontier, &at).map_err(err)?;
         }
         tx.commit().map_err(err)?;
-        Committed::under(&mut outcomes, frontier.size(), &root);
+        ops::under(&mut outcomes, frontier.size(), &root);
         self.frontier = frontier;
         Ok(outcomes)
     }
@@ -576,35 +564,30 @@ impl Ledger {
             .map_err(|e| self.err(e))?
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.err(e))?;
-        let wrong_prizes = self.rows_with_wrong_prize()?;
-        let mut blocks = Vec::new();
-        let (mut units, mut paid) = (0u64, 0u64);
-        for (game, emission, block, n, winners, sum, t_units, t_paid) in rows {
-            let reconciled = t_units == Some(n)
-                && t_paid == Some(sum)
-                && !wrong_prizes.contains(&(game.clone(), emission, block));
-            units += n;
-            paid += sum;
-            blocks.push(BlockLine {
-                game,
-                emission,
-                block,
-                units: n,
-                winners,
-                paid: cents_to_euros(sum).to_string(),
-                reconciled,
-            });
-        }
-        let reconciled = blocks.iter().all(|b| b.reconciled);
-        Ok(Summary {
-            path: self.path.display().to_string(),
-            blocks,
-            units,
-            paid: cents_to_euros(paid).to_string(),
-            digest: hex::encode(self.digest()?),
-            integrity_ok: integrity == "ok",
-            reconciled,
-        })
+        let figures = rows
+            .into_iter()
+            .map(
+                |(game, emission, block, units, winners, paid_cents, total_units, total_paid_cents)| {
+                    BlockFigures {
+                        game,
+                        emission,
+                        block,
+                        units,
+                        winners,
+                        paid_cents,
+                        total_units,
+                        total_paid_cents,
+                    }
+                },
+            )
+            .collect();
+        Ok(Summary::of(
+            &self.path.display().to_string(),
+            figures,
+            &self.rows_with_wrong_prize()?,
+            self.digest()?,
+            integrity == "ok",
+        ))
     }
 
     /// Blocks with a row that does not replay: its record is not the one
@@ -661,44 +644,128 @@ impl Ledger {
                  FROM redemptions ORDER BY game, emission, block, unit_index",
             )
             .map_err(|e| self.err(e))?;
-        let mut hasher = Sha256::new();
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(format!(
-                    "{}|{}|{}|{}|{}|{}|{}|{}|{}\n",
-                    r.get::<_, String>(0)?,
-                    r.get::<_, u32>(1)?,
-                    r.get::<_, u32>(2)?,
-                    r.get::<_, u32>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, u8>(5)?,
-                    r.get::<_, u32>(6)?,
-                    r.get::<_, String>(7)?,
-                    r.get::<_, String>(8)?
-                ))
-            })
-            .map_err(|e| self.err(e))?;
-        for line in rows {
-            hasher.update(line.map_err(|e| self.err(e))?.as_bytes());
+        let mut digest = Digest::default();
+        let mut rows = stmt.query([]).map_err(|e| self.err(e))?;
+        let mut add = |r: &rusqlite::Row| -> rusqlite::Result<()> {
+            digest.add(
+                &r.get::<_, String>(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                &r.get::<_, String>(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                &r.get::<_, String>(7)?,
+                &r.get::<_, String>(8)?,
+            );
+            Ok(())
+        };
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            add(r).map_err(|e| self.err(e))?;
         }
-        Ok(hasher.finalize().into())
+        Ok(digest.finish())
+    }
+}
+
+/// The ledger digest: SHA-256 over every redemption in key order, each as
+/// the line `game|emission|block|index|unit_id|lot|prize_cents|record_sha256|redeemed_at\n`.
+#[derive(Default)]
+pub(crate) struct Digest(Sha256);
+
+impl Digest {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn add(
+        &mut self,
+        game: &str,
+        emission: u32,
+        block: u32,
+        index: u32,
+        unit_id: &str,
+        lot: u8,
+        prize_cents: u32,
+        record_sha256: &str,
+        redeemed_at: &str,
+    ) {
+        self.0.update(
+            format!(
+                "{game}|{emission}|{block}|{index}|{unit_id}|{lot}|{prize_cents}|{record_sha256}|{redeemed_at}\n"
+            )
+            .as_bytes(),
+        );
+    }
+
+    pub(crate) fn finish(self) -> [u8; 32] {
+        self.0.finalize().into()
+    }
+}
+
+/// One block's figures as the database sums them, with its running totals.
+pub(crate) struct BlockFigures {
+    pub(crate) game: String,
+    pub(crate) emission: u32,
+    pub(crate) block: u32,
+    pub(crate) units: u64,
+    pub(crate) winners: u64,
+    pub(crate) paid_cents: u64,
+    pub(crate) total_units: Option<u64>,
+    pub(crate) total_paid_cents: Option<u64>,
+}
+
+impl Summary {
+    /// The summary of the ledger `path` from its blocks' figures, the blocks
+    /// with a row that does not replay, its digest and integrity check.
+    pub(crate) fn of(
+        path: &str,
+        figures: Vec<BlockFigures>,
+        wrong_prizes: &[(String, u32, u32)],
+        digest: [u8; 32],
+        integrity_ok: bool,
+    ) -> Summary {
+        let mut blocks = Vec::new();
+        let (mut units, mut paid) = (0u64, 0u64);
+        for f in figures {
+            let reconciled = f.total_units == Some(f.units)
+                && f.total_paid_cents == Some(f.paid_cents)
+                && !wrong_prizes.contains(&(f.game.clone(), f.emission, f.block));
+            units += f.units;
+            paid += f.paid_cents;
+            blocks.push(BlockLine {
+                game: f.game,
+                emission: f.emission,
+                block: f.block,
+                units: f.units,
+                winners: f.winners,
+                paid: cents_to_euros(f.paid_cents).to_string(),
+                reconciled,
+            });
+        }
+        let reconciled = blocks.iter().all(|b| b.reconciled);
+        Summary {
+            path: path.to_string(),
+            blocks,
+            units,
+            paid: cents_to_euros(paid).to_string(),
+            digest: hex::encode(digest),
+            integrity_ok,
+            reconciled,
+        }
     }
 }
 
 /// The stored facts of one row that its replay is checked against.
-struct Row {
-    price_cents: u32,
-    lot: u8,
-    prize_cents: u32,
+pub(crate) struct Row {
+    pub(crate) price_cents: u32,
+    pub(crate) lot: u8,
+    pub(crate) prize_cents: u32,
     record_sha256: String,
-    record: Option<Vec<u8>>,
-    rules_version: Option<u16>,
-    stopped_after_rolls: Option<u32>,
+    pub(crate) record: Option<Vec<u8>>,
+    pub(crate) rules_version: Option<u16>,
+    pub(crate) stopped_after_rolls: Option<u32>,
 }
 
 impl Row {
     /// True when the row's lot and prize are what its unit gives.
-    fn replays(&self, game: Game) -> bool {
+    pub(crate) fn replays(&self, game: Game) -> bool {
         let Ok(table) = game.lot_table(self.price_cents) else {
             return false;
         };

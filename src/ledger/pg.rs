@@ -14,21 +14,21 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use ed25519_dalek::VerifyingKey;
 use postgres::{IsolationLevel, NoTls};
 use r2d2_postgres::PostgresConnectionManager;
 
 use super::claims::EndOfClaims;
-use super::log::{self, LedgerKey, LogFinding, LogReport};
+use super::log::{self, LedgerKey, LogSource, OwnedFields, Place, Snapshot, StoredEntry, StoredHead};
+use super::ops::{self, Done, LedgerTx, Op, PlayRow};
 use super::writer::LedgerStorage;
-use super::{Committed, Entry, Recorded};
+use super::{Entry, Recorded};
 use crate::error::Error;
-use crate::game::{cents_to_euros, Game};
+use crate::game::Game;
 use crate::merkle::{self, Frontier};
 use crate::store::Store;
 
 /// The schema version this build writes (`ledger_schema.version`).
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Connections kept per process.
 const POOL_SIZE: u32 = 4;
@@ -82,6 +82,40 @@ CREATE TABLE claims_ended (
     statement   TEXT   NOT NULL,
     ended_at    TEXT   NOT NULL,
     PRIMARY KEY (game, emission)
+);
+";
+
+/// Version 2: sales and plays (issue 13), in the log beside redemptions.
+const SCHEMA_V2: &str = "
+CREATE TABLE sales (
+    game        TEXT   NOT NULL,
+    emission    BIGINT NOT NULL,
+    block       BIGINT NOT NULL,
+    unit_index  BIGINT NOT NULL,
+    sold_at     TEXT   NOT NULL,
+    seq         BIGINT NOT NULL UNIQUE,
+    leaf_hash   BYTEA  NOT NULL,
+    PRIMARY KEY (game, emission, block, unit_index)
+);
+CREATE TABLE sale_cursor (
+    game        TEXT   NOT NULL,
+    emission    BIGINT NOT NULL,
+    block       BIGINT NOT NULL,
+    next_index  BIGINT NOT NULL,
+    PRIMARY KEY (game, emission, block)
+);
+CREATE TABLE plays (
+    game        TEXT   NOT NULL,
+    emission    BIGINT NOT NULL,
+    block       BIGINT NOT NULL,
+    unit_index  BIGINT NOT NULL,
+    rolls       BIGINT NOT NULL,
+    ended       TEXT,
+    ended_at    TEXT,
+    updated_at  TEXT   NOT NULL,
+    seq         BIGINT UNIQUE,
+    leaf_hash   BYTEA,
+    PRIMARY KEY (game, emission, block, unit_index)
 );
 ";
 
@@ -172,12 +206,14 @@ impl PgLedger {
         }
         if found == 0 {
             tx.batch_execute(SCHEMA_V1).map_err(db)?;
-            tx.execute(
-                "INSERT INTO ledger_schema (version) VALUES ($1)",
-                &[&SCHEMA_VERSION],
-            )
-            .map_err(db)?;
+            tx.execute("INSERT INTO ledger_schema (version) VALUES (1)", &[])
+                .map_err(db)?;
         }
+        if found < 2 {
+            tx.batch_execute(SCHEMA_V2).map_err(db)?;
+        }
+        tx.execute("UPDATE ledger_schema SET version = $1", &[&SCHEMA_VERSION])
+            .map_err(db)?;
         tx.commit().map_err(db)?;
         Ok((found, SCHEMA_VERSION))
     }
@@ -213,23 +249,58 @@ impl PgLedger {
         block: u32,
         index: u32,
     ) -> Result<Option<Recorded>, Error> {
-        let row = self
-            .conn()?
-            .query_opt(
-                "SELECT redeemed_at, prize_cents FROM redemptions
-                 WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
-                &[
-                    &game.slug(),
-                    &i64::from(emission),
-                    &i64::from(block),
-                    &i64::from(index),
-                ],
-            )
-            .map_err(|e| self.unavailable(e))?;
+        let row = self.unit_row(
+            "SELECT redeemed_at, prize_cents FROM redemptions
+             WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
+            ops::UnitRef {
+                game,
+                emission,
+                block,
+                index,
+            },
+        )?;
         Ok(row.map(|r| Recorded {
             redeemed_at: r.get(0),
             prize_cents: small(r.get(1)),
         }))
+    }
+
+    /// The first row of `sql` whose first four parameters are the unit `u`.
+    fn unit_row(&self, sql: &str, u: ops::UnitRef) -> Result<Option<postgres::Row>, Error> {
+        self.conn()?
+            .query_opt(
+                sql,
+                &[
+                    &u.game.slug(),
+                    &i64::from(u.emission),
+                    &i64::from(u.block),
+                    &i64::from(u.index),
+                ],
+            )
+            .map_err(|e| self.unavailable(e))
+    }
+
+    /// The unit's play, if any.
+    pub fn play(&self, u: ops::UnitRef) -> Result<Option<PlayRow>, Error> {
+        Ok(self
+            .unit_row(
+                "SELECT rolls, ended FROM plays WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
+                u,
+            )?
+            .map(|r| PlayRow {
+                rolls: small(r.get(0)),
+                ended: r.get(1),
+            }))
+    }
+
+    /// When the unit was sold, if it was.
+    pub fn sale(&self, u: ops::UnitRef) -> Result<Option<String>, Error> {
+        Ok(self
+            .unit_row(
+                "SELECT sold_at FROM sales WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
+                u,
+            )?
+            .map(|r| r.get(0)))
     }
 
     /// Publishes `statement` (the first end of claims stands), after every
@@ -272,14 +343,10 @@ impl PgLedger {
         }))
     }
 
-    /// Records `entries` in one transaction, each at most once, refusing
-    /// units of an emission whose claim period the issuer ended; signs the
-    /// new head with `key`. As [`super::Ledger::commit`].
-    pub fn commit(
-        &self,
-        entries: &[Entry],
-        key: &LedgerKey,
-    ) -> Result<Vec<Result<Committed, Error>>, Error> {
+    /// Applies `ops` in one transaction ([`super::ops::apply`]), under the
+    /// lock on `log_state`; signs the new head with `key`. As
+    /// [`super::Ledger::commit`].
+    pub fn commit(&self, ops: &[Op], key: &LedgerKey) -> Result<Vec<Result<Done, Error>>, Error> {
         let db = |e: postgres::Error| self.unavailable(e);
         let mut conn = self.conn()?;
         let mut tx = conn
@@ -297,79 +364,16 @@ impl PgLedger {
         })?;
         let old_size = frontier.size();
         let at: String = tx.query_one(NOW, &[]).map_err(db)?.get(0);
-        // Prepared once per batch: each unit then costs two round trips.
-        let insert = tx.prepare(INSERT_REDEMPTION).map_err(db)?;
-        let add_to_totals = tx.prepare(ADD_TO_TOTALS).map_err(db)?;
-        // Read once per emission in the batch, under the lock above.
-        let mut ended: HashMap<(&str, i64), Option<String>> = HashMap::new();
-        let mut outcomes = Vec::with_capacity(entries.len());
-        for entry in entries {
-            let (game, emission) = (entry.game.slug(), i64::from(entry.emission));
-            let (block, index) = (i64::from(entry.block), i64::from(entry.index));
-            if let std::collections::hash_map::Entry::Vacant(slot) = ended.entry((game, emission)) {
-                let row = tx
-                    .query_opt(
-                        "SELECT ended_at FROM claims_ended WHERE game=$1 AND emission=$2",
-                        &[&game, &emission],
-                    )
-                    .map_err(db)?;
-                slot.insert(row.map(|r| r.get(0)));
-            }
-            if let Some(Some(at)) = ended.get(&(game, emission)) {
-                outcomes.push(Err(Error::ClaimsEnded {
-                    game,
-                    emission: entry.emission,
-                    at: at.clone(),
-                }));
-                continue;
-            }
-            let seq = frontier.size();
-            let leaf = merkle::leaf_hash(log::entry_line(seq, &entry.fields(&at)).as_bytes());
-            let inserted = tx
-                .execute(
-                    &insert,
-                    &[
-                        &game,
-                        &emission,
-                        &block,
-                        &index,
-                        &entry.unit_id,
-                        &i64::from(entry.price_cents),
-                        &i64::from(entry.lot),
-                        &i64::from(entry.prize_cents),
-                        &entry.record_sha256,
-                        &entry.record,
-                        &i64::from(entry.rules_version),
-                        &entry.stopped_after_rolls.map(i64::from),
-                        &at,
-                        &i64::try_from(seq).unwrap_or(i64::MAX),
-                        &&leaf[..],
-                    ],
-                )
-                .map_err(db)?;
-            if inserted == 0 {
-                let first = tx
-                    .query_one(
-                        "SELECT redeemed_at, prize_cents FROM redemptions
-                         WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
-                        &[&game, &emission, &block, &index],
-                    )
-                    .map_err(db)?;
-                outcomes.push(Err(Error::AlreadyRedeemed {
-                    id: entry.unit_id.clone(),
-                    at: first.get(0),
-                    prize: cents_to_euros(small(first.get(1))),
-                }));
-                continue;
-            }
-            tx.execute(
-                &add_to_totals,
-                &[&game, &emission, &block, &i64::from(entry.prize_cents)],
-            )
-            .map_err(db)?;
-            frontier.push(leaf);
-            outcomes.push(Ok(Committed::at(seq, &leaf, &at)));
-        }
+        let mut outcomes = ops::apply(
+            &mut PgTx {
+                tx: &mut tx,
+                ledger: self,
+                statements: HashMap::new(),
+            },
+            &mut frontier,
+            &at,
+            ops,
+        )?;
         let root = frontier.root();
         if frontier.size() > old_size {
             let size = i64::try_from(frontier.size()).unwrap_or(i64::MAX);
@@ -391,52 +395,68 @@ impl PgLedger {
             )
             .map_err(db)?;
         }
-        Committed::under(&mut outcomes, frontier.size(), &root);
+        ops::under(&mut outcomes, frontier.size(), &root);
         if let Err(e) = tx.commit() {
             drop(conn);
-            return self.resolve(entries, outcomes, &e);
+            let grew = (frontier.size() > old_size).then_some((frontier.size(), root));
+            return self.resolve(ops, outcomes, grew, &e);
         }
         Ok(outcomes)
     }
 
-    /// After a failed COMMIT, whose outcome is unknown: looks each unit up.
-    /// One recorded at this commit's position keeps its outcome; one that is
-    /// not was not recorded (retry). Never guesses.
+    /// After a failed COMMIT, whose outcome is unknown: looks it up. A
+    /// commit that grew the log stored the head of its size and root: if
+    /// that head is there, every outcome stands; if not, nothing was
+    /// recorded (retry). A roll that ended nothing is looked up in its play.
+    /// Never guesses.
     fn resolve(
         &self,
-        entries: &[Entry],
-        outcomes: Vec<Result<Committed, Error>>,
+        ops: &[Op],
+        outcomes: Vec<Result<Done, Error>>,
+        grew: Option<(u64, merkle::Hash)>,
         cause: &postgres::Error,
-    ) -> Result<Vec<Result<Committed, Error>>, Error> {
+    ) -> Result<Vec<Result<Done, Error>>, Error> {
         let unknown = |reason: String| Error::LedgerOutcomeUnknown {
             path: PathBuf::from(&self.name),
             reason: format!("commit: {cause}; lookup: {reason}"),
         };
         let mut conn = self.pool.get().map_err(|e| unknown(e.to_string()))?;
-        let mut resolved = Vec::with_capacity(outcomes.len());
-        for (entry, outcome) in entries.iter().zip(outcomes) {
-            let Ok(committed) = outcome else {
-                resolved.push(outcome);
-                continue;
-            };
-            let row = conn
+        let committed = match grew {
+            Some((size, root)) => conn
                 .query_opt(
-                    "SELECT seq, leaf_hash FROM redemptions
-                     WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
-                    &[
-                        &entry.game.slug(),
-                        &i64::from(entry.emission),
-                        &i64::from(entry.block),
-                        &i64::from(entry.index),
-                    ],
+                    "SELECT root FROM ledger_heads WHERE size = $1",
+                    &[&i64::try_from(size).unwrap_or(i64::MAX)],
                 )
-                .map_err(|e| unknown(e.to_string()))?;
-            let ours = row.is_some_and(|r| {
-                u64::try_from(r.get::<_, i64>(0)).ok() == Some(committed.seq)
-                    && hex::encode(r.get::<_, Vec<u8>>(1)) == committed.leaf_hash
-            });
-            resolved.push(if ours {
-                Ok(committed)
+                .map_err(|e| unknown(e.to_string()))?
+                .is_some_and(|r| r.get::<_, Vec<u8>>(0) == root),
+            None => false,
+        };
+        let mut resolved = Vec::with_capacity(outcomes.len());
+        for (op, outcome) in ops.iter().zip(outcomes) {
+            let stands = committed
+                || match (&outcome, op) {
+                (Err(_), _) => true,
+                (Ok(Done::Played(p)), Op::Play(o)) if p.seq.is_none() => {
+                    let u = o.unit.place();
+                    p.replayed
+                        || conn
+                            .query_opt(
+                                "SELECT rolls FROM plays
+                                 WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
+                                &[
+                                    &u.game,
+                                    &i64::from(u.emission),
+                                    &i64::from(u.block),
+                                    &i64::from(u.index),
+                                ],
+                            )
+                            .map_err(|e| unknown(e.to_string()))?
+                            .is_some_and(|r| small(r.get(0)) >= p.play.rolls)
+                }
+                (Ok(_), _) => false,
+            };
+            resolved.push(if stands {
+                outcome
             } else {
                 Err(self.unavailable(format!("the commit failed ({cause})")))
             });
@@ -446,134 +466,445 @@ impl PgLedger {
 }
 
 impl PgLedger {
-    /// Replays the log: every entry's leaf hash from its row, positions
-    /// without gaps, every signed head's root at its size and its
-    /// signature by one of `signers` (the nodes' ledger keys), and each
-    /// block's running totals against its rows.
-    pub fn verify_log(&self, signers: &[VerifyingKey]) -> Result<LogReport, Error> {
+    /// Runs `read` in one read-only REPEATABLE READ transaction: one
+    /// snapshot of every table.
+    fn read<T>(
+        &self,
+        read: impl FnOnce(&mut postgres::Transaction) -> Result<T, postgres::Error>,
+    ) -> Result<T, Error> {
         let db = |e: postgres::Error| self.unavailable(e);
         let mut conn = self.conn()?;
-        // One snapshot for the rows, the heads and the totals.
         let mut tx = conn
             .build_transaction()
             .isolation_level(IsolationLevel::RepeatableRead)
             .read_only(true)
             .start()
             .map_err(db)?;
-        let rows = tx
-            .query(
-                "SELECT seq, game, emission, block, unit_index, unit_id, lot, prize_cents,
-                        record_sha256, redeemed_at, stopped_after_rolls, leaf_hash
-                 FROM redemptions ORDER BY seq",
+        let out = read(&mut tx).map_err(db)?;
+        tx.commit().map_err(db)?;
+        Ok(out)
+    }
+
+    /// Per-block counts and amounts, each block reconciled against its
+    /// running totals and each row replayed from its record, with the
+    /// ledger digest (as [`super::Ledger::summary`]).
+    pub fn summary(&self) -> Result<super::Summary, Error> {
+        let (blocks, rows) = self.read(|tx| {
+            let blocks = tx.query(
+                "SELECT r.game, r.emission, r.block, COUNT(*), SUM((r.lot <> 0)::int), SUM(r.prize_cents),
+                        MAX(t.units), MAX(t.paid_cents)
+                 FROM redemptions r LEFT JOIN block_totals t
+                   ON t.game = r.game AND t.emission = r.emission AND t.block = r.block
+                 GROUP BY r.game, r.emission, r.block ORDER BY r.game, r.emission, r.block",
                 &[],
-            )
-            .map_err(db)?;
-        let heads = tx
-            .query(
-                "SELECT size, checkpoint FROM ledger_heads ORDER BY size",
+            )?;
+            let rows = tx.query(
+                "SELECT game, emission, block, unit_index, unit_id, lot, prize_cents, record_sha256,
+                        redeemed_at, price_cents, record, rules_version, stopped_after_rolls
+                 FROM redemptions ORDER BY game, emission, block, unit_index",
                 &[],
-            )
-            .map_err(db)?;
-        let bad_totals = tx
-            .query(
-                "SELECT t.game, t.emission, t.block FROM block_totals t
-                 LEFT JOIN (SELECT game, emission, block, COUNT(*) AS n, SUM(prize_cents) AS paid
-                            FROM redemptions GROUP BY game, emission, block) r
-                   USING (game, emission, block)
-                 WHERE r.n IS DISTINCT FROM t.units OR r.paid IS DISTINCT FROM t.paid_cents",
-                &[],
-            )
-            .map_err(db)?;
-        let mut findings = Vec::new();
-        let mut frontier = Frontier::default();
-        let mut roots = std::collections::HashMap::new();
-        let head_sizes: std::collections::HashSet<i64> =
-            heads.iter().map(|h| h.get::<_, i64>(0)).collect();
-        for row in &rows {
-            let seq: i64 = row.get(0);
-            let unit_id: String = row.get(5);
-            let finding = |problem: String| LogFinding {
-                entry: u64::try_from(seq).ok(),
-                unit_id: Some(unit_id.clone()),
-                problem,
+            )?;
+            Ok((blocks, rows))
+        })?;
+        let figures = blocks
+            .iter()
+            .map(|r| super::BlockFigures {
+                game: r.get(0),
+                emission: small(r.get(1)),
+                block: small(r.get(2)),
+                units: r.get::<_, i64>(3).unsigned_abs(),
+                winners: r.get::<_, i64>(4).unsigned_abs(),
+                paid_cents: r.get::<_, i64>(5).unsigned_abs(),
+                total_units: r.get::<_, Option<i64>>(6).map(i64::unsigned_abs),
+                total_paid_cents: r.get::<_, Option<i64>>(7).map(i64::unsigned_abs),
+            })
+            .collect();
+        let mut digest = super::Digest::default();
+        let mut wrong = Vec::new();
+        for r in &rows {
+            let key = (r.get::<_, String>(0), small(r.get(1)), small(r.get(2)));
+            let row = super::Row {
+                price_cents: small(r.get(9)),
+                lot: u8::try_from(r.get::<_, i64>(5)).unwrap_or(u8::MAX),
+                prize_cents: small(r.get(6)),
+                record_sha256: r.get(7),
+                record: r.get(10),
+                rules_version: u16::try_from(r.get::<_, i64>(11)).ok(),
+                stopped_after_rolls: r.get::<_, Option<i64>>(12).map(small),
             };
-            if u64::try_from(seq).ok() != Some(frontier.size()) {
-                findings.push(finding(format!(
-                    "entry {} is missing (the next row is at {seq})",
-                    frontier.size()
-                )));
-                break;
+            digest.add(
+                &key.0,
+                key.1,
+                key.2,
+                small(r.get(3)),
+                &r.get::<_, String>(4),
+                row.lot,
+                row.prize_cents,
+                &row.record_sha256,
+                &r.get::<_, String>(8),
+            );
+            let replays = Game::from_slug(&key.0).is_some_and(|g| row.replays(g));
+            if !replays && !wrong.contains(&key) {
+                wrong.push(key);
             }
-            let game: String = row.get(1);
-            let fields = log::EntryFields {
+        }
+        Ok(super::Summary::of(
+            &self.name,
+            figures,
+            &wrong,
+            digest.finish(),
+            true,
+        ))
+    }
+}
+
+/// The head columns, as read back.
+const HEAD_COLUMNS: &str = "size, root, signed_at, checkpoint, signer";
+
+fn read_head(r: &postgres::Row) -> StoredHead {
+    StoredHead {
+        size: r.get::<_, i64>(0).unsigned_abs(),
+        root: r.get(1),
+        signed_at: r.get(2),
+        checkpoint: r.get(3),
+        signer: Some(r.get(4)),
+    }
+}
+
+/// A redemption row (the columns of `log::REDEMPTION_COLUMNS`) as an entry.
+fn redemption_entry(row: &postgres::Row) -> StoredEntry {
+    let fields = OwnedFields {
+        game: row.get(2),
+        emission: small(row.get(3)),
+        block: small(row.get(4)),
+        index: small(row.get(5)),
+        unit_id: row.get(6),
+        lot: u8::try_from(row.get::<_, i64>(7)).unwrap_or(u8::MAX),
+        prize_cents: small(row.get(8)),
+        record_sha256: row.get(9),
+        redeemed_at: row.get(10),
+        stopped_after_rolls: row.get::<_, Option<i64>>(11).map(small),
+    };
+    fields.into_entry(row.get::<_, Option<i64>>(0).map(i64::unsigned_abs), row.get(1))
+}
+
+/// The place columns (game, emission, block, unit_index) of a row.
+fn place(row: &postgres::Row) -> (String, u32, u32, u32) {
+    (row.get(0), small(row.get(1)), small(row.get(2)), small(row.get(3)))
+}
+
+impl LogSource for PgLedger {
+    fn log_name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn snapshot(&self) -> Result<Snapshot, Error> {
+        let (redemptions, sales, plays, heads) = self.read(|tx| {
+            Ok((
+                tx.query(
+                    &format!("SELECT {} FROM redemptions", log::REDEMPTION_COLUMNS),
+                    &[],
+                )?,
+                tx.query(
+                    "SELECT game, emission, block, unit_index, seq, leaf_hash, sold_at FROM sales",
+                    &[],
+                )?,
+                tx.query(
+                    "SELECT game, emission, block, unit_index, seq, leaf_hash, rolls, ended, ended_at
+                     FROM plays WHERE seq IS NOT NULL",
+                    &[],
+                )?,
+                tx.query(&format!("SELECT {HEAD_COLUMNS} FROM ledger_heads"), &[])?,
+            ))
+        })?;
+        let mut entries: Vec<StoredEntry> = redemptions.iter().map(redemption_entry).collect();
+        for r in &sales {
+            let (game, emission, block, index) = place(r);
+            let p = Place {
                 game: &game,
-                emission: small(row.get(2)),
-                block: small(row.get(3)),
-                index: small(row.get(4)),
-                unit_id: &unit_id,
-                lot: u8::try_from(row.get::<_, i64>(6)).unwrap_or(u8::MAX),
-                prize_cents: small(row.get(7)),
-                record_sha256: row.get(8),
-                redeemed_at: row.get(9),
-                stopped_after_rolls: row.get::<_, Option<i64>>(10).map(small),
+                emission,
+                block,
+                index,
             };
-            let leaf = merkle::leaf_hash(log::entry_line(frontier.size(), &fields).as_bytes());
-            if row.get::<_, Vec<u8>>(11) != leaf {
-                findings.push(finding(
-                    "its row is not what its leaf hash was made from".into(),
-                ));
-            }
-            frontier.push(leaf);
-            if head_sizes.contains(&(seq + 1)) {
-                roots.insert(seq + 1, frontier.root());
-            }
+            entries.push(log::sale_entry(
+                p,
+                r.get::<_, i64>(4).unsigned_abs(),
+                r.get(5),
+                &r.get::<_, String>(6),
+            ));
         }
-        for head in &heads {
-            let size: i64 = head.get(0);
-            let note: String = head.get(1);
-            let problem = match signers
-                .iter()
-                .find_map(|k| log::open_checkpoint(&note, k).ok())
-            {
-                None => Some("its checkpoint is not signed by any of the given ledger keys".into()),
-                Some(c) if i64::try_from(c.size).ok() != Some(size) => {
-                    Some(format!("its checkpoint signs size {}", c.size))
-                }
-                Some(c) if roots.get(&size) != Some(&c.root) => {
-                    Some("the log's root at its size is not the one it signs".into())
-                }
-                Some(_) => None,
+        for r in &plays {
+            let (game, emission, block, index) = place(r);
+            let p = Place {
+                game: &game,
+                emission,
+                block,
+                index,
             };
-            if let Some(problem) = problem {
-                findings.push(LogFinding {
-                    entry: None,
-                    unit_id: None,
-                    problem: format!("head of size {size}: {problem}"),
-                });
-            }
+            entries.push(log::play_entry(
+                p,
+                r.get::<_, i64>(4).unsigned_abs(),
+                r.get(5),
+                small(r.get(6)),
+                &r.get::<_, Option<String>>(7).unwrap_or_default(),
+                &r.get::<_, Option<String>>(8).unwrap_or_default(),
+            ));
         }
-        for t in &bad_totals {
-            findings.push(LogFinding {
-                entry: None,
-                unit_id: None,
-                problem: format!(
-                    "{} emission {} block {}: the running totals are not the sum of its rows",
-                    t.get::<_, String>(0),
-                    t.get::<_, i64>(1),
-                    t.get::<_, i64>(2)
-                ),
-            });
-        }
-        Ok(LogReport {
-            size: frontier.size(),
-            root: hex::encode(frontier.root()),
-            heads_checked: heads.len() as u64,
-            last_head_size: heads
-                .last()
-                .and_then(|h| u64::try_from(h.get::<_, i64>(0)).ok()),
-            ok: findings.is_empty(),
-            findings,
+        Ok(Snapshot {
+            entries,
+            heads: heads.iter().map(read_head).collect(),
         })
+    }
+
+    fn latest_head(&self) -> Result<Option<StoredHead>, Error> {
+        let row = self
+            .conn()?
+            .query_opt(
+                &format!("SELECT {HEAD_COLUMNS} FROM ledger_heads ORDER BY size DESC LIMIT 1"),
+                &[],
+            )
+            .map_err(|e| self.unavailable(e))?;
+        Ok(row.as_ref().map(read_head))
+    }
+
+    fn redemption_entry(&self, p: Place) -> Result<Option<StoredEntry>, Error> {
+        let row = self
+            .conn()?
+            .query_opt(
+                &format!(
+                    "SELECT {} FROM redemptions WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
+                    log::REDEMPTION_COLUMNS
+                ),
+                &[
+                    &p.game,
+                    &i64::from(p.emission),
+                    &i64::from(p.block),
+                    &i64::from(p.index),
+                ],
+            )
+            .map_err(|e| self.unavailable(e))?;
+        Ok(row.as_ref().map(redemption_entry))
+    }
+}
+
+/// [`LedgerTx`] inside a PostgreSQL transaction; statements are prepared
+/// once per transaction.
+struct PgTx<'t, 'c> {
+    tx: &'t mut postgres::Transaction<'c>,
+    ledger: &'t PgLedger,
+    statements: HashMap<&'static str, postgres::Statement>,
+}
+
+impl PgTx<'_, '_> {
+    fn statement(&mut self, sql: &'static str) -> Result<postgres::Statement, Error> {
+        if let Some(s) = self.statements.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self
+            .tx
+            .prepare(sql)
+            .map_err(|e| self.ledger.unavailable(e))?;
+        self.statements.insert(sql, s.clone());
+        Ok(s)
+    }
+
+    fn query_opt(
+        &mut self,
+        sql: &'static str,
+        values: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Option<postgres::Row>, Error> {
+        let s = self.statement(sql)?;
+        self.tx
+            .query_opt(&s, values)
+            .map_err(|e| self.ledger.unavailable(e))
+    }
+
+    fn execute(
+        &mut self,
+        sql: &'static str,
+        values: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<u64, Error> {
+        let s = self.statement(sql)?;
+        self.tx
+            .execute(&s, values)
+            .map_err(|e| self.ledger.unavailable(e))
+    }
+}
+
+/// A place as the four key parameters.
+fn key(p: Place<'_>) -> (&str, i64, i64, i64) {
+    (
+        p.game,
+        i64::from(p.emission),
+        i64::from(p.block),
+        i64::from(p.index),
+    )
+}
+
+impl LedgerTx for PgTx<'_, '_> {
+    fn claims_ended(&mut self, game: &str, emission: u32) -> Result<Option<String>, Error> {
+        Ok(self
+            .query_opt(
+                "SELECT ended_at FROM claims_ended WHERE game=$1 AND emission=$2",
+                &[&game, &i64::from(emission)],
+            )?
+            .map(|r| r.get(0)))
+    }
+
+    fn redemption(&mut self, p: Place) -> Result<Option<(String, u32)>, Error> {
+        let (g, e, b, i) = key(p);
+        Ok(self
+            .query_opt(
+                "SELECT redeemed_at, prize_cents FROM redemptions WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
+                &[&g, &e, &b, &i],
+            )?
+            .map(|r| (r.get(0), small(r.get(1)))))
+    }
+
+    fn insert_redemption(
+        &mut self,
+        entry: &Entry,
+        at: &str,
+        seq: u64,
+        leaf: &merkle::Hash,
+    ) -> Result<bool, Error> {
+        let (game, emission) = (entry.game.slug(), i64::from(entry.emission));
+        let (block, index) = (i64::from(entry.block), i64::from(entry.index));
+        let inserted = self.execute(
+            INSERT_REDEMPTION,
+            &[
+                &game,
+                &emission,
+                &block,
+                &index,
+                &entry.unit_id,
+                &i64::from(entry.price_cents),
+                &i64::from(entry.lot),
+                &i64::from(entry.prize_cents),
+                &entry.record_sha256,
+                &entry.record,
+                &i64::from(entry.rules_version),
+                &entry.stopped_after_rolls.map(i64::from),
+                &at,
+                &i64::try_from(seq).unwrap_or(i64::MAX),
+                &&leaf[..],
+            ],
+        )?;
+        if inserted == 0 {
+            return Ok(false);
+        }
+        self.execute(
+            ADD_TO_TOTALS,
+            &[&game, &emission, &block, &i64::from(entry.prize_cents)],
+        )?;
+        Ok(true)
+    }
+
+    fn sale(&mut self, p: Place) -> Result<Option<String>, Error> {
+        let (g, e, b, i) = key(p);
+        Ok(self
+            .query_opt(
+                "SELECT sold_at FROM sales WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
+                &[&g, &e, &b, &i],
+            )?
+            .map(|r| r.get(0)))
+    }
+
+    fn insert_sale(
+        &mut self,
+        p: Place,
+        at: &str,
+        seq: u64,
+        leaf: &merkle::Hash,
+    ) -> Result<(), Error> {
+        let (g, e, b, i) = key(p);
+        self.execute(
+            "INSERT INTO sales (game, emission, block, unit_index, sold_at, seq, leaf_hash)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            &[
+                &g,
+                &e,
+                &b,
+                &i,
+                &at,
+                &i64::try_from(seq).unwrap_or(i64::MAX),
+                &&leaf[..],
+            ],
+        )
+        .map(drop)
+    }
+
+    fn sale_cursor(&mut self, game: &str, emission: u32, block: u32) -> Result<u32, Error> {
+        Ok(self
+            .query_opt(
+                "SELECT next_index FROM sale_cursor WHERE game=$1 AND emission=$2 AND block=$3",
+                &[&game, &i64::from(emission), &i64::from(block)],
+            )?
+            .map_or(0, |r| small(r.get(0))))
+    }
+
+    fn set_sale_cursor(
+        &mut self,
+        game: &str,
+        emission: u32,
+        block: u32,
+        next: u32,
+    ) -> Result<(), Error> {
+        self.execute(
+            "INSERT INTO sale_cursor (game, emission, block, next_index) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (game, emission, block) DO UPDATE SET next_index = excluded.next_index",
+            &[
+                &game,
+                &i64::from(emission),
+                &i64::from(block),
+                &i64::from(next),
+            ],
+        )
+        .map(drop)
+    }
+
+    fn play(&mut self, p: Place) -> Result<Option<PlayRow>, Error> {
+        let (g, e, b, i) = key(p);
+        Ok(self
+            .query_opt(
+                "SELECT rolls, ended FROM plays WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
+                &[&g, &e, &b, &i],
+            )?
+            .map(|r| PlayRow {
+                rolls: small(r.get(0)),
+                ended: r.get(1),
+            }))
+    }
+
+    fn put_play(
+        &mut self,
+        p: Place,
+        row: &PlayRow,
+        at: &str,
+        logged: Option<(u64, &merkle::Hash)>,
+    ) -> Result<(), Error> {
+        let (g, e, b, i) = key(p);
+        let ended_at = row.ended.as_ref().map(|_| at);
+        self.execute(
+            "INSERT INTO plays (game, emission, block, unit_index, rolls, ended, ended_at, updated_at, seq, leaf_hash)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+             ON CONFLICT (game, emission, block, unit_index) DO UPDATE
+             SET rolls = excluded.rolls, ended = excluded.ended, ended_at = excluded.ended_at,
+                 updated_at = excluded.updated_at, seq = excluded.seq, leaf_hash = excluded.leaf_hash",
+            &[
+                &g,
+                &e,
+                &b,
+                &i,
+                &i64::from(row.rolls),
+                &row.ended,
+                &ended_at,
+                &at,
+                &logged.map(|(s, _)| i64::try_from(s).unwrap_or(i64::MAX)),
+                &logged.map(|(_, l)| l.to_vec()),
+            ],
+        )
+        .map(drop)
     }
 }
 
@@ -611,8 +942,8 @@ impl PgStorage {
 }
 
 impl LedgerStorage for PgStorage {
-    fn commit(&mut self, entries: &[Entry]) -> Result<Vec<Result<Committed, Error>>, Error> {
-        self.ledger.commit(entries, &self.key)
+    fn commit(&mut self, ops: &[Op]) -> Result<Vec<Result<Done, Error>>, Error> {
+        self.ledger.commit(ops, &self.key)
     }
 
     fn path(&self) -> PathBuf {

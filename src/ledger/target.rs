@@ -4,9 +4,11 @@
 use std::time::Duration;
 
 use super::claims::EndOfClaims;
+use super::log::{self, Head, LogSource};
+use super::ops::{PlayRow, UnitRef};
 use super::pg::{PgLedger, PgStorage};
 use super::writer::{GroupCommit, SqliteStorage};
-use super::{Ledger, Recorded};
+use super::{Ledger, Recorded, Summary};
 use crate::error::Error;
 use crate::game::Game;
 use crate::store::Store;
@@ -64,6 +66,80 @@ impl LedgerTarget {
                 }
             }
             LedgerTarget::Postgres(pg) => pg.lookup(game, emission, block, index),
+        }
+    }
+
+    /// The latest signed head with its signer's verifier key; `None` when
+    /// nothing was recorded yet. Creates nothing.
+    pub fn head(&self) -> Result<Option<Head>, Error> {
+        let Some(mut head) = self.with_log(log::head)?.flatten() else {
+            return Ok(None);
+        };
+        // The store's ledger keeps no signer beside its heads: its key is
+        // the store's.
+        if let (LedgerTarget::Store(store), None) = (self, &head.verifier_key) {
+            let public = log::public_path(store);
+            if public.exists() {
+                head.verifier_key = Some(log::verifier_key(&crate::seal::read_public(&public)?));
+            }
+        }
+        Ok(Some(head))
+    }
+
+    /// The ledger's summary (nothing recorded when there is no ledger yet).
+    pub fn summary(&self) -> Result<Summary, Error> {
+        match self {
+            LedgerTarget::Store(store) => {
+                let path = store.ledger_path();
+                match Ledger::open_existing(&path)? {
+                    Some(ledger) => ledger.summary(),
+                    None => Ok(Summary::empty(&path)),
+                }
+            }
+            LedgerTarget::Postgres(pg) => {
+                pg.check_schema()?;
+                pg.summary()
+            }
+        }
+    }
+
+    /// The unit's play, if any; creates nothing.
+    pub fn play(&self, unit: UnitRef, busy: Duration) -> Result<Option<PlayRow>, Error> {
+        match self {
+            LedgerTarget::Store(store) => {
+                match Ledger::open_existing_waiting(&store.ledger_path(), busy)? {
+                    Some(ledger) => ledger.play(unit),
+                    None => Ok(None),
+                }
+            }
+            LedgerTarget::Postgres(pg) => pg.play(unit),
+        }
+    }
+
+    /// When the unit was sold, if it was; creates nothing.
+    pub fn sale(&self, unit: UnitRef, busy: Duration) -> Result<Option<String>, Error> {
+        match self {
+            LedgerTarget::Store(store) => {
+                match Ledger::open_existing_waiting(&store.ledger_path(), busy)? {
+                    Some(ledger) => ledger.sale(unit),
+                    None => Ok(None),
+                }
+            }
+            LedgerTarget::Postgres(pg) => pg.sale(unit),
+        }
+    }
+
+    /// Runs `f` on this ledger as a log (`None`: no SQLite ledger yet).
+    pub fn with_log<T>(
+        &self,
+        f: impl FnOnce(&dyn LogSource) -> Result<T, Error>,
+    ) -> Result<Option<T>, Error> {
+        match self {
+            LedgerTarget::Store(store) => match Ledger::open_existing(&store.ledger_path())? {
+                Some(ledger) => f(&ledger).map(Some),
+                None => Ok(None),
+            },
+            LedgerTarget::Postgres(pg) => f(pg).map(Some),
         }
     }
 

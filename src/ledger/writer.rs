@@ -1,4 +1,5 @@
-//! One writer for the ledger: redemptions from any number of threads are
+//! One writer for the ledger: operations (redemptions, sales, play steps)
+//! from any number of threads are
 //! queued to a single thread that commits them in batches (group commit),
 //! one durable transaction per batch; each caller gets its own outcome only
 //! once its batch is durable. The storage is behind [`LedgerStorage`], so
@@ -11,18 +12,19 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::log::LedgerKey;
-use super::{Committed, Entry, Ledger};
+use super::ops::{Done, Op};
+use super::Ledger;
 use crate::error::Error;
 use crate::store::Store;
 
-/// Most redemptions committed in one transaction.
+/// Most operations committed in one transaction.
 pub const MAX_BATCH: usize = 512;
 
 /// Where redemptions are recorded.
 pub trait LedgerStorage: Send + 'static {
-    /// Records `entries` in one durable commit, each at most once; one
-    /// outcome per entry, in order. `Err`: nothing was recorded.
-    fn commit(&mut self, entries: &[Entry]) -> Result<Vec<Result<Committed, Error>>, Error>;
+    /// Applies `ops` in one durable commit ([`super::ops::apply`]); one
+    /// outcome per operation, in order. `Err`: nothing was recorded.
+    fn commit(&mut self, ops: &[Op]) -> Result<Vec<Result<Done, Error>>, Error>;
     /// The database, to name it in errors.
     fn path(&self) -> PathBuf;
 }
@@ -45,8 +47,8 @@ impl SqliteStorage {
 }
 
 impl LedgerStorage for SqliteStorage {
-    fn commit(&mut self, entries: &[Entry]) -> Result<Vec<Result<Committed, Error>>, Error> {
-        self.ledger.commit(entries, &self.key)
+    fn commit(&mut self, ops: &[Op]) -> Result<Vec<Result<Done, Error>>, Error> {
+        self.ledger.commit(ops, &self.key)
     }
 
     fn path(&self) -> PathBuf {
@@ -54,10 +56,10 @@ impl LedgerStorage for SqliteStorage {
     }
 }
 
-/// A queued redemption and where its outcome goes.
+/// A queued operation and where its outcome goes.
 struct Job {
-    entry: Entry,
-    reply: SyncSender<Result<Committed, Error>>,
+    op: Op,
+    reply: SyncSender<Result<Done, Error>>,
 }
 
 /// The writer thread and its queue. Dropping it lets the queue drain, then
@@ -84,23 +86,22 @@ impl GroupCommit {
         })
     }
 
-    /// Records `entries`, returning once they are durable (or refused); one
-    /// outcome per entry, in order. They may share a commit with other
-    /// callers' entries.
-    pub fn record(&self, entries: Vec<Entry>) -> Vec<Result<Committed, Error>> {
+    /// Applies `ops`, returning once they are durable (or refused); one
+    /// outcome per operation, in order. They may share a commit with other
+    /// callers' operations.
+    pub fn apply(&self, ops: Vec<Op>) -> Vec<Result<Done, Error>> {
         let stopped = |path: &PathBuf| Error::LedgerUnavailable {
             path: path.clone(),
             reason: "the ledger writer has stopped".into(),
         };
         let waiting: Vec<_> = {
             let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-            entries
-                .into_iter()
-                .map(|entry| {
+            ops.into_iter()
+                .map(|op| {
                     let (reply, answer) = mpsc::sync_channel(1);
                     let sent = queue
                         .as_ref()
-                        .is_some_and(|q| q.send(Job { entry, reply }).is_ok());
+                        .is_some_and(|q| q.send(Job { op, reply }).is_ok());
                     sent.then_some(answer)
                 })
                 .collect()
@@ -134,8 +135,8 @@ fn write_loop(mut storage: impl LedgerStorage, jobs: &Receiver<Job>) {
                 Err(_) => break,
             }
         }
-        let entries: Vec<Entry> = batch.iter().map(|j| j.entry.clone()).collect();
-        match storage.commit(&entries) {
+        let ops: Vec<Op> = batch.iter().map(|j| j.op.clone()).collect();
+        match storage.commit(&ops) {
             Ok(outcomes) => {
                 for (job, outcome) in batch.into_iter().zip(outcomes) {
                     let _ = job.reply.send(outcome);

@@ -11,6 +11,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod sale;
+pub use sale::{Marked, PlayView, Sale, StepView};
+
 use rayon::prelude::*;
 
 use crate::block::authentic::{AuthenticBlock, OpenedChunk};
@@ -19,6 +22,7 @@ use crate::emission::Emission;
 use crate::error::Error;
 use crate::game::{cents_to_euros, StopRefusal};
 use crate::ledger::target::LedgerTarget;
+use crate::ledger::ops::{Done, Op, UnitRef};
 use crate::ledger::writer::GroupCommit;
 use crate::ledger::{Entry, BUSY_TIMEOUT};
 use crate::merkle::{self, Hash, PerfectTree};
@@ -121,15 +125,23 @@ impl Redeemer {
         self
     }
 
+    /// The ledger it records into.
+    #[must_use]
+    pub fn ledger(&self) -> &LedgerTarget {
+        &self.ledger
+    }
+
     /// The store.
     #[must_use]
     pub fn store(&self) -> &Store {
         &self.store
     }
 
-    /// Redeems `id` with the player's `stop`: authenticates it, then records
-    /// it; returns once the redemption is durable.
+    /// Redeems `id`: authenticates it, then records it; returns once the
+    /// redemption is durable. A unit played step by step is paid as the
+    /// ledger recorded its play; a `stop` given must be that one.
     pub fn redeem(&self, id: &UnitId, stop: Option<u32>) -> Result<Redemption, Error> {
+        let stop = self.stop_as_played(id, stop)?;
         let unit = self.authenticate(id, stop)?;
         self.record(vec![unit]).pop().unwrap_or_else(|| {
             Err(Error::Internal {
@@ -143,7 +155,10 @@ impl Redeemer {
     pub fn redeem_many(&self, units: &[(UnitId, Option<u32>)]) -> Vec<Result<Redemption, Error>> {
         let authenticated: Vec<_> = units
             .par_iter()
-            .map(|(id, stop)| self.authenticate(id, *stop))
+            .map(|(id, stop)| {
+                let stop = self.stop_as_played(id, *stop)?;
+                self.authenticate(id, stop)
+            })
             .collect();
         let mut outcomes: Vec<Option<Result<Redemption, Error>>> = Vec::with_capacity(units.len());
         let mut ready = Vec::new();
@@ -173,7 +188,8 @@ impl Redeemer {
             .collect()
     }
 
-    /// What redeeming `id` would give, and whether it was redeemed already;
+    /// What redeeming `id` would give (with the player's `stop`, for an
+    /// auditor replaying a unit), and whether it was redeemed already;
     /// records nothing and creates no ledger.
     pub fn check(&self, id: &UnitId, stop: Option<u32>) -> Result<Redemption, Error> {
         let mut r = self.authenticate(id, stop)?.redemption;
@@ -206,18 +222,56 @@ impl Redeemer {
                 return errors;
             }
         };
-        let (answers, entries): (Vec<_>, Vec<_>) =
-            units.into_iter().map(|u| (u.redemption, u.entry)).unzip();
+        let (answers, ops): (Vec<_>, Vec<_>) = units
+            .into_iter()
+            .map(|u| (u.redemption, Op::Redeem(u.entry)))
+            .unzip();
         answers
             .into_iter()
-            .zip(writer.record(entries))
-            .map(|(mut r, outcome)| {
-                let committed = outcome?;
-                r.redeemed_at = Some(committed.redeemed_at.clone());
-                r.ledger_entry = Some(committed);
-                Ok(r)
+            .zip(writer.apply(ops))
+            .map(|(mut r, outcome)| match outcome? {
+                Done::Redeemed(committed) => {
+                    r.redeemed_at = Some(committed.redeemed_at.clone());
+                    r.ledger_entry = Some(committed);
+                    Ok(r)
+                }
+                _ => Err(Error::Internal {
+                    what: "the ledger answered a redemption with another operation".into(),
+                }),
             })
             .collect()
+    }
+
+    /// The stop a unit is paid with: for a game played step by step, the
+    /// one the ledger recorded (`play_unfinished` while the play goes on;
+    /// a different `asked` stop is refused); otherwise `asked`.
+    fn stop_as_played(&self, id: &UnitId, asked: Option<u32>) -> Result<Option<u32>, Error> {
+        if !id.game.step_by_step() {
+            return Ok(asked);
+        }
+        let unit = UnitRef::of(id);
+        let play = self.ledger.play(unit, self.busy)?.unwrap_or_default();
+        if play.ended.is_none() {
+            return Err(if self.ledger.sale(unit, self.busy)?.is_none() {
+                Error::NotSold { id: id.to_string() }
+            } else {
+                Error::PlayUnfinished {
+                    id: id.to_string(),
+                    rolls: play.rolls,
+                }
+            });
+        }
+        if asked.is_some() && asked != play.stop() {
+            return Err(Error::BadStop {
+                id: id.to_string(),
+                reason: format!(
+                    "the ledger's play {} after {} rolls; the unit is paid as played (omit --stopped-after-rolls)",
+                    if play.stop().is_some() { "stopped" } else { "ended by itself" },
+                    play.rolls
+                ),
+            });
+        }
+        Ok(play.stop())
     }
 
     /// The ledger writer, started on first use.

@@ -1,0 +1,203 @@
+//! `issuer sell`, `issuer mark-sold` and `issuer play`: hand out units
+//! once, and play a Trésors Ensablés unit one roll at a time
+//! (docs/REDEMPTION.md §Sales and plays).
+
+use std::path::PathBuf;
+
+use super::emission::EmissionArg;
+use super::generate::parse_game;
+use super::{print_json, KeyArgs, LedgerArg, LoadedKeys};
+use ticket_issuer::error::Error;
+use ticket_issuer::ledger::ops::PlayAction;
+use ticket_issuer::redeem::Redeemer;
+use ticket_issuer::store::Store;
+use ticket_issuer::unit_id::UnitId;
+
+/// Arguments of `sell`.
+#[derive(clap::Args, Debug)]
+pub struct SellArgs {
+    /// The game.
+    #[arg(long)]
+    pub game: String,
+    /// Unit price in euros (needed where the game has several).
+    #[arg(long)]
+    pub price: Option<String>,
+    /// Print a JSON report on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Keys.
+    #[command(flatten)]
+    pub keys: KeyArgs,
+    /// The ledger.
+    #[command(flatten)]
+    pub ledger: LedgerArg,
+}
+
+/// Arguments of `mark-sold`.
+#[derive(clap::Args, Debug)]
+pub struct MarkSoldArgs {
+    /// The emission.
+    #[command(flatten)]
+    pub emission: EmissionArg,
+    /// A file of unit IDs, one a line ("-": standard input).
+    #[arg(long, value_name = "FILE", required_unless_present = "all", conflicts_with = "all")]
+    pub ids: Option<PathBuf>,
+    /// Every unit of the emission.
+    #[arg(long)]
+    pub all: bool,
+    /// Print a JSON report on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Keys.
+    #[command(flatten)]
+    pub keys: KeyArgs,
+    /// The ledger.
+    #[command(flatten)]
+    pub ledger: LedgerArg,
+}
+
+/// Arguments of `play`.
+#[derive(clap::Args, Debug)]
+pub struct PlayArgs {
+    /// The unit ID (a Trésors Ensablés unit, sold).
+    pub id: String,
+    /// Reveal roll N (the next one; a roll already revealed is shown again).
+    #[arg(long, value_name = "N", conflicts_with = "stop")]
+    pub roll: Option<u32>,
+    /// Stop here and take the gains found (allowed after the first chest).
+    #[arg(long)]
+    pub stop: bool,
+    /// Print a JSON report on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Keys.
+    #[command(flatten)]
+    pub keys: KeyArgs,
+    /// The ledger.
+    #[command(flatten)]
+    pub ledger: LedgerArg,
+}
+
+fn redeemer(store: &Store, keys: &KeyArgs, ledger: &LedgerArg) -> Result<Redeemer, Error> {
+    let keys = LoadedKeys::load(store, keys)?;
+    Ok(Redeemer::new(store.clone(), keys.owned()).with_ledger(ledger.target(store)?))
+}
+
+/// Runs `sell`.
+pub fn sell(store: &Store, args: &SellArgs) -> Result<i32, Error> {
+    let game = parse_game(&args.game)?;
+    let price_cents = game.price_cents(args.price.as_deref())?;
+    let sale = redeemer(store, &args.keys, &args.ledger)?.sell(game, price_cents)?;
+    if args.json {
+        print_json("sale", &sale);
+    } else {
+        println!(
+            "sold {} ({} emission {} block {} index {}, {} €) at {}{}",
+            sale.id,
+            sale.game,
+            sale.emission,
+            sale.block,
+            sale.index,
+            sale.price,
+            sale.sold_at,
+            if sale.block_sold_out {
+                "; the block is now sold out"
+            } else {
+                ""
+            }
+        );
+        println!("{}", sale.unit);
+    }
+    Ok(0)
+}
+
+/// Runs `mark-sold`.
+pub fn mark_sold(store: &Store, args: &MarkSoldArgs) -> Result<i32, Error> {
+    let emission = args.emission.open(store)?;
+    let redeemer = redeemer(store, &args.keys, &args.ledger)?;
+    let marked = match &args.ids {
+        Some(path) => {
+            let text = if path.as_os_str() == "-" {
+                std::io::read_to_string(std::io::stdin()).map_err(|e| Error::io(path, e))?
+            } else {
+                std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?
+            };
+            let ids = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::parse)
+                .collect::<Result<Vec<UnitId>, _>>()?;
+            if let Some(other) = ids
+                .iter()
+                .find(|id| (id.game, id.emission) != (emission.game, args.emission.emission))
+            {
+                return Err(Error::BadFile {
+                    path: path.clone(),
+                    reason: format!(
+                        "unit {other} is not of {} emission {}; list one emission's units",
+                        emission.game.slug(),
+                        args.emission.emission
+                    ),
+                });
+            }
+            redeemer.mark_sold(&ids)?
+        }
+        None => redeemer.mark_emission_sold(emission.game, args.emission.emission)?,
+    };
+    if args.json {
+        print_json("mark_sold", &marked);
+    } else {
+        println!(
+            "{} emission {}: {} unit(s) marked sold, {} sold already",
+            emission.game.slug(),
+            args.emission.emission,
+            marked.marked,
+            marked.already_sold
+        );
+    }
+    Ok(0)
+}
+
+/// Runs `play`.
+pub fn play(store: &Store, args: &PlayArgs) -> Result<i32, Error> {
+    let id: UnitId = args.id.parse()?;
+    let redeemer = redeemer(store, &args.keys, &args.ledger)?;
+    let view = match (args.roll, args.stop) {
+        (Some(n), _) => redeemer.play(&id, PlayAction::Roll(n))?,
+        (None, true) => redeemer.play(&id, PlayAction::Stop)?,
+        (None, false) => redeemer.play_state(&id)?,
+    };
+    if args.json {
+        print_json("play", &view);
+        return Ok(0);
+    }
+    for s in &view.steps {
+        println!(
+            "roll {:>2}: die {} -> square {:>2} {:<7} life {}{}",
+            s.roll,
+            s.die,
+            s.to,
+            s.square,
+            s.life,
+            s.chest
+                .as_ref()
+                .map(|c| format!(", chest {c} € (found {} €)", s.found))
+                .unwrap_or_default()
+        );
+    }
+    println!(
+        "{}: {} roll(s), square {}, life {}, {} € found{}{}",
+        view.id,
+        view.rolls,
+        view.position,
+        view.life,
+        view.found,
+        match (&view.end, &view.prize) {
+            (Some(end), Some(prize)) => format!("; over ({end}): pays {prize} €"),
+            _ => String::new(),
+        },
+        if view.may_stop { "; may stop" } else { "" }
+    );
+    Ok(0)
+}

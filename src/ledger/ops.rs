@@ -1,0 +1,498 @@
+//! What one ledger transaction does, written once for both databases: a
+//! batch of operations (redeem, sell, mark sold, a play step) is applied in
+//! order inside a transaction the caller holds, each at most once, each
+//! that changes what a unit is (sold, played to its end, paid) appended to
+//! the log (docs/REDEMPTION.md §Sales and plays). The databases differ only
+//! in the few reads and writes of [`LedgerTx`].
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::log::{self, Place};
+use super::{Committed, Entry};
+use crate::error::Error;
+use crate::game::{cents_to_euros, Game};
+use crate::merkle::{self, Frontier, Hash};
+
+/// A unit, by place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct UnitRef {
+    /// The game.
+    pub game: Game,
+    /// Emission.
+    pub emission: u32,
+    /// Block.
+    pub block: u32,
+    /// Unit index.
+    pub index: u32,
+}
+
+impl UnitRef {
+    /// The unit an ID names.
+    #[must_use]
+    pub fn of(id: &crate::unit_id::UnitId) -> UnitRef {
+        UnitRef {
+            game: id.game,
+            emission: id.emission,
+            block: id.block,
+            index: id.index,
+        }
+    }
+
+    /// As the log names it.
+    #[must_use]
+    pub fn place(&self) -> Place<'static> {
+        Place {
+            game: self.game.slug(),
+            emission: self.emission,
+            block: self.block,
+            index: self.index,
+        }
+    }
+}
+
+/// A block offered for sale: its place in the sale order and its size.
+#[derive(Clone, Copy, Debug)]
+pub struct ForSale {
+    /// Emission.
+    pub emission: u32,
+    /// Block.
+    pub block: u32,
+    /// Units in the block.
+    pub units: u32,
+}
+
+/// A step of a Trésors Ensablés play.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlayAction {
+    /// Reveal roll `n` (from 1): the next roll, or a roll already revealed
+    /// (a retry, answered the same).
+    Roll(u32),
+    /// Stop here and take the gains found.
+    Stop,
+}
+
+/// A play step with what the unit's record says about its tape.
+#[derive(Clone, Debug)]
+pub struct PlayOrder {
+    /// The unit.
+    pub unit: UnitRef,
+    /// Its ID as printed.
+    pub unit_id: String,
+    /// What the player asks.
+    pub action: PlayAction,
+    /// The roll that opens the first chest (a stop is allowed from there).
+    pub first_chest: Option<u32>,
+    /// The roll that ends the play by itself (a death or the gold chest).
+    pub end_roll: u32,
+}
+
+/// One operation of a ledger transaction.
+#[derive(Clone, Debug)]
+pub enum Op {
+    /// Pay a unit (once; it must be sold, and a Trésors Ensablés unit's play
+    /// over with the stop the entry names).
+    Redeem(Entry),
+    /// Sell the next unsold unit of `blocks`, in their order.
+    Sell {
+        /// The game.
+        game: Game,
+        /// The price, in cents (for messages).
+        price_cents: u32,
+        /// The blocks on sale, in sale order.
+        blocks: Vec<ForSale>,
+    },
+    /// Record a unit as sold (distributed by other means).
+    MarkSold {
+        /// The unit.
+        unit: UnitRef,
+        /// Its ID as printed.
+        unit_id: String,
+    },
+    /// A play step.
+    Play(PlayOrder),
+}
+
+/// How a play ended, as the ledger keeps it.
+pub const PLAY_STOPPED: &str = "stop";
+/// The play ended by itself (a death or the gold chest).
+pub const PLAY_ENDED: &str = "end";
+
+/// A play as recorded.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PlayRow {
+    /// Rolls revealed.
+    pub rolls: u32,
+    /// `stop` or `end` once over.
+    pub ended: Option<String>,
+}
+
+impl PlayRow {
+    /// The stop the unit pays with: `Some(rolls)` after a stop, `None`
+    /// once played to its end.
+    #[must_use]
+    pub fn stop(&self) -> Option<u32> {
+        (self.ended.as_deref() == Some(PLAY_STOPPED)).then_some(self.rolls)
+    }
+}
+
+/// A sale, once durable.
+#[derive(Clone, Debug, Serialize)]
+pub struct Sold {
+    /// The unit sold.
+    #[serde(skip)]
+    pub unit: Option<UnitRef>,
+    /// When.
+    pub sold_at: String,
+    /// Its log entry.
+    pub seq: u64,
+    /// No unsold unit is left in its block.
+    pub block_sold_out: bool,
+}
+
+/// A play step, once durable.
+#[derive(Clone, Debug, Serialize)]
+pub struct Played {
+    /// The play now.
+    pub play: PlayRow,
+    /// The step was done before (a retry): nothing changed.
+    pub replayed: bool,
+    /// The play's log entry, when this step ended it.
+    pub seq: Option<u64>,
+}
+
+/// What an operation did.
+#[derive(Clone, Debug)]
+pub enum Done {
+    /// The unit is paid.
+    Redeemed(Committed),
+    /// A unit was sold, or marked sold.
+    Sold(Sold),
+    /// A play step.
+    Played(Played),
+}
+
+/// The reads and writes a ledger transaction needs; each database
+/// implements them inside its own transaction.
+pub trait LedgerTx {
+    /// When the issuer's end of claims of `game`'s `emission` was published.
+    fn claims_ended(&mut self, game: &str, emission: u32) -> Result<Option<String>, Error>;
+    /// The unit's redemption: when, and the prize paid.
+    fn redemption(&mut self, p: Place) -> Result<Option<(String, u32)>, Error>;
+    /// Inserts a redemption (and adds it to its block's totals); `false`
+    /// when the unit has one already (nothing written).
+    fn insert_redemption(
+        &mut self,
+        e: &Entry,
+        at: &str,
+        seq: u64,
+        leaf: &Hash,
+    ) -> Result<bool, Error>;
+    /// When the unit was sold.
+    fn sale(&mut self, p: Place) -> Result<Option<String>, Error>;
+    /// Inserts a sale.
+    fn insert_sale(&mut self, p: Place, at: &str, seq: u64, leaf: &Hash) -> Result<(), Error>;
+    /// The first index of a block that may be unsold.
+    fn sale_cursor(&mut self, game: &str, emission: u32, block: u32) -> Result<u32, Error>;
+    /// Moves a block's cursor.
+    fn set_sale_cursor(
+        &mut self,
+        game: &str,
+        emission: u32,
+        block: u32,
+        next: u32,
+    ) -> Result<(), Error>;
+    /// The unit's play.
+    fn play(&mut self, p: Place) -> Result<Option<PlayRow>, Error>;
+    /// Writes the unit's play; `logged` is its log entry when it just ended.
+    fn put_play(
+        &mut self,
+        p: Place,
+        row: &PlayRow,
+        at: &str,
+        logged: Option<(u64, &Hash)>,
+    ) -> Result<(), Error>;
+}
+
+/// The batch's view of the ledger: the transaction, the log's right edge,
+/// the time of the commit, and the ends of claims read so far.
+struct Batch<'t> {
+    tx: &'t mut dyn LedgerTx,
+    frontier: &'t mut Frontier,
+    at: &'t str,
+    ended: HashMap<(&'static str, u32), Option<String>>,
+}
+
+impl Batch<'_> {
+    /// Refuses a unit of an emission whose claims ended.
+    fn open(&mut self, game: Game, emission: u32) -> Result<(), Error> {
+        let key = (game.slug(), emission);
+        if !self.ended.contains_key(&key) {
+            let at = self.tx.claims_ended(key.0, emission)?;
+            self.ended.insert(key, at);
+        }
+        match self.ended.get(&key) {
+            Some(Some(at)) => Err(Error::ClaimsEnded {
+                game: game.slug(),
+                emission,
+                at: at.clone(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The next log position and the leaf of `line` there.
+    fn append(&mut self, line: impl FnOnce(u64) -> String) -> (u64, Hash) {
+        let seq = self.frontier.size();
+        (seq, merkle::leaf_hash(line(seq).as_bytes()))
+    }
+
+    fn redeem(&mut self, e: &Entry) -> Result<Result<Done, Error>, Error> {
+        let unit = UnitRef {
+            game: e.game,
+            emission: e.emission,
+            block: e.block,
+            index: e.index,
+        };
+        let p = unit.place();
+        if let Err(refused) = self.open(e.game, e.emission) {
+            return Ok(Err(refused));
+        }
+        let already = |(at, prize): (String, u32)| Error::AlreadyRedeemed {
+            id: e.unit_id.clone(),
+            at,
+            prize: cents_to_euros(prize),
+        };
+        if let Some(first) = self.tx.redemption(p)? {
+            return Ok(Err(already(first)));
+        }
+        if self.tx.sale(p)?.is_none() {
+            return Ok(Err(Error::NotSold {
+                id: e.unit_id.clone(),
+            }));
+        }
+        if e.game.step_by_step() {
+            let play = self.tx.play(p)?.unwrap_or_default();
+            if play.ended.is_none() {
+                return Ok(Err(Error::PlayUnfinished {
+                    id: e.unit_id.clone(),
+                    rolls: play.rolls,
+                }));
+            }
+            if play.stop() != e.stopped_after_rolls {
+                return Ok(Err(Error::BadStop {
+                    id: e.unit_id.clone(),
+                    reason: format!(
+                        "the ledger's play {} after {} rolls; the unit is paid as played",
+                        if play.stop().is_some() {
+                            "stopped"
+                        } else {
+                            "ended by itself"
+                        },
+                        play.rolls
+                    ),
+                }));
+            }
+        }
+        let at = self.at;
+        let (seq, leaf) = self.append(|seq| log::entry_line(seq, &e.fields(at)));
+        if !self.tx.insert_redemption(e, at, seq, &leaf)? {
+            let first = self.tx.redemption(p)?.unwrap_or_default();
+            return Ok(Err(already(first)));
+        }
+        self.frontier.push(leaf);
+        Ok(Ok(Done::Redeemed(Committed::at(seq, &leaf, at))))
+    }
+
+    /// Records the sale of `p`, at the next log position.
+    fn record_sale(&mut self, p: Place) -> Result<u64, Error> {
+        let at = self.at;
+        let (seq, leaf) = self.append(|seq| log::sale_line(seq, p, at));
+        self.tx.insert_sale(p, at, seq, &leaf)?;
+        self.frontier.push(leaf);
+        Ok(seq)
+    }
+
+    fn sell(
+        &mut self,
+        game: Game,
+        price_cents: u32,
+        blocks: &[ForSale],
+    ) -> Result<Result<Done, Error>, Error> {
+        for b in blocks {
+            if self.open(game, b.emission).is_err() {
+                continue;
+            }
+            let slug = game.slug();
+            let place = |index| Place {
+                game: slug,
+                emission: b.emission,
+                block: b.block,
+                index,
+            };
+            // Past units sold by `mark-sold`.
+            let mut next = self.tx.sale_cursor(slug, b.emission, b.block)?;
+            while next < b.units && self.tx.sale(place(next))?.is_some() {
+                next += 1;
+            }
+            if next >= b.units {
+                self.tx.set_sale_cursor(slug, b.emission, b.block, next)?;
+                continue;
+            }
+            let index = next;
+            let seq = self.record_sale(place(index))?;
+            next += 1;
+            while next < b.units && self.tx.sale(place(next))?.is_some() {
+                next += 1;
+            }
+            self.tx.set_sale_cursor(slug, b.emission, b.block, next)?;
+            return Ok(Ok(Done::Sold(Sold {
+                unit: Some(UnitRef {
+                    game,
+                    emission: b.emission,
+                    block: b.block,
+                    index,
+                }),
+                sold_at: self.at.to_string(),
+                seq,
+                block_sold_out: next >= b.units,
+            })));
+        }
+        Ok(Err(Error::SoldOut {
+            game: game.slug(),
+            price: cents_to_euros(price_cents),
+        }))
+    }
+
+    fn mark_sold(&mut self, unit: UnitRef, unit_id: &str) -> Result<Result<Done, Error>, Error> {
+        if let Err(refused) = self.open(unit.game, unit.emission) {
+            return Ok(Err(refused));
+        }
+        if let Some(at) = self.tx.sale(unit.place())? {
+            return Ok(Err(Error::AlreadySold {
+                id: unit_id.to_string(),
+                at,
+            }));
+        }
+        let seq = self.record_sale(unit.place())?;
+        Ok(Ok(Done::Sold(Sold {
+            unit: Some(unit),
+            sold_at: self.at.to_string(),
+            seq,
+            block_sold_out: false,
+        })))
+    }
+
+    fn play(&mut self, o: &PlayOrder) -> Result<Result<Done, Error>, Error> {
+        let p = o.unit.place();
+        let id = || o.unit_id.clone();
+        if self.tx.sale(p)?.is_none() {
+            return Ok(Err(Error::NotSold { id: id() }));
+        }
+        let mut row = self.tx.play(p)?.unwrap_or_default();
+        let replay = |row: PlayRow| {
+            Ok(Ok(Done::Played(Played {
+                play: row,
+                replayed: true,
+                seq: None,
+            })))
+        };
+        let over = |row: &PlayRow| Error::PlayOver {
+            id: id(),
+            rolls: row.rolls,
+            stopped: row.stop().is_some(),
+        };
+        match o.action {
+            PlayAction::Roll(n) if n >= 1 && n <= row.rolls => return replay(row),
+            PlayAction::Stop if row.ended.as_deref() == Some(PLAY_STOPPED) => return replay(row),
+            _ if row.ended.is_some() => return Ok(Err(over(&row))),
+            _ => {}
+        }
+        if let Err(refused) = self.open(o.unit.game, o.unit.emission) {
+            return Ok(Err(refused));
+        }
+        match o.action {
+            PlayAction::Roll(n) if n != row.rolls + 1 => {
+                return Ok(Err(Error::RollOutOfOrder {
+                    id: id(),
+                    asked: n,
+                    next: row.rolls + 1,
+                }))
+            }
+            PlayAction::Roll(n) => {
+                row.rolls = n;
+                if n >= o.end_roll {
+                    row.ended = Some(PLAY_ENDED.into());
+                }
+            }
+            PlayAction::Stop => {
+                if !o.first_chest.is_some_and(|f| row.rolls >= f) {
+                    return Ok(Err(Error::BadStop {
+                        id: id(),
+                        reason: format!(
+                            "no chest opened after {} rolls; the player must roll until a first gain (3.2.4, 3.2.6)",
+                            row.rolls
+                        ),
+                    }));
+                }
+                row.ended = Some(PLAY_STOPPED.into());
+            }
+        }
+        let at = self.at;
+        let logged = match &row.ended {
+            Some(how) => Some(self.append(|seq| log::play_line(seq, p, row.rolls, how, at))),
+            None => None,
+        };
+        self.tx
+            .put_play(p, &row, at, logged.as_ref().map(|(s, l)| (*s, l)))?;
+        if let Some((_, leaf)) = logged {
+            self.frontier.push(leaf);
+        }
+        Ok(Ok(Done::Played(Played {
+            play: row,
+            replayed: false,
+            seq: logged.map(|(s, _)| s),
+        })))
+    }
+}
+
+/// Applies `ops` in order in the caller's transaction `tx`, at time `at`,
+/// appending to `frontier`; one outcome per operation. `Err`: the
+/// transaction failed and must be rolled back (nothing is recorded).
+pub fn apply(
+    tx: &mut dyn LedgerTx,
+    frontier: &mut Frontier,
+    at: &str,
+    ops: &[Op],
+) -> Result<Vec<Result<Done, Error>>, Error> {
+    let mut batch = Batch {
+        tx,
+        frontier,
+        at,
+        ended: HashMap::new(),
+    };
+    ops.iter()
+        .map(|op| match op {
+            Op::Redeem(e) => batch.redeem(e),
+            Op::Sell {
+                game,
+                price_cents,
+                blocks,
+            } => batch.sell(*game, *price_cents, blocks),
+            Op::MarkSold { unit, unit_id } => batch.mark_sold(*unit, unit_id),
+            Op::Play(o) => batch.play(o),
+        })
+        .collect()
+}
+
+/// Sets the log's size and root after the commit on each recorded
+/// redemption.
+pub fn under(outcomes: &mut [Result<Done, Error>], size: u64, root: &Hash) {
+    for c in outcomes.iter_mut().flatten() {
+        if let Done::Redeemed(c) = c {
+            c.tree_size = size;
+            c.root = hex::encode(root);
+        }
+    }
+}

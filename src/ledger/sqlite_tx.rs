@@ -1,0 +1,200 @@
+//! [`LedgerTx`] on an SQLite transaction (the store's ledger).
+
+use std::path::Path;
+
+use rusqlite::{params, OptionalExtension, Transaction};
+
+use super::log::Place;
+use super::ops::{LedgerTx, PlayRow};
+use super::Entry;
+use crate::error::Error;
+use crate::merkle::Hash;
+
+/// An open immediate transaction on the store's ledger.
+pub(super) struct SqliteTx<'t> {
+    pub(super) tx: &'t Transaction<'t>,
+    pub(super) path: &'t Path,
+}
+
+/// The key columns of a unit.
+const UNIT: &str = "game=?1 AND emission=?2 AND block=?3 AND unit_index=?4";
+
+impl SqliteTx<'_> {
+    fn err(&self, source: rusqlite::Error) -> Error {
+        Error::Ledger {
+            path: self.path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// The first row of `sql` (its first four parameters: the unit `p`).
+    fn unit_row<T>(
+        &self,
+        sql: &str,
+        p: Place,
+        read: impl FnOnce(&rusqlite::Row) -> rusqlite::Result<T>,
+    ) -> Result<Option<T>, Error> {
+        self.tx
+            .prepare_cached(sql)
+            .and_then(|mut s| {
+                s.query_row(params![p.game, p.emission, p.block, p.index], read)
+                    .optional()
+            })
+            .map_err(|e| self.err(e))
+    }
+
+    fn execute(&self, sql: &str, values: impl rusqlite::Params) -> Result<usize, Error> {
+        self.tx
+            .prepare_cached(sql)
+            .and_then(|mut s| s.execute(values))
+            .map_err(|e| self.err(e))
+    }
+}
+
+impl LedgerTx for SqliteTx<'_> {
+    fn claims_ended(&mut self, game: &str, emission: u32) -> Result<Option<String>, Error> {
+        self.tx
+            .prepare_cached("SELECT ended_at FROM claims_ended WHERE game=?1 AND emission=?2")
+            .and_then(|mut s| s.query_row(params![game, emission], |r| r.get(0)).optional())
+            .map_err(|e| self.err(e))
+    }
+
+    fn redemption(&mut self, p: Place) -> Result<Option<(String, u32)>, Error> {
+        self.unit_row(
+            &format!("SELECT redeemed_at, prize_cents FROM redemptions WHERE {UNIT}"),
+            p,
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    }
+
+    fn insert_redemption(
+        &mut self,
+        e: &Entry,
+        at: &str,
+        seq: u64,
+        leaf: &Hash,
+    ) -> Result<bool, Error> {
+        let inserted = self.execute(
+            "INSERT INTO redemptions (game, emission, block, unit_index, unit_id, price_cents,
+                 lot, prize_cents, record_sha256, record, rules_version, stopped_after_rolls,
+                 redeemed_at, seq, leaf_hash)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+             ON CONFLICT (game, emission, block, unit_index) DO NOTHING",
+            params![
+                e.game.slug(),
+                e.emission,
+                e.block,
+                e.index,
+                e.unit_id,
+                e.price_cents,
+                e.lot,
+                e.prize_cents,
+                e.record_sha256,
+                e.record,
+                e.rules_version,
+                e.stopped_after_rolls,
+                at,
+                seq,
+                &leaf[..]
+            ],
+        )?;
+        if inserted == 0 {
+            return Ok(false);
+        }
+        self.execute(
+            "INSERT INTO block_totals (game, emission, block, units, paid_cents) VALUES (?1, ?2, ?3, 1, ?4)
+             ON CONFLICT (game, emission, block) DO UPDATE
+             SET units = units + 1, paid_cents = paid_cents + excluded.paid_cents",
+            params![e.game.slug(), e.emission, e.block, e.prize_cents],
+        )?;
+        Ok(true)
+    }
+
+    fn sale(&mut self, p: Place) -> Result<Option<String>, Error> {
+        self.unit_row(
+            &format!("SELECT sold_at FROM sales WHERE {UNIT}"),
+            p,
+            |r| r.get(0),
+        )
+    }
+
+    fn insert_sale(&mut self, p: Place, at: &str, seq: u64, leaf: &Hash) -> Result<(), Error> {
+        self.execute(
+            "INSERT INTO sales (game, emission, block, unit_index, sold_at, seq, leaf_hash)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![p.game, p.emission, p.block, p.index, at, seq, &leaf[..]],
+        )
+        .map(drop)
+    }
+
+    fn sale_cursor(&mut self, game: &str, emission: u32, block: u32) -> Result<u32, Error> {
+        self.tx
+            .prepare_cached(
+                "SELECT next_index FROM sale_cursor WHERE game=?1 AND emission=?2 AND block=?3",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![game, emission, block], |r| r.get(0))
+                    .optional()
+            })
+            .map(Option::unwrap_or_default)
+            .map_err(|e| self.err(e))
+    }
+
+    fn set_sale_cursor(
+        &mut self,
+        game: &str,
+        emission: u32,
+        block: u32,
+        next: u32,
+    ) -> Result<(), Error> {
+        self.execute(
+            "INSERT INTO sale_cursor (game, emission, block, next_index) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (game, emission, block) DO UPDATE SET next_index = excluded.next_index",
+            params![game, emission, block, next],
+        )
+        .map(drop)
+    }
+
+    fn play(&mut self, p: Place) -> Result<Option<PlayRow>, Error> {
+        self.unit_row(
+            &format!("SELECT rolls, ended FROM plays WHERE {UNIT}"),
+            p,
+            |r| {
+                Ok(PlayRow {
+                    rolls: r.get(0)?,
+                    ended: r.get(1)?,
+                })
+            },
+        )
+    }
+
+    fn put_play(
+        &mut self,
+        p: Place,
+        row: &PlayRow,
+        at: &str,
+        logged: Option<(u64, &Hash)>,
+    ) -> Result<(), Error> {
+        let ended_at = row.ended.as_ref().map(|_| at);
+        self.execute(
+            "INSERT INTO plays (game, emission, block, unit_index, rolls, ended, ended_at, updated_at, seq, leaf_hash)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+             ON CONFLICT (game, emission, block, unit_index) DO UPDATE
+             SET rolls = excluded.rolls, ended = excluded.ended, ended_at = excluded.ended_at,
+                 updated_at = excluded.updated_at, seq = excluded.seq, leaf_hash = excluded.leaf_hash",
+            params![
+                p.game,
+                p.emission,
+                p.block,
+                p.index,
+                row.rolls,
+                row.ended,
+                ended_at,
+                at,
+                logged.map(|(s, _)| s),
+                logged.map(|(_, l)| l.to_vec())
+            ],
+        )
+        .map(drop)
+    }
+}

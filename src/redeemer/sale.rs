@@ -1,0 +1,440 @@
+//! Selling and playing units (docs/REDEMPTION.md §Sales and plays): the
+//! ledger hands out each unit once, in block then index order, and records
+//! each step of a Trésors Ensablés play before the player sees it.
+
+use serde::Serialize;
+
+use super::Redeemer;
+use crate::emission::Emission;
+use crate::error::Error;
+use crate::game::{cents_to_euros, tresors, Game, Tape};
+use crate::ledger::ops::{Done, ForSale, Op, PlayAction, PlayOrder, PlayRow, UnitRef, PLAY_STOPPED};
+use crate::record::{RecordPrefix, PREFIX_SIZE};
+use crate::derive::CHECK_CODE_LEN;
+use crate::unit_id::UnitId;
+
+/// A unit sold: its ID and what the player's screen needs before play.
+#[derive(Clone, Debug, Serialize)]
+pub struct Sale {
+    /// The unit ID.
+    pub id: String,
+    /// Game slug.
+    pub game: &'static str,
+    /// Emission.
+    pub emission: u32,
+    /// Block.
+    pub block: u32,
+    /// Unit index.
+    pub index: u32,
+    /// Price, euros.
+    pub price: String,
+    /// When the ledger recorded the sale.
+    pub sold_at: String,
+    /// The sale's entry in the ledger's log.
+    pub ledger_entry: u64,
+    /// This sale took the block's last unsold unit.
+    pub block_sold_out: bool,
+    /// What the player's screen shows: a whole L'île au trésor unit (map,
+    /// chests, throws); a Trésors Ensablés board only.
+    pub unit: serde_json::Value,
+}
+
+/// What `mark-sold` did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Marked {
+    /// Units recorded as sold now.
+    pub marked: u64,
+    /// Units that were sold already (left as they were).
+    pub already_sold: u64,
+}
+
+/// One roll as the player sees it.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepView {
+    /// The roll's number, from 1.
+    pub roll: u32,
+    /// The die.
+    pub die: u8,
+    /// The square left.
+    pub from: u8,
+    /// The square landed on.
+    pub to: u8,
+    /// What that square holds.
+    pub square: &'static str,
+    /// Life points after it.
+    pub life: u8,
+    /// The chest opened there, euros.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chest: Option<String>,
+    /// Gains found so far, euros.
+    pub found: String,
+}
+
+impl StepView {
+    fn of(s: &tresors::Step) -> StepView {
+        StepView {
+            roll: s.roll,
+            die: s.die,
+            from: s.from,
+            to: s.to,
+            square: s.square.token(),
+            life: s.life,
+            chest: s.chest_cents.map(|c| cents_to_euros(c).to_string()),
+            found: cents_to_euros(s.found_cents).to_string(),
+        }
+    }
+}
+
+/// Where a play stands after some rolls: only what those rolls revealed.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlayView {
+    /// The unit ID.
+    pub id: String,
+    /// Rolls revealed.
+    pub rolls: u32,
+    /// The square the player is on.
+    pub position: u8,
+    /// Life points.
+    pub life: u8,
+    /// Chests opened.
+    pub chests_opened: u8,
+    /// Gains found, euros.
+    pub found: String,
+    /// The player may stop now (3.2.6).
+    pub may_stop: bool,
+    /// The play is over.
+    pub over: bool,
+    /// How it ended: `stopped`, `death` or `gold`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end: Option<&'static str>,
+    /// What the unit pays, euros, once over.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prize: Option<String>,
+    /// The rolls this answer reveals: the one asked (a roll), or every
+    /// roll so far (the play's state).
+    pub steps: Vec<StepView>,
+    /// The step was done before (a retry): nothing changed.
+    pub replayed: bool,
+    /// The play's entry in the ledger's log, once over.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ledger_entry: Option<u64>,
+}
+
+impl PlayView {
+    /// The play after `rolls` rolls of `tape`, `stopped` there or not;
+    /// `shown` are the steps to reveal.
+    fn at(id: &UnitId, tape: &Tape, rolls: u32, stopped: bool, shown: &[tresors::Step]) -> Self {
+        let done = &tape.steps[..(rolls as usize).min(tape.steps.len())];
+        let last = done.last();
+        let found_cents = last.map_or(0, |s| s.found_cents);
+        let ended_by_itself = last.and_then(|s| s.end);
+        let over = stopped || ended_by_itself.is_some();
+        let end = if stopped {
+            Some("stopped")
+        } else {
+            ended_by_itself.map(|e| match e {
+                tresors::End::Death => "death",
+                tresors::End::Gold => "gold",
+                tresors::End::Stopped => "stopped",
+            })
+        };
+        let prize = over.then(|| {
+            let cents = if ended_by_itself == Some(tresors::End::Death) {
+                0
+            } else {
+                found_cents
+            };
+            cents_to_euros(cents).to_string()
+        });
+        PlayView {
+            id: id.to_string(),
+            rolls,
+            position: last.map_or(0, |s| s.to),
+            life: last.map_or(tresors::MAX_LIFE, |s| s.life),
+            chests_opened: u8::try_from(done.iter().filter(|s| s.chest_cents.is_some()).count())
+                .unwrap_or(u8::MAX),
+            found: cents_to_euros(found_cents).to_string(),
+            may_stop: !over && tape.first_chest.is_some_and(|f| rolls >= f),
+            over,
+            end,
+            prize,
+            steps: shown.iter().map(StepView::of).collect(),
+            replayed: false,
+            ledger_entry: None,
+        }
+    }
+}
+
+impl Redeemer {
+    /// The blocks of `game` at `price_cents` on sale, in sale order: those
+    /// of its closed emissions (commitments published), not revealed, in
+    /// emission then block order. The ledger skips emissions whose claims
+    /// ended.
+    fn blocks_for_sale(&self, game: Game, price_cents: u32) -> Result<Vec<ForSale>, Error> {
+        let price = cents_to_euros(price_cents);
+        let mut blocks = Vec::new();
+        for number in self.store.emissions(game) {
+            let emission = Emission::new(&self.store, game, number);
+            let Some(manifest) = emission.load_manifest(&self.keys.public_key)? else {
+                continue;
+            };
+            if !manifest.closed || emission.is_revealed() {
+                continue;
+            }
+            blocks.extend(
+                manifest
+                    .blocks
+                    .iter()
+                    .filter(|b| b.price.parse().ok() == Some(price))
+                    .map(|b| ForSale {
+                        emission: number,
+                        block: b.block,
+                        units: b.units,
+                    }),
+            );
+        }
+        Ok(blocks)
+    }
+
+    /// Sells the next unsold unit of `game` at `price_cents`; returns once
+    /// the sale is durable.
+    pub fn sell(&self, game: Game, price_cents: u32) -> Result<Sale, Error> {
+        // The game's prices only.
+        game.lot_table(price_cents)?;
+        let blocks = self.blocks_for_sale(game, price_cents)?;
+        let sold = match self.apply_one(Op::Sell {
+            game,
+            price_cents,
+            blocks,
+        })? {
+            Done::Sold(sold) => sold,
+            _ => return Err(self.wrong_answer()),
+        };
+        let unit = sold.unit.ok_or_else(|| self.wrong_answer())?;
+        let id = self.unit_id_of(unit)?;
+        let authentic = self.authenticate(&id, None)?;
+        let record = hex::decode(&authentic.redemption.record).unwrap_or_default();
+        let view = game
+            .sale_view(record.get(PREFIX_SIZE..).unwrap_or_default())
+            .map_err(|m| Error::BlockRejected {
+                path: self.store.block_path(game, unit.emission, unit.block),
+                reason: format!("unit {}: {m}", unit.index),
+            })?;
+        Ok(Sale {
+            id: id.to_string(),
+            game: game.slug(),
+            emission: unit.emission,
+            block: unit.block,
+            index: unit.index,
+            price: cents_to_euros(price_cents).to_string(),
+            sold_at: sold.sold_at,
+            ledger_entry: sold.seq,
+            block_sold_out: sold.block_sold_out,
+            unit: view,
+        })
+    }
+
+    /// Records `ids` as sold (units distributed by other means), each
+    /// authenticated first; units of emissions not closed are refused.
+    pub fn mark_sold(&self, ids: &[UnitId]) -> Result<Marked, Error> {
+        let mut ops = Vec::with_capacity(ids.len());
+        for id in ids {
+            self.require_closed(id.game, id.emission)?;
+            self.authenticate(id, None)?;
+            ops.push(Op::MarkSold {
+                unit: UnitRef::of(id),
+                unit_id: id.to_string(),
+            });
+        }
+        self.mark(ops)
+    }
+
+    /// Records every unit of `game`'s closed emission `emission` as sold.
+    pub fn mark_emission_sold(&self, game: Game, emission: u32) -> Result<Marked, Error> {
+        let manifest = self.require_closed(game, emission)?;
+        let mut total = Marked::default();
+        for b in &manifest.blocks {
+            let probe = probe(UnitRef {
+                game,
+                emission,
+                block: b.block,
+                index: 0,
+            });
+            let block = self.block(&probe, &probe.to_string())?;
+            let h = &block.file.header;
+            let size = usize::from(h.record_size);
+            for chunk in 0..block.file.index.len() as u32 {
+                let opened = block.chunk_records(chunk)?;
+                let ops = opened
+                    .records
+                    .chunks_exact(size)
+                    .map(|record| {
+                        let prefix = RecordPrefix::parse(record).ok_or_else(|| {
+                            Error::BlockRejected {
+                                path: block.file.path().to_path_buf(),
+                                reason: format!("chunk {chunk}: a record is too short"),
+                            }
+                        })?;
+                        let id = UnitId {
+                            index: prefix.index,
+                            check_code: prefix.check_code,
+                            ..probe
+                        };
+                        Ok(Op::MarkSold {
+                            unit: UnitRef::of(&id),
+                            unit_id: id.to_string(),
+                        })
+                    })
+                    .collect::<Result<Vec<_>, Error>>()?;
+                let marked = self.mark(ops)?;
+                total.marked += marked.marked;
+                total.already_sold += marked.already_sold;
+            }
+        }
+        Ok(total)
+    }
+
+    /// Applies mark-sold operations; a unit sold already is counted, any
+    /// other refusal stops.
+    fn mark(&self, ops: Vec<Op>) -> Result<Marked, Error> {
+        let mut marked = Marked::default();
+        for outcome in self.writer()?.apply(ops) {
+            match outcome {
+                Ok(_) => marked.marked += 1,
+                Err(Error::AlreadySold { .. }) => marked.already_sold += 1,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(marked)
+    }
+
+    /// The manifest of a closed emission; refuses one not closed.
+    fn require_closed(
+        &self,
+        game: Game,
+        emission: u32,
+    ) -> Result<crate::emission::Manifest, Error> {
+        let manifest = Emission::new(&self.store, game, emission)
+            .require_manifest(&self.keys.public_key)?;
+        if !manifest.closed {
+            return Err(Error::EmissionNotClosed { emission });
+        }
+        Ok(manifest)
+    }
+
+    /// The tape of `id`, authenticated.
+    fn tape(&self, id: &UnitId) -> Result<Tape, Error> {
+        let not_playable = || Error::NotPlayable {
+            id: id.to_string(),
+            game: id.game.slug(),
+        };
+        if !id.game.step_by_step() {
+            return Err(not_playable());
+        }
+        let authentic = self.authenticate(id, None)?;
+        let record = hex::decode(&authentic.redemption.record).unwrap_or_default();
+        id.game
+            .tape(record.get(PREFIX_SIZE..).unwrap_or_default())
+            .ok_or_else(not_playable)?
+            .map_err(|m| Error::BlockRejected {
+                path: self.store.block_path(id.game, id.emission, id.block),
+                reason: format!("unit {}: {m}", id.index),
+            })
+    }
+
+    /// Plays one step of `id` (a roll, or the stop); durable before it is
+    /// answered, applied once (a retried roll or stop is answered again).
+    pub fn play(&self, id: &UnitId, action: PlayAction) -> Result<PlayView, Error> {
+        let tape = self.tape(id)?;
+        let played = match self.apply_one(Op::Play(PlayOrder {
+            unit: UnitRef::of(id),
+            unit_id: id.to_string(),
+            action,
+            first_chest: tape.first_chest,
+            end_roll: tape.end_roll,
+        }))? {
+            Done::Played(p) => p,
+            _ => return Err(self.wrong_answer()),
+        };
+        let mut view = match action {
+            PlayAction::Roll(n) => {
+                let step = &tape.steps[(n as usize - 1).min(tape.steps.len() - 1)..n as usize];
+                PlayView::at(id, &tape, n, false, step)
+            }
+            PlayAction::Stop => PlayView::at(id, &tape, played.play.rolls, true, &[]),
+        };
+        view.replayed = played.replayed;
+        view.ledger_entry = played.seq;
+        Ok(view)
+    }
+
+    /// Where the play of `id` stands, with every roll revealed so far.
+    pub fn play_state(&self, id: &UnitId) -> Result<PlayView, Error> {
+        let tape = self.tape(id)?;
+        let unit = UnitRef::of(id);
+        if self.ledger.sale(unit, self.busy)?.is_none() {
+            return Err(Error::NotSold { id: id.to_string() });
+        }
+        let row: PlayRow = self.ledger.play(unit, self.busy)?.unwrap_or_default();
+        let shown = &tape.steps[..(row.rolls as usize).min(tape.steps.len())];
+        Ok(PlayView::at(
+            id,
+            &tape,
+            row.rolls,
+            row.ended.as_deref() == Some(PLAY_STOPPED),
+            shown,
+        ))
+    }
+
+    /// One operation through the ledger writer.
+    fn apply_one(&self, op: Op) -> Result<Done, Error> {
+        self.writer()?
+            .apply(vec![op])
+            .pop()
+            .unwrap_or_else(|| Err(self.wrong_answer()))
+    }
+
+    fn wrong_answer(&self) -> Error {
+        Error::Internal {
+            what: "the ledger writer gave no outcome or another operation's".into(),
+        }
+    }
+
+    /// The ID of `unit`: its check code read from its sealed record.
+    fn unit_id_of(&self, unit: UnitRef) -> Result<UnitId, Error> {
+        let probe = probe(unit);
+        let block = self.block(&probe, &probe.to_string())?;
+        let h = &block.file.header;
+        let reject = |reason: String| Error::BlockRejected {
+            path: block.file.path().to_path_buf(),
+            reason,
+        };
+        if unit.index >= h.unit_count {
+            return Err(reject(format!("the ledger sold unit {}, beyond the block", unit.index)));
+        }
+        let chunk = unit.index / h.chunk_units;
+        let at = (unit.index % h.chunk_units) as usize * usize::from(h.record_size);
+        let cached = self.chunk((unit.game.code(), unit.emission, unit.block), &block, chunk)?;
+        let prefix = cached
+            .opened
+            .records
+            .get(at..)
+            .and_then(RecordPrefix::parse)
+            .ok_or_else(|| reject(format!("unit {}: no record", unit.index)))?;
+        Ok(UnitId {
+            check_code: prefix.check_code,
+            ..probe
+        })
+    }
+}
+
+/// An ID with the place of `unit` and no check code yet.
+fn probe(unit: UnitRef) -> UnitId {
+    UnitId {
+        game: unit.game,
+        emission: unit.emission,
+        block: unit.block,
+        index: unit.index,
+        check_code: [0; CHECK_CODE_LEN],
+    }
+}
