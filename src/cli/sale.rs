@@ -40,7 +40,12 @@ pub struct MarkSoldArgs {
     #[command(flatten)]
     pub emission: EmissionArg,
     /// A file of unit IDs, one a line ("-": standard input).
-    #[arg(long, value_name = "FILE", required_unless_present = "all", conflicts_with = "all")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
     pub ids: Option<PathBuf>,
     /// Every unit of the emission.
     #[arg(long)]
@@ -115,6 +120,7 @@ pub fn sell(store: &Store, args: &SellArgs) -> Result<i32, Error> {
 pub fn mark_sold(store: &Store, args: &MarkSoldArgs) -> Result<i32, Error> {
     let emission = args.emission.open(store)?;
     let redeemer = redeemer(store, &args.keys, &args.ledger)?;
+    redeemer.require_closed(emission.game, args.emission.emission)?;
     let marked = match &args.ids {
         Some(path) => {
             let text = if path.as_os_str() == "-" {

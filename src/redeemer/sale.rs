@@ -5,12 +5,14 @@
 use serde::Serialize;
 
 use super::Redeemer;
+use crate::derive::CHECK_CODE_LEN;
 use crate::emission::Emission;
 use crate::error::Error;
 use crate::game::{cents_to_euros, tresors, Game, Tape};
-use crate::ledger::ops::{Done, ForSale, Op, PlayAction, PlayOrder, PlayRow, UnitRef, PLAY_STOPPED};
+use crate::ledger::ops::{
+    Done, ForSale, Op, PlayAction, PlayOrder, PlayRow, UnitRef, PLAY_STOPPED,
+};
 use crate::record::{RecordPrefix, PREFIX_SIZE};
-use crate::derive::CHECK_CODE_LEN;
 use crate::unit_id::UnitId;
 
 /// A unit sold: its ID and what the player's screen needs before play.
@@ -234,12 +236,16 @@ impl Redeemer {
         })
     }
 
-    /// Records `ids` as sold (units distributed by other means), each
-    /// authenticated first; units of emissions not closed are refused.
+    /// Records `ids` as sold (distributed by other means), each of a closed
+    /// emission and authenticated first; nothing is recorded if one is
+    /// refused.
     pub fn mark_sold(&self, ids: &[UnitId]) -> Result<Marked, Error> {
         let mut ops = Vec::with_capacity(ids.len());
+        let mut closed = std::collections::HashSet::new();
         for id in ids {
-            self.require_closed(id.game, id.emission)?;
+            if closed.insert((id.game, id.emission)) {
+                self.require_closed(id.game, id.emission)?;
+            }
             self.authenticate(id, None)?;
             ops.push(Op::MarkSold {
                 unit: UnitRef::of(id),
@@ -269,12 +275,11 @@ impl Redeemer {
                     .records
                     .chunks_exact(size)
                     .map(|record| {
-                        let prefix = RecordPrefix::parse(record).ok_or_else(|| {
-                            Error::BlockRejected {
+                        let prefix =
+                            RecordPrefix::parse(record).ok_or_else(|| Error::BlockRejected {
                                 path: block.file.path().to_path_buf(),
                                 reason: format!("chunk {chunk}: a record is too short"),
-                            }
-                        })?;
+                            })?;
                         let id = UnitId {
                             index: prefix.index,
                             check_code: prefix.check_code,
@@ -309,13 +314,13 @@ impl Redeemer {
     }
 
     /// The manifest of a closed emission; refuses one not closed.
-    fn require_closed(
+    pub fn require_closed(
         &self,
         game: Game,
         emission: u32,
     ) -> Result<crate::emission::Manifest, Error> {
-        let manifest = Emission::new(&self.store, game, emission)
-            .require_manifest(&self.keys.public_key)?;
+        let manifest =
+            Emission::new(&self.store, game, emission).require_manifest(&self.keys.public_key)?;
         if !manifest.closed {
             return Err(Error::EmissionNotClosed { emission });
         }
@@ -410,7 +415,10 @@ impl Redeemer {
             reason,
         };
         if unit.index >= h.unit_count {
-            return Err(reject(format!("the ledger sold unit {}, beyond the block", unit.index)));
+            return Err(reject(format!(
+                "the ledger sold unit {}, beyond the block",
+                unit.index
+            )));
         }
         let chunk = unit.index / h.chunk_units;
         let at = (unit.index % h.chunk_units) as usize * usize::from(h.record_size);

@@ -23,6 +23,7 @@ mod par;
 mod pg;
 mod redeem;
 mod rng;
+mod sale;
 mod service;
 mod tresors;
 mod vectors;

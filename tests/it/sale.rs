@@ -1,0 +1,496 @@
+//! Selling and playing (issue 13): each unit handed out once in block then
+//! index order; a Trésors Ensablés unit revealed one roll at a time, each
+//! answer checked against an independent replay of the unit's record;
+//! redemption only of sold units, paying the recorded play.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde_json::Value;
+use tempfile::TempDir;
+use ticket_issuer::ledger::ops::PlayAction;
+use ticket_issuer::redeem::{OwnedKeys, Redeemer};
+use ticket_issuer::store::Store;
+use ticket_issuer::unit_id::UnitId;
+
+use crate::common::{issuer, shared_block};
+
+/// A store with one closed Trésors Ensablés block of `units` units.
+fn te_store(units: u32) -> (TempDir, PathBuf) {
+    let dir = TempDir::new().unwrap();
+    let store = dir.path().join("store");
+    issuer(&store, &["keygen"]).expect_code(0);
+    let units = units.to_string();
+    issuer(
+        &store,
+        &[
+            "generate",
+            "--game",
+            "tresors-ensables",
+            "--emission",
+            "1",
+            "--block",
+            "1",
+            "--units",
+            &units,
+            "--quiet",
+        ],
+    )
+    .expect_code(0);
+    issuer(&store, &["close", "--emission", "1"]).expect_code(0);
+    (dir, store)
+}
+
+fn redeemer(store: &Path) -> Redeemer {
+    let s = Store::new(store);
+    Redeemer::new(
+        s.clone(),
+        OwnedKeys {
+            public_key: s.public_key().unwrap(),
+            secrets: Some(s.secrets().unwrap()),
+            records_key: None,
+        },
+    )
+}
+
+/// Every unit of block 1 of emission 1, as `export` writes it.
+fn exported(store: &Path, game: &str) -> Vec<Value> {
+    let block = store.join(format!("emissions/{game}/e000001/b000001.tkb"));
+    let run = issuer(store, &["export", block.to_str().unwrap(), "-q"]).expect_code(0);
+    run.stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Euros as written ("0.5") to cents.
+fn cents(euros: &str) -> u64 {
+    let (whole, frac) = euros.split_once('.').unwrap_or((euros, ""));
+    let frac = format!("{frac:0<2}");
+    whole.parse::<u64>().unwrap() * 100 + frac[..2].parse::<u64>().unwrap()
+}
+
+/// One roll of the test's own replay.
+#[derive(Debug, Clone, PartialEq)]
+struct Roll {
+    die: u64,
+    to: u64,
+    life: u64,
+    chest_cents: Option<u64>,
+    found_cents: u64,
+    end: Option<&'static str>,
+}
+
+/// Replays a unit from its exported board, chests and dice by the
+/// regulation's text (3.2, 3.3): move by the die (at most to 60), a life
+/// square adds, a trap takes (life within 0..=3), a chest opens (the k-th
+/// chest sits on square 6k); life 0 is a death, the gold chest the end.
+fn replay(unit: &Value) -> Vec<Roll> {
+    let board: Vec<&str> = unit["board"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let chests: Vec<u64> = unit["chests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| cents(v.as_str().unwrap()))
+        .collect();
+    let (mut at, mut life, mut found) = (0u64, 3i64, 0u64);
+    let mut rolls = Vec::new();
+    for die in unit["dice"].as_array().unwrap() {
+        let die = die.as_u64().unwrap();
+        at = (at + die).min(60);
+        let square = board[at as usize];
+        let mut chest_cents = None;
+        let mut end = None;
+        match square {
+            "bronze" | "silver" | "gold" => {
+                let c = chests[(at / 6 - 1) as usize];
+                found += c;
+                chest_cents = Some(c);
+                if square == "gold" {
+                    end = Some("gold");
+                }
+            }
+            other => {
+                let change: i64 = match other {
+                    "life+1" => 1,
+                    "life+2" => 2,
+                    "trap-1" => -1,
+                    "trap-2" => -2,
+                    "trap-3" => -3,
+                    _ => 0,
+                };
+                life = (life + change).clamp(0, 3);
+                if life == 0 {
+                    end = Some("death");
+                }
+            }
+        }
+        rolls.push(Roll {
+            die,
+            to: at,
+            life: life as u64,
+            chest_cents,
+            found_cents: found,
+            end,
+        });
+        if end.is_some() {
+            break;
+        }
+    }
+    rolls
+}
+
+fn first_chest(rolls: &[Roll]) -> Option<usize> {
+    rolls
+        .iter()
+        .position(|r| r.chest_cents.is_some())
+        .map(|i| i + 1)
+}
+
+/// Sells every unit of the block through `r`; the sold IDs in sale order.
+fn sell_all(r: &Redeemer, units: u32) -> Vec<UnitId> {
+    (0..units)
+        .map(|_| {
+            let sale = r
+                .sell(ticket_issuer::game::Game::TRESORS_ENSABLES, 100)
+                .unwrap();
+            sale.id.parse().unwrap()
+        })
+        .collect()
+}
+
+/// Asserts a play answer reveals nothing beyond roll `upto`: no dice or
+/// chest table, steps only up to it, each exactly the replay's.
+fn reveals_only_up_to(answer: &Value, replay: &[Roll], upto: u64) {
+    let text = answer.to_string();
+    assert!(
+        !text.contains("\"dice\"") && !text.contains("\"chests\""),
+        "{text}"
+    );
+    for step in answer["steps"].as_array().unwrap() {
+        let n = step["roll"].as_u64().unwrap();
+        assert!(n >= 1 && n <= upto, "roll {n} shown at roll {upto}: {text}");
+        let want = &replay[n as usize - 1];
+        assert_eq!(step["die"].as_u64(), Some(want.die), "{text}");
+        assert_eq!(step["to"].as_u64(), Some(want.to), "{text}");
+        assert_eq!(step["life"].as_u64(), Some(want.life), "{text}");
+        assert_eq!(
+            step["chest"].as_str().map(cents),
+            want.chest_cents,
+            "{text}"
+        );
+        assert_eq!(cents(step["found"].as_str().unwrap()), want.found_cents);
+    }
+}
+
+#[test]
+fn sixteen_cli_buyers_get_every_unit_once_in_index_order() {
+    const UNITS: u32 = 400;
+    let (_dir, store) = te_store(UNITS);
+    let sold = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..16 {
+            s.spawn(|| loop {
+                let run = issuer(&store, &["sell", "--game", "tresors-ensables", "--json"]);
+                let v = run.json();
+                if run.code != 0 {
+                    assert_eq!(v["error"], "sold_out", "{}", run.stderr);
+                    assert_eq!(run.code, 1);
+                    break;
+                }
+                sold.lock().unwrap().push(v);
+            });
+        }
+    });
+    let sold = sold.into_inner().unwrap();
+    assert_eq!(sold.len(), UNITS as usize);
+    let indices: BTreeSet<u64> = sold.iter().map(|v| v["index"].as_u64().unwrap()).collect();
+    assert_eq!(
+        indices,
+        (0..u64::from(UNITS)).collect(),
+        "none skipped, none twice"
+    );
+    let ids: BTreeSet<&str> = sold.iter().map(|v| v["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), UNITS as usize);
+    // Sales are entries 0..UNITS-1 of the log, in index order.
+    let mut by_entry: Vec<(u64, u64)> = sold
+        .iter()
+        .map(|v| {
+            (
+                v["ledger_entry"].as_u64().unwrap(),
+                v["index"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    by_entry.sort_unstable();
+    assert!(by_entry.iter().all(|(e, i)| e == i), "{by_entry:?}");
+    let out: Vec<&Value> = sold
+        .iter()
+        .filter(|v| v["block_sold_out"] == true)
+        .collect();
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0]["index"].as_u64(), Some(u64::from(UNITS) - 1));
+    let verify = issuer(&store, &["ledger", "verify", "--json"]).expect_code(0);
+    assert_eq!(
+        verify.json()["log"]["size"].as_u64(),
+        Some(u64::from(UNITS))
+    );
+}
+
+#[test]
+fn a_play_reveals_one_roll_at_a_time_as_an_independent_replay_says() {
+    const UNITS: u32 = 300;
+    let (_dir, store) = te_store(UNITS);
+    let units = exported(&store, "tresors-ensables");
+    let r = redeemer(&store);
+    // A sale answer is the board only.
+    let sale = r
+        .sell(ticket_issuer::game::Game::TRESORS_ENSABLES, 100)
+        .unwrap();
+    let sale_json = serde_json::to_value(&sale).unwrap();
+    let keys: Vec<&str> = sale_json["unit"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["board", "life"]);
+    assert_eq!(sale_json["unit"]["board"], units[0]["board"]);
+    let mut ids = vec![sale.id.parse::<UnitId>().unwrap()];
+    ids.extend(sell_all(&r, UNITS - 1));
+    let replays: Vec<Vec<Roll>> = units.iter().map(replay).collect();
+    // The kinds of play the rules make: a stop, a death, the gold chest.
+    let stoppable = (0..UNITS as usize)
+        .find(|&i| first_chest(&replays[i]).is_some_and(|f| f < replays[i].len()))
+        .unwrap();
+    let death = (0..UNITS as usize)
+        .find(|&i| {
+            i != stoppable
+                && replays[i].last().unwrap().end == Some("death")
+                && first_chest(&replays[i]).is_some()
+        })
+        .unwrap();
+    let gold = (0..UNITS as usize)
+        .find(|&i| i != stoppable && replays[i].last().unwrap().end == Some("gold"))
+        .unwrap();
+    for (i, stop_at) in [
+        (stoppable, first_chest(&replays[stoppable])),
+        (death, None),
+        (gold, None),
+    ] {
+        let (id, rolls) = (&ids[i], &replays[i]);
+        assert_eq!(id.index as usize, i);
+        let last = stop_at.unwrap_or(rolls.len());
+        // Redeeming before the play is over is refused.
+        let e = r.redeem(id, None).unwrap_err();
+        assert_eq!(e.code(), "play_unfinished");
+        // No stop before the first chest.
+        let e = r.play(id, PlayAction::Stop).unwrap_err();
+        assert_eq!(e.code(), "bad_stop", "{e}");
+        for n in 1..=last as u32 {
+            let answer = serde_json::to_value(r.play(id, PlayAction::Roll(n)).unwrap()).unwrap();
+            reveals_only_up_to(&answer, rolls, u64::from(n));
+            assert_eq!(answer["steps"].as_array().unwrap().len(), 1);
+            assert_eq!(answer["rolls"].as_u64(), Some(u64::from(n)));
+            assert_eq!(answer["replayed"], false);
+            let over = n as usize == rolls.len();
+            assert_eq!(answer["over"], over, "{answer}");
+            let may_stop = !over && first_chest(rolls).is_some_and(|f| n as usize >= f);
+            assert_eq!(answer["may_stop"], may_stop, "{answer}");
+            // A retried roll is answered the same and does not advance.
+            let again = serde_json::to_value(r.play(id, PlayAction::Roll(n)).unwrap()).unwrap();
+            assert_eq!(again["replayed"], true);
+            assert_eq!(again["steps"], answer["steps"]);
+            assert_eq!(again["rolls"], answer["rolls"]);
+            let state = serde_json::to_value(r.play_state(id).unwrap()).unwrap();
+            assert_eq!(state["rolls"].as_u64(), Some(u64::from(n)));
+            reveals_only_up_to(&state, rolls, u64::from(n));
+            // A roll ahead of the next one is refused.
+            if !over {
+                let e = r.play(id, PlayAction::Roll(n + 2)).unwrap_err();
+                assert_eq!(e.code(), "roll_out_of_order");
+            }
+        }
+        let expected_prize = match stop_at {
+            Some(f) => {
+                let stopped = serde_json::to_value(r.play(id, PlayAction::Stop).unwrap()).unwrap();
+                assert_eq!(stopped["end"], "stopped");
+                assert!(stopped["ledger_entry"].is_u64());
+                rolls[f - 1].found_cents
+            }
+            None => match rolls.last().unwrap().end {
+                Some("gold") => rolls.last().unwrap().found_cents,
+                _ => 0,
+            },
+        };
+        // Over: nothing more is played.
+        match r.play(id, PlayAction::Stop) {
+            // A retried stop is answered again.
+            Ok(again) => assert!(stop_at.is_some() && again.replayed),
+            Err(e) => assert!(stop_at.is_none() && e.code() == "play_over", "{e}"),
+        }
+        let e = r.play(id, PlayAction::Roll(last as u32 + 1)).unwrap_err();
+        assert_eq!(e.code(), "play_over", "{e}");
+        let state = serde_json::to_value(r.play_state(id).unwrap()).unwrap();
+        assert_eq!(cents(state["prize"].as_str().unwrap()), expected_prize);
+        // Redemption pays exactly the replayed prize, and only as played.
+        let e = r.redeem(id, Some(last as u32 + 7)).unwrap_err();
+        assert_eq!(e.code(), "bad_stop");
+        let paid = r.redeem(id, None).unwrap();
+        assert_eq!(cents(&paid.prize), expected_prize, "unit {i}");
+        assert_eq!(paid.stopped_after_rolls, stop_at.map(|f| f as u32));
+        if stop_at.is_none() {
+            assert_eq!(cents(units[i]["prize"].as_str().unwrap()), expected_prize);
+        }
+    }
+    drop(r);
+    issuer(&store, &["ledger", "verify"]).expect_code(0);
+}
+
+#[test]
+fn redemption_needs_a_sale_and_sales_follow_block_then_index_order() {
+    let (_dir, store, _block) = shared_block(100).copy_store();
+    let id = |i: u32| crate::common::valid_id(&store, 1, 1, i);
+    // Not sold: refused, whatever the unit.
+    let run = issuer(&store, &["redeem", &id(0), "--json"]).expect_code(1);
+    assert_eq!(run.json()["error"], "not_sold");
+    // Nothing sells from an open emission; mark-sold refuses it too.
+    let run = issuer(
+        &store,
+        &["sell", "--game", "ile-au-tresor", "--price", "1", "--json"],
+    )
+    .expect_code(1);
+    assert_eq!(run.json()["error"], "sold_out");
+    let run = issuer(
+        &store,
+        &["mark-sold", "--emission", "1", "--ids", "-", "--json"],
+    );
+    assert_eq!(run.json()["error"], "emission_not_closed");
+    issuer(&store, &["close", "--emission", "1"]).expect_code(0);
+    // A price the game has not: refused as such.
+    issuer(&store, &["sell", "--game", "ile-au-tresor", "--price", "3"]).expect_code(2);
+    let first = issuer(
+        &store,
+        &["sell", "--game", "ile-au-tresor", "--price", "1", "--json"],
+    )
+    .expect_code(0)
+    .json();
+    assert_eq!(first["index"], 0);
+    assert_eq!(first["id"], id(0));
+    // L'île au trésor: the whole unit for the player's animation.
+    for key in ["map", "start", "chests", "throws"] {
+        assert!(first["unit"].get(key).is_some(), "{first}");
+    }
+    assert_eq!(first["unit"]["chests"].as_array().unwrap().len(), 9);
+    assert_eq!(first["unit"]["throws"].as_array().unwrap().len(), 4);
+    // mark-sold units are skipped by later sales; marking twice counts.
+    let ids_file = store.join("ids.txt");
+    std::fs::write(&ids_file, format!("{}\n{}\n", id(2), id(3))).unwrap();
+    let ids_arg = ids_file.to_str().unwrap();
+    let marked = issuer(
+        &store,
+        &["mark-sold", "--emission", "1", "--ids", ids_arg, "--json"],
+    )
+    .expect_code(0)
+    .json();
+    assert_eq!(
+        (marked["marked"].as_u64(), marked["already_sold"].as_u64()),
+        (Some(2), Some(0))
+    );
+    let marked = issuer(
+        &store,
+        &["mark-sold", "--emission", "1", "--ids", ids_arg, "--json"],
+    )
+    .expect_code(0)
+    .json();
+    assert_eq!(
+        (marked["marked"].as_u64(), marked["already_sold"].as_u64()),
+        (Some(0), Some(2))
+    );
+    let sold: Vec<u64> = (0..2)
+        .map(|_| {
+            issuer(
+                &store,
+                &["sell", "--game", "ile-au-tresor", "--price", "1", "--json"],
+            )
+            .expect_code(0)
+            .json()["index"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(sold, [1, 4]);
+    // A wrong check code is refused before anything is marked.
+    let mut bad = id(9);
+    bad.pop();
+    bad.push(if id(9).ends_with('A') { 'B' } else { 'A' });
+    std::fs::write(&ids_file, format!("{bad}\n")).unwrap();
+    issuer(&store, &["mark-sold", "--emission", "1", "--ids", ids_arg]).expect_code(1);
+    issuer(&store, &["redeem", &id(9)]).expect_code(1);
+    // Sold units redeem; an L'île au trésor unit has no play.
+    issuer(&store, &["redeem", &id(0)]).expect_code(0);
+    issuer(&store, &["redeem", &id(3)]).expect_code(0);
+    let run = issuer(&store, &["play", &id(1), "--roll", "1", "--json"]).expect_code(2);
+    assert_eq!(run.json()["error"], "not_playable");
+    // Once the claims ended nothing sells, and the log verifies.
+    issuer(&store, &["end-claims", "--emission", "1"]).expect_code(0);
+    let run = issuer(
+        &store,
+        &["sell", "--game", "ile-au-tresor", "--price", "1", "--json"],
+    )
+    .expect_code(1);
+    assert_eq!(run.json()["error"], "sold_out");
+    let verify = issuer(&store, &["ledger", "verify", "--json"])
+        .expect_code(0)
+        .json();
+    // 1 sale, 2 marked, 2 sales, 2 redemptions.
+    assert_eq!(verify["log"]["size"].as_u64(), Some(7));
+}
+
+#[test]
+fn ledger_verify_names_an_edited_sale_and_an_edited_play() {
+    let (_dir, store) = te_store(50);
+    let r = redeemer(&store);
+    let ids = sell_all(&r, 50);
+    let replays: Vec<Vec<Roll>> = exported(&store, "tresors-ensables")
+        .iter()
+        .map(replay)
+        .collect();
+    // Play unit 0 to its end: its play is in the log.
+    for n in 1..=replays[0].len() as u32 {
+        r.play(&ids[0], PlayAction::Roll(n)).unwrap();
+    }
+    drop(r);
+    issuer(&store, &["ledger", "verify"]).expect_code(0);
+    let db = store.join("ledger.sqlite");
+    let edit = |sql: &str| {
+        let out = std::process::Command::new("sqlite3")
+            .arg(&db)
+            .arg(sql)
+            .output()
+            .expect("sqlite3 runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    edit("UPDATE sales SET sold_at = '2020-01-01T00:00:00.000Z' WHERE unit_index = 7");
+    edit("UPDATE plays SET rolls = rolls + 1 WHERE unit_index = 0");
+    let run = issuer(&store, &["ledger", "verify", "--json"]).expect_code(1);
+    let text = run.stdout;
+    assert!(
+        text.contains("the sale of tresors-ensables emission 1 block 1 unit 7"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the play of tresors-ensables emission 1 block 1 unit 0"),
+        "{text}"
+    );
+}
