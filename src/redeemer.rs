@@ -127,6 +127,12 @@ impl Redeemer {
         &self.store
     }
 
+    /// The ledger it records into.
+    #[must_use]
+    pub fn ledger(&self) -> &LedgerTarget {
+        &self.ledger
+    }
+
     /// Redeems `id` with the player's `stop`: authenticates it, then records
     /// it; returns once the redemption is durable.
     pub fn redeem(&self, id: &UnitId, stop: Option<u32>) -> Result<Redemption, Error> {

@@ -345,6 +345,21 @@ pub struct Head {
     pub verifier_key: Option<String>,
 }
 
+impl Head {
+    /// A head as stored in a ledger's `ledger_heads` row.
+    pub(crate) fn from_row(size: u64, root: &[u8], signed_at: String, checkpoint: String) -> Head {
+        Head {
+            origin: checkpoint.lines().next().unwrap_or_default().to_string(),
+            size,
+            root: BASE64.encode(root),
+            root_hex: hex::encode(root),
+            signed_at,
+            checkpoint,
+            verifier_key: None,
+        }
+    }
+}
+
 /// The latest signed head of `store`'s ledger, with its verifier key;
 /// `Ok(None)` when there is no ledger or no head yet. Creates nothing.
 pub fn latest_head(store: &Store) -> Result<Option<Head>, Error> {
@@ -590,18 +605,8 @@ impl Ledger {
             )
             .optional()
             .map_err(|e| self.err(e))?;
-        let Some((size, root, signed_at, checkpoint)) = row else {
-            return Ok(None);
-        };
-        let origin_line = checkpoint.lines().next().unwrap_or_default().to_string();
-        Ok(Some(Head {
-            origin: origin_line,
-            size,
-            root: BASE64.encode(&root),
-            root_hex: hex::encode(&root),
-            signed_at,
-            checkpoint,
-            verifier_key: None,
+        Ok(row.map(|(size, root, signed_at, checkpoint)| {
+            Head::from_row(size, &root, signed_at, checkpoint)
         }))
     }
 

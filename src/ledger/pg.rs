@@ -19,7 +19,7 @@ use postgres::{IsolationLevel, NoTls};
 use r2d2_postgres::PostgresConnectionManager;
 
 use super::claims::EndOfClaims;
-use super::log::{self, LedgerKey, LogFinding, LogReport};
+use super::log::{self, Head, LedgerKey, LogFinding, LogReport};
 use super::writer::LedgerStorage;
 use super::{Committed, Entry, Recorded};
 use crate::error::Error;
@@ -269,6 +269,26 @@ impl PgLedger {
             emission,
             statement: r.get(0),
             ended_at: r.get(1),
+        }))
+    }
+
+    /// The latest head signed by `signer` (a node's ledger key), if any:
+    /// a node serves the heads it signed, which its own key verifies.
+    pub fn head_signed_by(&self, signer: &VerifyingKey) -> Result<Option<Head>, Error> {
+        let row = self
+            .conn()?
+            .query_opt(
+                "SELECT size, root, signed_at, checkpoint FROM ledger_heads
+                 WHERE signer = $1 ORDER BY size DESC LIMIT 1",
+                &[&log::verifier_key(signer)],
+            )
+            .map_err(|e| self.unavailable(e))?;
+        Ok(row.map(|r| {
+            let size = u64::try_from(r.get::<_, i64>(0)).unwrap_or_default();
+            let root: Vec<u8> = r.get(1);
+            let mut head = Head::from_row(size, &root, r.get(2), r.get(3));
+            head.verifier_key = Some(log::verifier_key(signer));
+            head
         }))
     }
 

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::claims::EndOfClaims;
+use super::log::{self, Head};
 use super::pg::{PgLedger, PgStorage};
 use super::writer::{GroupCommit, SqliteStorage};
 use super::{Ledger, Recorded};
@@ -97,6 +98,22 @@ impl LedgerTarget {
                 None => Ok(None),
             },
             LedgerTarget::Postgres(pg) => pg.end_of_claims(game, emission),
+        }
+    }
+
+    /// The latest signed head this node serves, with its verifier key: the
+    /// store ledger's latest head, or on PostgreSQL the latest head signed
+    /// with `store`'s ledger key (none before this node signed one).
+    pub fn latest_head(&self, store: &Store) -> Result<Option<Head>, Error> {
+        match self {
+            LedgerTarget::Store(own) => log::latest_head(own),
+            LedgerTarget::Postgres(pg) => {
+                let public = log::public_path(store);
+                if !public.exists() {
+                    return Ok(None);
+                }
+                pg.head_signed_by(&crate::seal::read_public(&public)?)
+            }
         }
     }
 }
