@@ -82,4 +82,6 @@ stop_servers
 expect_size "$("$ISSUER" --store "$a" ledger verify --ledger "$url" --json \
     --ledger-key "$a/keys/ledger.pub.pem" --ledger-key "$work/node-b/keys/ledger.pub.pem")" \
     "$redeemed"
+commits=$("$PGBIN/psql" "$url" -Atc 'SELECT COUNT(*) FROM ledger_heads')
+echo "  commits: $commits signed heads (one a commit) for $redeemed redemptions"
 echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min) at the end"
