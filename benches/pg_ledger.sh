@@ -11,25 +11,14 @@ STREAM_IDS=${STREAM_IDS:-500}
 BATCH_IDS=${BATCH_IDS:-20000}
 cargo build --release --quiet
 ISSUER=$PWD/target/release/issuer
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 work=$(mktemp -d /tmp/pg-bench-XXXXXX)
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-[ "$(id -u)" = 0 ] && chown postgres "$work"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-stop() { as_pg "$PGBIN/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$work"; }
+. benches/pg_cluster.sh
+stop() { pg_stop; rm -rf "$work"; }
 trap stop EXIT
-as_pg "$PGBIN/initdb" -D "$work/data" -A trust -U postgres >/dev/null
-as_pg "$PGBIN/pg_ctl" -D "$work/data" -l "$work/data/log" -w \
-    -o "-p $port -k $work -c listen_addresses=127.0.0.1" start >/dev/null
-url="postgres://postgres@127.0.0.1:$port/postgres"
+pg_start
 
 units=$(( 2 * (STREAM_IDS + BATCH_IDS) ))
-a=$work/node-a
-"$ISSUER" --store "$a" keygen >/dev/null
-"$ISSUER" --store "$a" generate --game tresors-ensables --emission 2 --block 1 \
-    --units "$units" --quiet --json >/dev/null
-"$ISSUER" --store "$a" export "$a/emissions/tresors-ensables/e000002/b000001.tkb" \
-    | grep -o '"id":"[^"]*"' | cut -d'"' -f4 >"$work/ids"
+node_store "$units"
 split_ids() { # first-line count file
     sed -n "$1,$(( $1 + $2 - 1 ))p" "$work/ids" >"$3"
 }

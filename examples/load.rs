@@ -3,19 +3,21 @@
 //! /v1/redemptions over keep-alive connections, for at most a count and a
 //! time; prints the durable redemption rate and latency percentiles.
 //!
-//! Usage: load URL TOKEN IDS_FILE [CLIENTS=16] [MAX_SECONDS=60]
-//! Only loopback URLs are accepted.
+//! Usage: load URL[,URL…] TOKEN IDS_FILE [CLIENTS=16] [MAX_SECONDS=60]
+//! Several URLs (nodes on one shared ledger, benches/pg_service.sh): client
+//! c talks to URL c mod n. Only loopback URLs are accepted.
 
 use std::time::{Duration, Instant};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 4 {
-        eprintln!("usage: load URL TOKEN IDS_FILE [CLIENTS] [MAX_SECONDS]");
+        eprintln!("usage: load URL[,URL...] TOKEN IDS_FILE [CLIENTS] [MAX_SECONDS]");
         std::process::exit(2);
     }
-    let (url, token, ids_file) = (&args[1], &args[2], &args[3]);
-    if !url.starts_with("http://127.0.0.1:") {
+    let (urls, token, ids_file) = (&args[1], &args[2], &args[3]);
+    let urls: Vec<&str> = urls.split(',').collect();
+    if !urls.iter().all(|u| u.starts_with("http://127.0.0.1:")) {
         eprintln!("load: only http://127.0.0.1 URLs");
         std::process::exit(2);
     }
@@ -26,14 +28,14 @@ fn main() {
         .lines()
         .map(str::to_string)
         .collect();
-    let endpoint = format!("{url}/v1/redemptions");
+    let endpoints: Vec<String> = urls.iter().map(|u| format!("{u}/v1/redemptions")).collect();
     let auth = format!("Bearer {token}");
     let started = Instant::now();
     let deadline = started + max;
     let results: Vec<(Vec<Duration>, u64)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..clients)
             .map(|c| {
-                let (ids, endpoint, auth) = (&ids, &endpoint, &auth);
+                let (ids, endpoint, auth) = (&ids, &endpoints[c % endpoints.len()], &auth);
                 s.spawn(move || {
                     let agent: ureq::Agent = ureq::Agent::config_builder()
                         .http_status_as_error(false)
@@ -78,7 +80,8 @@ fn main() {
             .unwrap_or_default()
     };
     println!(
-        "clients {clients}: {} redeemed, {refused} refused in {:.2} s: {:.0} durable redemptions/s; latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        "clients {clients} over {} node(s): {} redeemed, {refused} refused in {:.2} s: {:.0} durable redemptions/s; latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        endpoints.len(),
         all.len(),
         elapsed.as_secs_f64(),
         all.len() as f64 / elapsed.as_secs_f64(),

@@ -651,6 +651,10 @@ pub fn serve(
             ),
         });
     }
+    // A PostgreSQL connection closes with a blocking call, which panics
+    // inside the runtime: this handle on the pool outlives the runtime, so
+    // the connections close after it (SIGTERM had aborted a PostgreSQL node).
+    let ledger = redeemer.ledger().clone();
     let app = router(redeemer.with_busy_timeout(LEDGER_WAIT), &config.tokens);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -658,7 +662,7 @@ pub fn serve(
         .map_err(|e| Error::Internal {
             what: format!("the async runtime does not start: {e}"),
         })?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let listener = std::net::TcpListener::bind(config.listen)
             .map_err(|e| Error::io(Path::new(&config.listen.to_string()), e))?;
         listener
@@ -693,7 +697,10 @@ pub fn serve(
             }
         };
         served.map_err(|e| Error::io(Path::new(&bound.to_string()), e))
-    })
+    });
+    drop(runtime);
+    drop(ledger);
+    served
 }
 
 /// Waits for SIGTERM or Ctrl-C, then stops accepting and drains.

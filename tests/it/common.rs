@@ -2,11 +2,16 @@
 //! temporary stores and test-size blocks, the binary runner, and an
 //! independent reading of article 4.5.
 
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use ed25519_dalek::VerifyingKey;
+use serde_json::Value;
 use tempfile::TempDir;
 use ticket_issuer::block::authentic::AuthenticBlock;
 use ticket_issuer::block::build::BlockSpec;
@@ -335,4 +340,140 @@ pub fn valid_id_of(store: &Path, game: Game, emission: u32, block: u32, index: u
         check_code: ticket_issuer::derive::check_code(&seed, index),
     }
     .to_string()
+}
+
+// ---------------------------------------------------------------------------
+// The real `issuer serve` over 127.0.0.1
+// ---------------------------------------------------------------------------
+
+pub const TOKEN: &str = "service-test-token-0123456789";
+
+/// A running `issuer serve`; killed when dropped.
+pub struct Server {
+    pub child: Child,
+    pub base: String,
+}
+
+impl Server {
+    pub fn start(store: &Path) -> Server {
+        Server::start_with::<&str>(store, &[])
+    }
+
+    /// `start` with more `serve` arguments. The token file is the
+    /// store's own (`<store>.tokens`), so servers can share a folder.
+    pub fn start_with<S: AsRef<OsStr>>(store: &Path, extra: &[S]) -> Server {
+        let tokens = store.with_extension("tokens");
+        std::fs::write(&tokens, format!("# test\n{TOKEN}\n")).unwrap();
+        std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let mut child = Command::new(ISSUER)
+            .arg("--store")
+            .arg(store)
+            .args(["serve", "--listen", "127.0.0.1:0", "--token-file"])
+            .arg(&tokens)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let base = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| {
+                let mut err = String::new();
+                child
+                    .stderr
+                    .take()
+                    .unwrap()
+                    .read_to_string(&mut err)
+                    .unwrap();
+                panic!("serve did not start: {line:?} {err}")
+            })
+            .to_string();
+        assert!(base.contains("://127.0.0.1:"), "{base}");
+        Server { child, base }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// SIGTERM, then waits (at most 20 s) for it to drain and exit; its
+    /// exit code.
+    pub fn terminate(&mut self) -> Option<i32> {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success());
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s.code();
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "serve did not stop"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(20)))
+        .build()
+        .into()
+}
+
+/// A request with `token`; (status, body).
+pub fn call(
+    agent: &ureq::Agent,
+    method: &str,
+    url: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> Result<(u16, String), ureq::Error> {
+    let auth = token.map(|t| format!("Bearer {t}"));
+    let mut response = match body {
+        Some(body) => {
+            let mut r = agent.post(url).content_type("application/json");
+            if let Some(a) = &auth {
+                r = r.header("Authorization", a);
+            }
+            r.send(body.to_string())?
+        }
+        None => {
+            assert_eq!(method, "GET");
+            let mut r = agent.get(url);
+            if let Some(a) = &auth {
+                r = r.header("Authorization", a);
+            }
+            r.call()?
+        }
+    };
+    let status = response.status().as_u16();
+    Ok((status, response.body_mut().read_to_string()?))
+}
+
+pub fn post(agent: &ureq::Agent, server: &Server, path: &str, body: Value) -> (u16, Value) {
+    let (status, text) = call(agent, "POST", &server.url(path), Some(TOKEN), Some(body)).unwrap();
+    (status, serde_json::from_str(&text).unwrap())
+}
+
+pub fn get(agent: &ureq::Agent, server: &Server, path: &str) -> (u16, String) {
+    call(agent, "GET", &server.url(path), Some(TOKEN), None).unwrap()
 }

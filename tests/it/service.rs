@@ -5,10 +5,10 @@
 //! 127.0.0.1 (refusals, batch, 401s, SIGTERM, kill -9 under load).
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read};
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
@@ -21,7 +21,9 @@ use ticket_issuer::ledger::log;
 use ticket_issuer::ledger::Ledger;
 use ticket_issuer::{Error, OwnedKeys, Redeemer, Store, UnitId};
 
-use crate::common::{issuer, shared_block, valid_id, ISSUER};
+use crate::common::{
+    agent, call, get, issuer, post, shared_block, valid_id, Server, ISSUER, TOKEN,
+};
 use crate::redeem::{hash_of, rfc9162_verify_inclusion, rfc_leaf_hash, sha256, Hash};
 
 /// A private copy of the shared 1 € store: (temp dir, store folder).
@@ -62,7 +64,7 @@ fn ledger_key(store: &Path) -> VerifyingKey {
 // ---------------------------------------------------------------------------
 
 /// Opens a tlog-checkpoint signed by `key`: (origin, size, root).
-fn open_note(note: &str, key: &VerifyingKey) -> (String, u64, Hash) {
+pub(crate) fn open_note(note: &str, key: &VerifyingKey) -> (String, u64, Hash) {
     let (body, sigs) = note.split_at(note.rfind("\n\n").expect("a blank line") + 1);
     let lines: Vec<&str> = body.lines().collect();
     assert_eq!(lines.len(), 3, "origin, size, root: {body:?}");
@@ -512,115 +514,6 @@ fn a_rewritten_leaf_hash_is_caught_by_the_signed_heads() {
 // The real service over 127.0.0.1
 // ---------------------------------------------------------------------------
 
-const TOKEN: &str = "service-test-token-0123456789";
-
-/// A running `issuer serve`; killed when dropped.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    fn start(store: &Path) -> Server {
-        Server::start_with(store, &[])
-    }
-
-    /// `start` with more `serve` arguments.
-    fn start_with(store: &Path, extra: &[&Path]) -> Server {
-        let tokens = store.parent().unwrap().join("tokens.txt");
-        std::fs::write(&tokens, format!("# test\n{TOKEN}\n")).unwrap();
-        std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let mut child = Command::new(ISSUER)
-            .arg("--store")
-            .arg(store)
-            .args(["serve", "--listen", "127.0.0.1:0", "--token-file"])
-            .arg(&tokens)
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let base = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| {
-                let mut err = String::new();
-                child
-                    .stderr
-                    .take()
-                    .unwrap()
-                    .read_to_string(&mut err)
-                    .unwrap();
-                panic!("serve did not start: {line:?} {err}")
-            })
-            .to_string();
-        assert!(base.contains("://127.0.0.1:"), "{base}");
-        Server { child, base }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(20)))
-        .build()
-        .into()
-}
-
-/// A request with `token`; (status, body).
-fn call(
-    agent: &ureq::Agent,
-    method: &str,
-    url: &str,
-    token: Option<&str>,
-    body: Option<Value>,
-) -> Result<(u16, String), ureq::Error> {
-    let auth = token.map(|t| format!("Bearer {t}"));
-    let mut response = match body {
-        Some(body) => {
-            let mut r = agent.post(url).content_type("application/json");
-            if let Some(a) = &auth {
-                r = r.header("Authorization", a);
-            }
-            r.send(body.to_string())?
-        }
-        None => {
-            assert_eq!(method, "GET");
-            let mut r = agent.get(url);
-            if let Some(a) = &auth {
-                r = r.header("Authorization", a);
-            }
-            r.call()?
-        }
-    };
-    let status = response.status().as_u16();
-    Ok((status, response.body_mut().read_to_string()?))
-}
-
-fn post(agent: &ureq::Agent, server: &Server, path: &str, body: Value) -> (u16, Value) {
-    let (status, text) = call(agent, "POST", &server.url(path), Some(TOKEN), Some(body)).unwrap();
-    (status, serde_json::from_str(&text).unwrap())
-}
-
-fn get(agent: &ureq::Agent, server: &Server, path: &str) -> (u16, String) {
-    call(agent, "GET", &server.url(path), Some(TOKEN), None).unwrap()
-}
-
 #[test]
 fn the_service_redeems_refuses_by_kind_batches_and_counts_401s() {
     let (dir, store) = store_copy();
@@ -790,24 +683,7 @@ fn sigterm_drains_and_exits_and_a_loose_token_file_is_refused() {
         .0,
         200
     );
-    let pid = server.child.id().to_string();
-    assert!(Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap()
-        .success());
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = server.child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "serve did not stop"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(status.code(), Some(0));
+    assert_eq!(server.terminate(), Some(0));
     // A token file others can read is refused.
     let tokens = store.parent().unwrap().join("loose.txt");
     std::fs::write(&tokens, format!("{TOKEN}\n")).unwrap();
@@ -1109,7 +985,7 @@ fn kill_9_under_load_loses_no_acknowledged_redemption() {
 // ---------------------------------------------------------------------------
 
 /// RFC 9162 §2.1.1 MTH over leaf hashes, transcribed.
-fn mth(leaves: &[Hash]) -> Hash {
+pub(crate) fn mth(leaves: &[Hash]) -> Hash {
     match leaves.len() {
         0 => sha256(&[]),
         1 => leaves[0],
