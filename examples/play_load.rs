@@ -23,7 +23,10 @@ fn post(agent: &ureq::Agent, url: &str, auth: &str, body: &Value) -> (u16, Value
         .send(body.to_string())
         .expect("the service answers");
     let text = r.body_mut().read_to_string().unwrap_or_default();
-    (r.status().as_u16(), serde_json::from_str(&text).unwrap_or(Value::Null))
+    (
+        r.status().as_u16(),
+        serde_json::from_str(&text).unwrap_or(Value::Null),
+    )
 }
 
 fn main() {
@@ -55,7 +58,8 @@ fn main() {
                         .build()
                         .into();
                     let mut latencies = Vec::new();
-                    while Instant::now() < deadline && taken.fetch_add(1, Ordering::Relaxed) < count {
+                    while Instant::now() < deadline && taken.fetch_add(1, Ordering::Relaxed) < count
+                    {
                         let t = Instant::now();
                         let (status, sale) = post(
                             &agent,
@@ -79,8 +83,12 @@ fn main() {
                                 assert_eq!(status, 200, "{roll}");
                                 steps.fetch_add(1, Ordering::Relaxed);
                                 if roll["may_stop"] == true {
-                                    let (status, stop) =
-                                        post(&agent, &format!("{url}/v1/plays/{id}/stop"), auth, &json!({}));
+                                    let (status, stop) = post(
+                                        &agent,
+                                        &format!("{url}/v1/plays/{id}/stop"),
+                                        auth,
+                                        &json!({}),
+                                    );
                                     assert_eq!(status, 200, "{stop}");
                                     steps.fetch_add(1, Ordering::Relaxed);
                                     break;
@@ -103,7 +111,10 @@ fn main() {
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("a client")).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a client"))
+            .collect()
     });
     let elapsed = started.elapsed();
     let mut all: Vec<Duration> = results.into_iter().flatten().collect();

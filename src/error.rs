@@ -423,8 +423,8 @@ pub enum Error {
         /// The ledger looked at.
         ledger: String,
     },
-    /// An emission not closed yet, asked to reveal its seeds.
-    #[error("emission {emission}: it is not closed; run `issuer close --emission {emission}` first (no seed is revealed while blocks may still be added)")]
+    /// An emission not closed yet, asked to sell, end claims or reveal.
+    #[error("emission {emission}: it is not closed; run `issuer close --emission {emission}` first (units are sold, claims ended and seeds revealed only once its blocks are final)")]
     EmissionNotClosed {
         /// The emission.
         emission: u32,

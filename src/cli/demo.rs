@@ -88,19 +88,15 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     Output::finish_buffered(out)?;
     println!("4. exported {lines} units to {}", export_path.display());
 
-    // The best lot in the first chunk: a winner to redeem.
+    // The best lots in the first chunk: a winner to redeem.
     let records = opened.chunk_records(0)?.records;
     let size = usize::from(opened.file.header.record_size);
-    let best = records
+    let mut winners: Vec<RecordPrefix> = records
         .chunks_exact(size)
         .filter_map(RecordPrefix::parse)
         .filter(|p| p.lot != 0)
-        .min_by_key(|p| (p.lot, p.index))
-        .ok_or_else(|| Error::BlockRejected {
-            path: path.clone(),
-            reason: "its first chunk holds no winner".into(),
-        })?;
-    let id = unit_id(&opened, &best);
+        .collect();
+    winners.sort_by_key(|p| (p.lot, p.index));
     emission.close(&secrets)?;
     println!("5. closed emission {number}: its signed manifest is final; its units may be sold");
     let redeemer = Redeemer::new(
@@ -122,7 +118,15 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         "   its player redeems it: {}",
         super::redeem::outcome_words(&r)
     );
-    let winner = id;
+    // The best winner but the unit just sold.
+    let best = winners
+        .iter()
+        .find(|p| (number, block.summary.block, p.index) != (sold.emission, sold.block, sold.index))
+        .ok_or_else(|| Error::BlockRejected {
+            path: path.clone(),
+            reason: "its first chunk holds no winner".into(),
+        })?;
+    let winner = unit_id(&opened, best);
     redeemer.mark_sold(std::slice::from_ref(&winner))?;
     println!("7. a platform handing out IDs itself marked {winner} sold; redeeming it");
     let r = redeemer.redeem(&winner, None)?;

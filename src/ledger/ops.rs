@@ -427,7 +427,7 @@ impl Batch<'_> {
                 }
             }
             PlayAction::Stop => {
-                if !o.first_chest.is_some_and(|f| row.rolls >= f) {
+                if o.first_chest.is_none_or(|f| row.rolls < f) {
                     return Ok(Err(Error::BadStop {
                         id: id(),
                         reason: format!(
@@ -440,10 +440,10 @@ impl Batch<'_> {
             }
         }
         let at = self.at;
-        let logged = match &row.ended {
-            Some(how) => Some(self.append(|seq| log::play_line(seq, p, row.rolls, how, at))),
-            None => None,
-        };
+        let logged = row
+            .ended
+            .as_ref()
+            .map(|how| self.append(|seq| log::play_line(seq, p, row.rolls, how, at)));
         self.tx
             .put_play(p, &row, at, logged.as_ref().map(|(s, l)| (*s, l)))?;
         if let Some((_, leaf)) = logged {

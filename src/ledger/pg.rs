@@ -180,6 +180,18 @@ impl PgLedger {
         }
     }
 
+    /// A read's failure: an absent schema names its remedy.
+    fn read_error(&self, e: &postgres::Error) -> Error {
+        if e.code() == Some(&postgres::error::SqlState::UNDEFINED_TABLE) {
+            self.unavailable(format!(
+                "the database has no ledger schema (or an older one); run `issuer ledger migrate --ledger {}`",
+                self.name
+            ))
+        } else {
+            self.unavailable(e)
+        }
+    }
+
     fn conn(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>, Error> {
         self.pool
             .get()
@@ -279,7 +291,7 @@ impl PgLedger {
                     &i64::from(u.index),
                 ],
             )
-            .map_err(|e| self.unavailable(e))
+            .map_err(|e| self.read_error(&e))
     }
 
     /// The unit's play, if any.

@@ -249,6 +249,9 @@ impl Redeemer {
         if !id.game.step_by_step() {
             return Ok(asked);
         }
+        // The ID is authenticated before the ledger is read: an invented
+        // ID learns nothing of sales or plays.
+        self.authenticate(id, None)?;
         let unit = UnitRef::of(id);
         let play = self.ledger.play(unit, self.busy)?.unwrap_or_default();
         if play.ended.is_none() {

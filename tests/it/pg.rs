@@ -15,6 +15,7 @@ use serde_json::json;
 use tempfile::TempDir;
 use ticket_issuer::error::{Error, ErrorKind};
 use ticket_issuer::game::Game;
+use ticket_issuer::ledger::ops::PlayAction;
 use ticket_issuer::ledger::target::LedgerTarget;
 use ticket_issuer::redeem::{OwnedKeys, Redeemer};
 use ticket_issuer::store::Store;
@@ -211,10 +212,30 @@ fn id(store: &Path, index: u32) -> String {
 }
 
 /// Makes `ids` redeemable on the ledger `url` (the store's own when
-/// `None`). Every test of this file calls it before redeeming: today every
-/// valid ID is redeemable; issue 13 ("redemption requires a sale") puts
-/// the sale here.
-fn sellable(_store: &Path, _url: Option<&str>, _ids: &[String]) {}
+/// `None`), as a platform does: the emission closed, the units marked sold,
+/// and each Trésors Ensablés unit played to its end (issue 13).
+fn sellable(store: &Path, url: Option<&str>, ids: &[String]) {
+    issuer(store, &["close", "--emission", "2"]).expect_code(0);
+    let s = Store::new(store);
+    let r = Redeemer::new(
+        s.clone(),
+        OwnedKeys {
+            public_key: s.public_key().unwrap(),
+            secrets: Some(s.secrets().unwrap()),
+            records_key: None,
+        },
+    )
+    .with_ledger(LedgerTarget::new(&s, url).unwrap());
+    let ids: Vec<UnitId> = ids.iter().map(|i| i.parse().unwrap()).collect();
+    r.mark_sold(&ids).unwrap();
+    for id in &ids {
+        for n in 1.. {
+            if r.play(id, PlayAction::Roll(n)).unwrap().over {
+                break;
+            }
+        }
+    }
+}
 
 /// A long-lived redeemer of `store` on the PostgreSQL ledger `url` (a node).
 fn node(store: &Path, url: &str) -> Redeemer {
@@ -254,13 +275,13 @@ fn pg_two_nodes_pay_a_unit_once_and_the_end_of_claims_stops_a_stale_node() {
     };
     let (_dir, a, b) = two_nodes();
     let url = pg.url();
-    sellable(&a, Some(&url), &[4, 5, 6, 7].map(|i| id(&a, i)));
     // Before the schema exists: a clean "unavailable" naming the remedy.
     let early = issuer(&a, &["redeem", &id(&a, 4), "--ledger", &url]).expect_code(3);
     assert!(early.stderr.contains("ledger migrate"), "{}", early.stderr);
     pg.migrate(&a);
     let again = issuer(&a, &["ledger", "migrate", "--ledger", &url, "--json"]).expect_code(0);
-    assert_eq!(again.json()["from_version"], 1);
+    assert_eq!(again.json()["from_version"], 2);
+    sellable(&a, Some(&url), &[4, 5, 6, 7].map(|i| id(&a, i)));
 
     // One unit, two nodes: paid once.
     issuer(&a, &["redeem", &id(&a, 4), "--ledger", &url]).expect_code(0);
@@ -311,7 +332,8 @@ fn pg_two_nodes_pay_a_unit_once_and_the_end_of_claims_stops_a_stale_node() {
     .expect_code(0);
     let log = verify(&url, &a, &b);
     assert_eq!(log["ok"], true, "{log}");
-    assert_eq!(log["log"]["size"], 2);
+    // Four units sold and played to their end, two of them paid.
+    assert_eq!(log["log"]["size"], 4 * 2 + 2);
 }
 
 #[test]
@@ -348,7 +370,8 @@ fn pg_concurrent_redemptions_across_two_nodes_pay_each_unit_once() {
     drop(nodes);
     let log = verify(&url, &a, &b);
     assert_eq!(log["ok"], true, "{log}");
-    assert_eq!(log["log"]["size"], UNITS);
+    // Per unit: its sale, the end of its play, its redemption.
+    assert_eq!(log["log"]["size"], 3 * UNITS);
 }
 
 #[test]
@@ -380,7 +403,7 @@ fn pg_a_database_restart_gives_a_retryable_error_then_the_node_carries_on() {
     let log = verify(&url, &a, &b);
     assert_eq!(
         (&log["ok"], &log["log"]["size"]),
-        (&true.into(), &2.into()),
+        (&true.into(), &(3 * 2).into()),
         "{log}"
     );
 }
@@ -462,7 +485,7 @@ fn pg_kill_9_of_a_node_under_load_loses_nothing_acknowledged_and_the_other_carri
     let log = verify(&url, &a, &b);
     assert_eq!(
         (&log["ok"], &log["log"]["size"]),
-        (&true.into(), &3000.into()),
+        (&true.into(), &(3 * 3000).into()),
         "{log}"
     );
 }
@@ -484,7 +507,13 @@ fn sql(url: &str) -> postgres::Client {
 /// The log's leaf hashes as the database holds them, in `seq` order.
 fn leaf_hashes(url: &str) -> Vec<Hash> {
     sql(url)
-        .query("SELECT leaf_hash FROM redemptions ORDER BY seq", &[])
+        .query(
+            "SELECT leaf_hash FROM (SELECT seq, leaf_hash FROM redemptions
+                 UNION ALL SELECT seq, leaf_hash FROM sales
+                 UNION ALL SELECT seq, leaf_hash FROM plays WHERE seq IS NOT NULL) AS log
+             ORDER BY seq",
+            &[],
+        )
         .unwrap()
         .iter()
         .map(|r| r.get::<_, Vec<u8>>(0).try_into().unwrap())
@@ -508,11 +537,22 @@ fn assert_heads_verify(url: &str, nodes: &[(&Path, &Server)]) -> Vec<u64> {
     let leaves = leaf_hashes(url);
     nodes
         .iter()
-        .map(|(store, server)| {
+        .map(|(_, server)| {
             let (status, head) = get(&agent(), server, "/v1/ledger/head");
             assert_eq!(status, 200, "{head}");
             let head: serde_json::Value = serde_json::from_str(&head).unwrap();
-            let key = ticket_issuer::seal::read_public(&store.join("keys/ledger.pub.pem")).unwrap();
+            // The latest head, signed by whichever node made it: its
+            // verifier key names which.
+            let keys: Vec<_> = nodes
+                .iter()
+                .map(|(s, _)| {
+                    ticket_issuer::seal::read_public(&s.join("keys/ledger.pub.pem")).unwrap()
+                })
+                .collect();
+            let key = keys
+                .into_iter()
+                .find(|k| head["verifier_key"] == ticket_issuer::ledger::log::verifier_key(k))
+                .expect("the head is signed by one of the nodes");
             let (_, size, root) = open_note(head["checkpoint"].as_str().unwrap(), &key);
             assert!(
                 size > 0 && size as usize <= leaves.len(),
@@ -630,9 +670,12 @@ fn pg_two_serve_nodes_sixteen_clients_pay_each_id_once_and_a_thousand_reconcile(
     );
     let log = verify(&url, &a, &b);
     assert_eq!(log["ok"], true, "{log}");
-    assert_eq!(log["log"]["size"], 1050);
+    assert_eq!(log["log"]["size"], 3 * 1050);
     let sizes = assert_heads_verify(&url, &[(&a, &servers[0]), (&b, &servers[1])]);
-    assert!(sizes.contains(&1050), "the last head is served: {sizes:?}");
+    assert!(
+        sizes.contains(&(3 * 1050)),
+        "the last head is served: {sizes:?}"
+    );
     // SIGTERM drains and exits cleanly (closing the pool had aborted).
     for mut server in servers {
         assert_eq!(server.terminate(), Some(0));
@@ -711,7 +754,7 @@ fn pg_kill_9_of_a_serve_node_under_http_load_loses_nothing_acknowledged_and_the_
     let log = verify(&url, &a, &b);
     assert_eq!(
         (&log["ok"], &log["log"]["size"]),
-        (&true.into(), &1000.into()),
+        (&true.into(), &(3 * 1000).into()),
         "{log}"
     );
     // Node a restarted: what it acknowledged is refused, not paid again.
