@@ -773,3 +773,83 @@ fn pg_kill_9_of_a_serve_node_under_http_load_loses_nothing_acknowledged_and_the_
     );
     assert_heads_verify(&url, &[(&a, &again), (&b, &survivor)]);
 }
+
+#[test]
+fn pg_sixteen_buyers_on_two_serve_nodes_get_a_thousand_distinct_units_in_order() {
+    let Some((_pg, _dir, a, b, url)) =
+        migrated("pg_sixteen_buyers_on_two_serve_nodes_get_a_thousand_distinct_units…")
+    else {
+        return;
+    };
+    // Each node holds the closed emission's files.
+    for store in [&a, &b] {
+        issuer(store, &["close", "--emission", "2"]).expect_code(0);
+    }
+    let servers = [serve(&a, &url), serve(&b, &url)];
+    const CLIENTS: usize = 16;
+    const SALES: usize = 1000;
+    let left = std::sync::atomic::AtomicUsize::new(SALES);
+    let sold: Vec<serde_json::Value> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..CLIENTS)
+            .map(|c| {
+                let (server, left) = (&servers[c % 2], &left);
+                s.spawn(move || {
+                    let agent = agent();
+                    let mut mine = Vec::new();
+                    while left
+                        .fetch_update(
+                            std::sync::atomic::Ordering::SeqCst,
+                            std::sync::atomic::Ordering::SeqCst,
+                            |n| n.checked_sub(1),
+                        )
+                        .is_ok()
+                    {
+                        let (status, sale) = post(
+                            &agent,
+                            server,
+                            "/v1/sales",
+                            json!({"game": "tresors-ensables", "price": "1"}),
+                        );
+                        assert_eq!(status, 200, "{sale}");
+                        // The board only: no dice, no chest values.
+                        let unit = sale["unit"].as_object().unwrap();
+                        assert!(unit.keys().eq(["board", "life"]), "{sale}");
+                        mine.push(sale);
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    assert_eq!(sold.len(), SALES);
+    let indices: HashSet<u64> = sold.iter().map(|v| v["index"].as_u64().unwrap()).collect();
+    assert_eq!(
+        indices,
+        (0..SALES as u64).collect(),
+        "none skipped, none twice"
+    );
+    let ids: HashSet<&str> = sold.iter().map(|v| v["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), SALES);
+    for (i, v) in sold.iter().enumerate().take(20) {
+        assert_eq!(
+            v["id"],
+            id(&a, v["index"].as_u64().unwrap() as u32),
+            "sale {i}"
+        );
+    }
+    let in_db: i64 = sql(&url)
+        .query_one("SELECT COUNT(*) FROM sales", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(in_db, SALES as i64);
+    let log = verify(&url, &a, &b);
+    assert_eq!(log["ok"], true, "{log}");
+    assert_eq!(log["log"]["size"], SALES);
+    for mut server in servers {
+        assert_eq!(server.terminate(), Some(0));
+    }
+}
