@@ -231,10 +231,10 @@ fn a_thousand_ids_from_sixteen_threads_make_a_thousand_entries_that_verify() {
     assert_eq!(summary.units, 1000);
     assert!(summary.reconciled && summary.integrity_ok);
     assert_eq!(summary.paid.parse::<rust_decimal::Decimal>().unwrap(), paid);
-    let report = ledger.verify_log(&ledger_key(&store), None).unwrap();
+    let report = log::verify(&ledger, &[ledger_key(&store)], None).unwrap();
     assert!(report.ok, "{:?}", report.findings);
     assert_eq!(report.size, 1000);
-    let head = ledger.head().unwrap().unwrap();
+    let head = log::head(&ledger).unwrap().unwrap();
     let (_, size, root) = open_note(&head.checkpoint, &ledger_key(&store));
     assert_eq!(size, 1000);
     assert_eq!(hex::encode(root), report.root);
