@@ -493,7 +493,7 @@ impl PgLedger {
     pub fn summary(&self) -> Result<super::Summary, Error> {
         let (blocks, rows) = self.read(|tx| {
             let blocks = tx.query(
-                "SELECT r.game, r.emission, r.block, COUNT(*), SUM((r.lot <> 0)::int), SUM(r.prize_cents),
+                "SELECT r.game, r.emission, r.block, COUNT(*), SUM((r.lot <> 0)::int), SUM(r.prize_cents)::bigint,
                         MAX(t.units), MAX(t.paid_cents)
                  FROM redemptions r LEFT JOIN block_totals t
                    ON t.game = r.game AND t.emission = r.emission AND t.block = r.block
