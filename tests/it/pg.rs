@@ -17,7 +17,7 @@ use ticket_issuer::redeem::{OwnedKeys, Redeemer};
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
 
-use crate::common::{copy_tree, issuer, valid_id_of};
+use crate::common::{copy_tree, issuer, played, played_in, sold, sold_on, valid_id_of};
 
 /// A PostgreSQL cluster of this test's own.
 struct Cluster {
@@ -207,6 +207,21 @@ fn node(store: &Path, url: &str) -> Redeemer {
     Redeemer::new(s, keys).with_ledger(ledger)
 }
 
+/// Plays each of `units` (sold) to its end, spread over `nodes` and threads.
+fn play_all(nodes: &[Redeemer], units: &[UnitId]) {
+    const THREADS: usize = 8;
+    std::thread::scope(|scope| {
+        for t in 0..THREADS {
+            let node = &nodes[t % nodes.len()];
+            scope.spawn(move || {
+                for unit in units.iter().skip(t).step_by(THREADS) {
+                    played_in(node, unit, None);
+                }
+            });
+        }
+    });
+}
+
 /// `ledger verify` of the PostgreSQL ledger with both nodes' keys.
 fn verify(url: &str, a: &Path, b: &Path) -> serde_json::Value {
     let key = |s: &Path| s.join("keys/ledger.pub.pem").display().to_string();
@@ -238,9 +253,12 @@ fn pg_two_nodes_pay_a_unit_once_and_the_end_of_claims_stops_a_stale_node() {
     assert!(early.stderr.contains("ledger migrate"), "{}", early.stderr);
     pg.migrate(&a);
     let again = issuer(&a, &["ledger", "migrate", "--ledger", &url, "--json"]).expect_code(0);
-    assert_eq!(again.json()["from_version"], 1);
+    // Already at the current schema (version 2: sales and plays).
+    assert_eq!(again.json()["from_version"], 2);
 
-    // One unit, two nodes: paid once.
+    // One unit, two nodes: paid once (sold, then played to its end).
+    sold_on(&a, Some(&url), &[&id(&a, 4), &id(&a, 5)]);
+    played(&a, Some(&url), &id(&a, 4), None);
     issuer(&a, &["redeem", &id(&a, 4), "--ledger", &url]).expect_code(0);
     let twice = issuer(&b, &["redeem", &id(&b, 4), "--ledger", &url, "--json"]).expect_code(1);
     assert_eq!(twice.json()["error"], "already_redeemed");
@@ -262,6 +280,7 @@ fn pg_two_nodes_pay_a_unit_once_and_the_end_of_claims_stops_a_stale_node() {
         "reveal before the end of claims"
     );
     assert!(!Path::new(&seeds).exists());
+    played(&b, Some(&url), &id(&b, 5), None);
     issuer(&b, &["redeem", &id(&b, 5), "--ledger", &url]).expect_code(0);
 
     let ended = issuer(
@@ -289,7 +308,8 @@ fn pg_two_nodes_pay_a_unit_once_and_the_end_of_claims_stops_a_stale_node() {
     .expect_code(0);
     let log = verify(&url, &a, &b);
     assert_eq!(log["ok"], true, "{log}");
-    assert_eq!(log["log"]["size"], 2);
+    // Two units, each sold, played to its end and redeemed.
+    assert_eq!(log["log"]["size"], 6);
 }
 
 #[test]
@@ -304,6 +324,13 @@ fn pg_concurrent_redemptions_across_two_nodes_pay_each_unit_once() {
     const UNITS: u32 = 300;
     const CLIENTS: u32 = 8;
     let ids: Vec<UnitId> = (0..UNITS).map(|i| id(&a, i).parse().unwrap()).collect();
+    let listed: Vec<String> = ids.iter().map(UnitId::to_string).collect();
+    sold_on(
+        &a,
+        Some(&url),
+        &listed.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    play_all(&nodes, &ids);
     let paid: Mutex<HashMap<u32, u32>> = Mutex::new(HashMap::new());
     std::thread::scope(|scope| {
         for client in 0..CLIENTS {
@@ -327,7 +354,8 @@ fn pg_concurrent_redemptions_across_two_nodes_pay_each_unit_once() {
     drop(nodes);
     let log = verify(&url, &a, &b);
     assert_eq!(log["ok"], true, "{log}");
-    assert_eq!(log["log"]["size"], UNITS);
+    // Each unit's sale, the end of its play and its redemption.
+    assert_eq!(log["log"]["size"], 3 * UNITS);
 }
 
 #[test]
@@ -340,6 +368,8 @@ fn pg_a_database_restart_gives_a_retryable_error_then_the_node_carries_on() {
     let url = pg.url();
     let n = node(&a, &url);
     let unit = |i: u32| -> UnitId { id(&a, i).parse().unwrap() };
+    sold_on(&a, Some(&url), &[&id(&a, 1), &id(&a, 2)]);
+    play_all(std::slice::from_ref(&n), &[unit(1), unit(2)]);
     n.redeem(&unit(1), None).unwrap();
     pg.down();
     let e = n.redeem(&unit(2), None).map(drop).unwrap_err();
@@ -361,7 +391,7 @@ fn pg_a_database_restart_gives_a_retryable_error_then_the_node_carries_on() {
     let log = verify(&url, &a, &b);
     assert_eq!(
         (&log["ok"], &log["log"]["size"]),
-        (&true.into(), &2.into()),
+        (&true.into(), &6.into()),
         "{log}"
     );
 }
@@ -369,6 +399,8 @@ fn pg_a_database_restart_gives_a_retryable_error_then_the_node_carries_on() {
 #[test]
 fn reveal_waits_for_the_end_of_claims_in_the_store_ledger_too() {
     let (_dir, a, _b) = two_nodes();
+    sold(&a, &[&id(&a, 1)]);
+    played(&a, None, &id(&a, 1), None);
     issuer(&a, &["redeem", &id(&a, 1)]).expect_code(0);
     issuer(&a, &["close", "--emission", "2"]).expect_code(0);
     let refused = issuer(&a, &["reveal", "--emission", "2"]).expect_code(1);
@@ -388,6 +420,13 @@ fn pg_kill_9_of_a_node_under_load_loses_nothing_acknowledged_and_the_other_carri
     pg.migrate(&a);
     let url = pg.url();
     let ids: Vec<String> = (0..3000).map(|i| id(&a, i)).collect();
+    sold_on(
+        &a,
+        Some(&url),
+        &ids.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let units: Vec<UnitId> = ids.iter().map(|i| i.parse().unwrap()).collect();
+    play_all(&[node(&a, &url), node(&b, &url)], &units);
     let list = dir.path().join("ids.txt");
     std::fs::write(&list, ids.join("\n") + "\n").unwrap();
     // Both nodes redeem the whole list at once; node a's process is killed
@@ -442,9 +481,10 @@ fn pg_kill_9_of_a_node_under_load_loses_nothing_acknowledged_and_the_other_carri
         assert!(check.expect_code(0).json()["already_redeemed_at"].is_string());
     }
     let log = verify(&url, &a, &b);
+    // Each unit's sale, the end of its play and its redemption.
     assert_eq!(
         (&log["ok"], &log["log"]["size"]),
-        (&true.into(), &3000.into()),
+        (&true.into(), &9000.into()),
         "{log}"
     );
 }
