@@ -304,9 +304,7 @@ pub enum Error {
         next: u32,
     },
     /// A play step on a game without one.
-    #[error(
-        "unit {id}: {game} units are not played step by step (only Trésors Ensablés units are)"
-    )]
+    #[error("unit {id}: {game} units are not played step by step (only Trésors Ensablés units are)")]
     NotPlayable {
         /// The ID.
         id: String,

@@ -138,10 +138,7 @@ impl Metrics {
         );
         out += "# HELP issuer_sales_total Units sold (durable).\n";
         out += "# TYPE issuer_sales_total counter\n";
-        out += &format!(
-            "issuer_sales_total {}\n",
-            self.sales.load(Ordering::Relaxed)
-        );
+        out += &format!("issuer_sales_total {}\n", self.sales.load(Ordering::Relaxed));
         out += "# HELP issuer_play_steps_total Play steps (rolls, stops) answered.\n";
         out += "# TYPE issuer_play_steps_total counter\n";
         out += &format!(
@@ -531,10 +528,7 @@ async fn roll(
 }
 
 async fn stop(State(state): State<AppState>, UrlPath(id): UrlPath<String>) -> Response {
-    answer(state, "play", move |r| {
-        r.play(&id.parse()?, PlayAction::Stop)
-    })
-    .await
+    answer(state, "play", move |r| r.play(&id.parse()?, PlayAction::Stop)).await
 }
 
 async fn play_state(State(state): State<AppState>, UrlPath(id): UrlPath<String>) -> Response {

@@ -16,8 +16,8 @@ use ticket_issuer::ledger::Ledger;
 use ticket_issuer::record::RecordPrefix;
 use ticket_issuer::records_key::KeyAccess;
 use ticket_issuer::redeem::{OwnedKeys, Redeemer};
-use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
+use ticket_issuer::store::Store;
 use ticket_issuer::verify::VerifyOptions;
 use ticket_issuer::Output;
 

@@ -155,10 +155,7 @@ pub fn end_claims(store: &Store, args: &EndClaimsArgs) -> Result<i32, Error> {
     let emission = args.emission.open(store)?;
     // Claims end only once the units could be claimed: a closed emission,
     // its commitments published.
-    if !emission
-        .require_manifest(&secrets.signing.verifying_key())?
-        .closed
-    {
+    if !emission.require_manifest(&secrets.signing.verifying_key())?.closed {
         return Err(Error::EmissionNotClosed {
             emission: args.emission.emission,
         });

@@ -40,12 +40,7 @@ pub struct MarkSoldArgs {
     #[command(flatten)]
     pub emission: EmissionArg,
     /// A file of unit IDs, one a line ("-": standard input).
-    #[arg(
-        long,
-        value_name = "FILE",
-        required_unless_present = "all",
-        conflicts_with = "all"
-    )]
+    #[arg(long, value_name = "FILE", required_unless_present = "all", conflicts_with = "all")]
     pub ids: Option<PathBuf>,
     /// Every unit of the emission.
     #[arg(long)]

@@ -1153,10 +1153,7 @@ impl super::GameRules for Rules {
         Some(Unit::decode(payload).map(|unit| {
             let steps: Vec<Step> = unit.steps().collect();
             super::Tape {
-                first_chest: steps
-                    .iter()
-                    .find(|s| s.chest_cents.is_some())
-                    .map(|s| s.roll),
+                first_chest: steps.iter().find(|s| s.chest_cents.is_some()).map(|s| s.roll),
                 end_roll: steps.last().map_or(0, |s| s.roll),
                 steps,
             }

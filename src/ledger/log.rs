@@ -501,12 +501,7 @@ impl StoredHead {
     #[must_use]
     pub fn to_head(self) -> Head {
         Head {
-            origin: self
-                .checkpoint
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_string(),
+            origin: self.checkpoint.lines().next().unwrap_or_default().to_string(),
             size: self.size,
             root: BASE64.encode(&self.root),
             root_hex: hex::encode(&self.root),
@@ -526,8 +521,7 @@ impl Snapshot {
     /// Sorts entries into log order and heads by size.
     #[must_use]
     pub fn sorted(mut self) -> Snapshot {
-        self.entries
-            .sort_by_key(|e| e.seq.map_or((0, 0), |s| (1, s)));
+        self.entries.sort_by_key(|e| e.seq.map_or((0, 0), |s| (1, s)));
         self.heads.sort_by_key(|h| h.size);
         self
     }
@@ -720,14 +714,8 @@ pub fn verify(
 /// Inclusion proof of `unit`'s redemption in the latest signed head.
 /// `Ok(None)` when the unit is not in the log (or not under a head yet).
 pub fn prove_unit(source: &dyn LogSource, unit: Place) -> Result<Option<EntryProof>, Error> {
-    let (
-        Some(StoredEntry {
-            seq: Some(seq),
-            line,
-            ..
-        }),
-        Some(head),
-    ) = (source.redemption_entry(unit)?, source.latest_head()?)
+    let (Some(StoredEntry { seq: Some(seq), line, .. }), Some(head)) =
+        (source.redemption_entry(unit)?, source.latest_head()?)
     else {
         return Ok(None);
     };
@@ -852,8 +840,7 @@ pub(super) fn play_entry(
     }
 }
 
-pub(super) const REDEMPTION_COLUMNS: &str =
-    "seq, leaf_hash, game, emission, block, unit_index, unit_id, lot,
+pub(super) const REDEMPTION_COLUMNS: &str = "seq, leaf_hash, game, emission, block, unit_index, unit_id, lot,
     prize_cents, record_sha256, redeemed_at, stopped_after_rolls";
 
 /// The redemption rows `clause` selects (`WHERE …`, with `params`): place,
@@ -901,8 +888,8 @@ fn read_redemptions(
 /// Every sale and finished play of an SQLite ledger.
 fn read_sales_and_plays(conn: &rusqlite::Connection) -> Result<Vec<StoredEntry>, rusqlite::Error> {
     let mut out = Vec::new();
-    let mut stmt = conn
-        .prepare("SELECT game, emission, block, unit_index, seq, leaf_hash, sold_at FROM sales")?;
+    let mut stmt =
+        conn.prepare("SELECT game, emission, block, unit_index, seq, leaf_hash, sold_at FROM sales")?;
     let mut rows = stmt.query([])?;
     while let Some(r) = rows.next()? {
         let game: String = r.get(0)?;
@@ -965,7 +952,9 @@ impl LogSource for Ledger {
             let mut stmt = self
                 .conn
                 .prepare(&format!("SELECT {HEAD_COLUMNS} FROM ledger_heads"))?;
-            let heads = stmt.query_map([], read_head)?.collect::<Result<_, _>>()?;
+            let heads = stmt
+                .query_map([], read_head)?
+                .collect::<Result<_, _>>()?;
             Ok(Snapshot { entries, heads })
         };
         let snapshot = read();
@@ -1019,11 +1008,9 @@ impl Ledger {
             )
             .map_err(err)?;
             let first: u64 = tx
-                .query_row(
-                    "SELECT COALESCE(MAX(seq) + 1, 0) FROM log_leaves",
-                    [],
-                    |r| r.get(0),
-                )
+                .query_row("SELECT COALESCE(MAX(seq) + 1, 0) FROM log_leaves", [], |r| {
+                    r.get(0)
+                })
                 .map_err(err)?;
             for (next, (_, _, f)) in (first..).zip(rows) {
                 let leaf = merkle::leaf_hash(entry_line(next, &f.borrow()).as_bytes());

@@ -25,8 +25,8 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use crate::error::Error;
 use crate::game::{cents_to_euros, Game};
 use crate::merkle::{self, Frontier};
-use crate::record::PREFIX_SIZE;
 use sqlite_tx::SqliteTx;
+use crate::record::PREFIX_SIZE;
 
 /// How long a redeemer waits for another's transaction before giving up
 /// (a command line's default; a service waits about a second).
@@ -567,16 +567,7 @@ impl Ledger {
         let figures = rows
             .into_iter()
             .map(
-                |(
-                    game,
-                    emission,
-                    block,
-                    units,
-                    winners,
-                    paid_cents,
-                    total_units,
-                    total_paid_cents,
-                )| {
+                |(game, emission, block, units, winners, paid_cents, total_units, total_paid_cents)| {
                     BlockFigures {
                         game,
                         emission,

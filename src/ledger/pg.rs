@@ -18,9 +18,7 @@ use postgres::{IsolationLevel, NoTls};
 use r2d2_postgres::PostgresConnectionManager;
 
 use super::claims::EndOfClaims;
-use super::log::{
-    self, LedgerKey, LogSource, OwnedFields, Place, Snapshot, StoredEntry, StoredHead,
-};
+use super::log::{self, LedgerKey, LogSource, OwnedFields, Place, Snapshot, StoredEntry, StoredHead};
 use super::ops::{self, Done, LedgerTx, Op, PlayRow};
 use super::writer::LedgerStorage;
 use super::{Entry, Recorded};
@@ -437,26 +435,26 @@ impl PgLedger {
         for (op, outcome) in ops.iter().zip(outcomes) {
             let stands = committed
                 || match (&outcome, op) {
-                    (Err(_), _) => true,
-                    (Ok(Done::Played(p)), Op::Play(o)) if p.seq.is_none() => {
-                        let u = o.unit.place();
-                        p.replayed
-                            || conn
-                                .query_opt(
-                                    "SELECT rolls FROM plays
+                (Err(_), _) => true,
+                (Ok(Done::Played(p)), Op::Play(o)) if p.seq.is_none() => {
+                    let u = o.unit.place();
+                    p.replayed
+                        || conn
+                            .query_opt(
+                                "SELECT rolls FROM plays
                                  WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
-                                    &[
-                                        &u.game,
-                                        &i64::from(u.emission),
-                                        &i64::from(u.block),
-                                        &i64::from(u.index),
-                                    ],
-                                )
-                                .map_err(|e| unknown(e.to_string()))?
-                                .is_some_and(|r| small(r.get(0)) >= p.play.rolls)
-                    }
-                    (Ok(_), _) => false,
-                };
+                                &[
+                                    &u.game,
+                                    &i64::from(u.emission),
+                                    &i64::from(u.block),
+                                    &i64::from(u.index),
+                                ],
+                            )
+                            .map_err(|e| unknown(e.to_string()))?
+                            .is_some_and(|r| small(r.get(0)) >= p.play.rolls)
+                }
+                (Ok(_), _) => false,
+            };
             resolved.push(if stands {
                 outcome
             } else {
@@ -587,20 +585,12 @@ fn redemption_entry(row: &postgres::Row) -> StoredEntry {
         redeemed_at: row.get(10),
         stopped_after_rolls: row.get::<_, Option<i64>>(11).map(small),
     };
-    fields.into_entry(
-        row.get::<_, Option<i64>>(0).map(i64::unsigned_abs),
-        row.get(1),
-    )
+    fields.into_entry(row.get::<_, Option<i64>>(0).map(i64::unsigned_abs), row.get(1))
 }
 
 /// The place columns (game, emission, block, unit_index) of a row.
 fn place(row: &postgres::Row) -> (String, u32, u32, u32) {
-    (
-        row.get(0),
-        small(row.get(1)),
-        small(row.get(2)),
-        small(row.get(3)),
-    )
+    (row.get(0), small(row.get(1)), small(row.get(2)), small(row.get(3)))
 }
 
 impl LogSource for PgLedger {

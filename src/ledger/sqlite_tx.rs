@@ -55,10 +55,7 @@ impl LedgerTx for SqliteTx<'_> {
     fn claims_ended(&mut self, game: &str, emission: u32) -> Result<Option<String>, Error> {
         self.tx
             .prepare_cached("SELECT ended_at FROM claims_ended WHERE game=?1 AND emission=?2")
-            .and_then(|mut s| {
-                s.query_row(params![game, emission], |r| r.get(0))
-                    .optional()
-            })
+            .and_then(|mut s| s.query_row(params![game, emission], |r| r.get(0)).optional())
             .map_err(|e| self.err(e))
     }
 
@@ -114,9 +111,11 @@ impl LedgerTx for SqliteTx<'_> {
     }
 
     fn sale(&mut self, p: Place) -> Result<Option<String>, Error> {
-        self.unit_row(&format!("SELECT sold_at FROM sales WHERE {UNIT}"), p, |r| {
-            r.get(0)
-        })
+        self.unit_row(
+            &format!("SELECT sold_at FROM sales WHERE {UNIT}"),
+            p,
+            |r| r.get(0),
+        )
     }
 
     fn insert_sale(&mut self, p: Place, at: &str, seq: u64, leaf: &Hash) -> Result<(), Error> {

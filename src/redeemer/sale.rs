@@ -5,14 +5,12 @@
 use serde::Serialize;
 
 use super::Redeemer;
-use crate::derive::CHECK_CODE_LEN;
 use crate::emission::Emission;
 use crate::error::Error;
 use crate::game::{cents_to_euros, tresors, Game, Tape};
-use crate::ledger::ops::{
-    Done, ForSale, Op, PlayAction, PlayOrder, PlayRow, UnitRef, PLAY_STOPPED,
-};
+use crate::ledger::ops::{Done, ForSale, Op, PlayAction, PlayOrder, PlayRow, UnitRef, PLAY_STOPPED};
 use crate::record::{RecordPrefix, PREFIX_SIZE};
+use crate::derive::CHECK_CODE_LEN;
 use crate::unit_id::UnitId;
 
 /// A unit sold: its ID and what the player's screen needs before play.
@@ -271,11 +269,12 @@ impl Redeemer {
                     .records
                     .chunks_exact(size)
                     .map(|record| {
-                        let prefix =
-                            RecordPrefix::parse(record).ok_or_else(|| Error::BlockRejected {
+                        let prefix = RecordPrefix::parse(record).ok_or_else(|| {
+                            Error::BlockRejected {
                                 path: block.file.path().to_path_buf(),
                                 reason: format!("chunk {chunk}: a record is too short"),
-                            })?;
+                            }
+                        })?;
                         let id = UnitId {
                             index: prefix.index,
                             check_code: prefix.check_code,
@@ -315,8 +314,8 @@ impl Redeemer {
         game: Game,
         emission: u32,
     ) -> Result<crate::emission::Manifest, Error> {
-        let manifest =
-            Emission::new(&self.store, game, emission).require_manifest(&self.keys.public_key)?;
+        let manifest = Emission::new(&self.store, game, emission)
+            .require_manifest(&self.keys.public_key)?;
         if !manifest.closed {
             return Err(Error::EmissionNotClosed { emission });
         }
@@ -411,10 +410,7 @@ impl Redeemer {
             reason,
         };
         if unit.index >= h.unit_count {
-            return Err(reject(format!(
-                "the ledger sold unit {}, beyond the block",
-                unit.index
-            )));
+            return Err(reject(format!("the ledger sold unit {}, beyond the block", unit.index)));
         }
         let chunk = unit.index / h.chunk_units;
         let at = (unit.index % h.chunk_units) as usize * usize::from(h.record_size);

@@ -18,10 +18,7 @@ fn on_log<T>(
     f: impl FnOnce(&dyn LogSource) -> Result<T, Error>,
 ) -> Result<T, Error> {
     target.with_log(f)?.ok_or_else(|| Error::NotInLedger {
-        what: format!(
-            "no ledger at {} yet (nothing was recorded)",
-            target.describe()
-        ),
+        what: format!("no ledger at {} yet (nothing was recorded)", target.describe()),
     })
 }
 
@@ -107,8 +104,10 @@ pub fn run(
         LedgerAction::Prove { unit, from, to } => match (unit, from) {
             (Some(unit), _) => {
                 let id: UnitId = unit.parse()?;
-                let proof = on_log(target, |src| log::prove_unit(src, UnitRef::of(&id).place()))?
-                    .ok_or_else(|| Error::NotInLedger {
+                let proof = on_log(target, |src| {
+                    log::prove_unit(src, UnitRef::of(&id).place())
+                })?
+                .ok_or_else(|| Error::NotInLedger {
                     what: format!("unit {id} is not in the log's latest signed head"),
                 })?;
                 if json {
