@@ -141,11 +141,11 @@ impl Command {
             Command::Serve(_) => false,
             Command::Status(a) => a.json,
             Command::Par(a) => a.json,
+            Command::EndClaims(a) => a.json,
             Command::Keygen
             | Command::Export(_)
             | Command::Close(_)
             | Command::Reveal(_)
-            | Command::EndClaims(_)
             | Command::Keys(_)
             | Command::Demo(_)
             | Command::Completions(_)

@@ -112,7 +112,11 @@ impl LedgerTarget {
                     None => Ok(None),
                 }
             }
-            LedgerTarget::Postgres(pg) => pg.play(unit),
+            LedgerTarget::Postgres(pg) => {
+                // Read before any write: a missing schema names its remedy.
+                pg.check_schema()?;
+                pg.play(unit)
+            }
         }
     }
 

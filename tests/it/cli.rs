@@ -464,15 +464,19 @@ fn demo_runs_the_whole_job_and_can_run_again() {
             format!("2. generating emission {run}"),
             "OK: every check passed".to_string(),
             "4. exported 450000 units".to_string(),
+            format!("5. closed emission {run}"),
+            "6. sold the next unit".to_string(),
+            "its player redeems it".to_string(),
             "a second redemption is refused".to_string(),
-            format!("6. ledger: {run} unit(s)"),
+            // Two units a run: the one sold, the one marked sold.
+            format!("8. ledger: {} unit(s)", 2 * run),
             "reconciled".to_string(),
         ] {
             assert!(text.contains(&step), "run {run} lacks {step:?}:\n{text}");
         }
     }
     let ledger = issuer(&store, &["ledger", "--json"]).json();
-    assert_eq!(ledger["units"], 2);
+    assert_eq!(ledger["units"], 4);
     assert_eq!(ledger["reconciled"], true);
 }
 

@@ -3,7 +3,7 @@
 //! independent reading of article 4.5.
 
 use std::ffi::OsStr;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -18,9 +18,13 @@ use ticket_issuer::block::build::BlockSpec;
 use ticket_issuer::block::writer;
 use ticket_issuer::emission::{BlockChoice, Emission};
 use ticket_issuer::game::Game;
+use ticket_issuer::ledger::ops::PlayAction;
 use ticket_issuer::records_key::KeyAccess;
+use ticket_issuer::redeemer::PlayView;
 use ticket_issuer::store::{Secrets, Store};
+use ticket_issuer::unit_id::UnitId;
 use ticket_issuer::verify::{verify_block, BlockReport, VerifyOptions};
+use ticket_issuer::Redeemer;
 
 /// A store's keys, and what tests do with them.
 pub struct StoreKeys {
@@ -200,17 +204,142 @@ impl Run {
 
 /// Runs `issuer --store STORE ARGS…` to completion.
 pub fn issuer(store: &Path, args: &[&str]) -> Run {
-    let out = Command::new(ISSUER)
+    issuer_with_input(store, args, "")
+}
+
+/// `issuer` with `input` on the command's standard input.
+pub fn issuer_with_input(store: &Path, args: &[&str], input: &str) -> Run {
+    let mut child = Command::new(ISSUER)
         .arg("--store")
         .arg(store)
         .args(args)
-        .output()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("the issuer binary runs");
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    // A command that does not read its input may exit before it is written.
+    let _ = stdin.write_all(input.as_bytes());
+    drop(stdin);
+    let out = child.wait_with_output().expect("the issuer binary ends");
     Run {
         code: out.status.code().expect("exited, not killed"),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+// ---------------------------------------------------------------------------
+// The order a unit goes through before it is paid (issue 13): its emission
+// closed, the unit sold, a Trésors Ensablés unit played
+// ---------------------------------------------------------------------------
+
+/// The units of `ids` by (game, emission), in first-seen order.
+fn by_emission<'a>(
+    ids: impl IntoIterator<Item = &'a UnitId>,
+) -> Vec<((Game, u32), Vec<&'a UnitId>)> {
+    let mut groups: Vec<((Game, u32), Vec<&UnitId>)> = Vec::new();
+    for id in ids {
+        let key = (id.game, id.emission);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, units)) => units.push(id),
+            None => groups.push((key, vec![id])),
+        }
+    }
+    groups
+}
+
+/// Closes the emission of each of `ids` (a closed one stays as it is) and
+/// records the units sold with `issuer mark-sold --ids -`, in the store's
+/// ledger: what a platform does before its players may redeem. Each unit
+/// must then be sold exactly once (marked now or before).
+pub fn sold(store: &Path, ids: &[&str]) {
+    sold_on(store, None, ids)
+}
+
+/// `sold` on the ledger `ledger` (a PostgreSQL URL), or the store's.
+pub fn sold_on(store: &Path, ledger: Option<&str>, ids: &[&str]) {
+    let parsed: Vec<UnitId> = ids
+        .iter()
+        .map(|id| id.parse().unwrap_or_else(|e| panic!("{id}: {e}")))
+        .collect();
+    for ((game, emission), units) in by_emission(&parsed) {
+        let emission = emission.to_string();
+        let place = ["--emission", &emission, "--game", game.slug()];
+        issuer(store, &[&["close"][..], &place].concat()).expect_code(0);
+        let mut args = [&["mark-sold", "--ids", "-", "--json"][..], &place].concat();
+        if let Some(url) = ledger {
+            args.extend(["--ledger", url]);
+        }
+        let list: String = units.iter().map(|u| format!("{u}\n")).collect();
+        let marked = issuer_with_input(store, &args, &list).expect_code(0).json();
+        assert_eq!(marked["kind"], "mark_sold", "{marked}");
+        let total = marked["marked"].as_u64().unwrap() + marked["already_sold"].as_u64().unwrap();
+        assert_eq!(total, units.len() as u64, "{marked}");
+    }
+}
+
+/// `sold` through the library, on `redeemer`'s ledger: for tests that
+/// redeem in process.
+pub fn sold_in(redeemer: &Redeemer, ids: &[UnitId]) {
+    let secrets = redeemer.store().secrets().expect("the issuer's secrets");
+    for ((game, emission), _) in by_emission(ids) {
+        Emission::new(redeemer.store(), game, emission)
+            .close(&secrets)
+            .expect("the emission closes");
+    }
+    let marked = redeemer.mark_sold(ids).expect("the units are marked sold");
+    assert_eq!(marked.marked + marked.already_sold, ids.len() as u64);
+}
+
+/// Plays the sold Trésors Ensablés unit `id` through `issuer play` on
+/// `ledger` (or the store's): roll 1, 2, … until the play ends by itself,
+/// or `--stop` after `stop` rolls. Returns the last answer (`play` JSON).
+pub fn played(
+    store: &Path,
+    ledger: Option<&str>,
+    id: &str,
+    stop: Option<u32>,
+) -> serde_json::Value {
+    let with_ledger = |args: &[&str]| {
+        let mut args = [&["play", id, "--json"][..], args].concat();
+        if let Some(url) = ledger {
+            args.extend(["--ledger", url]);
+        }
+        issuer(store, &args).expect_code(0).json()
+    };
+    let mut view = with_ledger(&[]);
+    while view["over"] != true {
+        let rolls = view["rolls"].as_u64().unwrap() as u32;
+        if stop == Some(rolls) {
+            view = with_ledger(&["--stop"]);
+        } else {
+            view = with_ledger(&["--roll", &(rolls + 1).to_string()]);
+        }
+    }
+    assert_eq!(view["end"] == "stopped", stop.is_some(), "{id}: {view}");
+    view
+}
+
+/// `played` through the library, on `redeemer`'s ledger.
+pub fn played_in(redeemer: &Redeemer, id: &UnitId, stop: Option<u32>) -> PlayView {
+    let mut view = redeemer.play_state(id).expect("the play's state");
+    while !view.over {
+        let action = match stop {
+            Some(k) if k == view.rolls => PlayAction::Stop,
+            _ => PlayAction::Roll(view.rolls + 1),
+        };
+        view = redeemer
+            .play(id, action)
+            .unwrap_or_else(|e| panic!("{id}: {e}"));
+    }
+    assert_eq!(
+        view.end == Some("stopped"),
+        stop.is_some(),
+        "{id}: {view:?}"
+    );
+    view
 }
 
 /// A folder under the target's tmp dir named after this test process, so a

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::common;
-use crate::common::{issuer, valid_id, Run, GENERATE_ONE_BLOCK};
+use crate::common::{issuer, sold, valid_id, Run, GENERATE_ONE_BLOCK};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -234,6 +234,7 @@ fn every_json_output_is_one_line_with_kind_schema_and_the_documented_fields() {
         .chain(&["ledger_entry"])
         .copied()
         .collect();
+    sold(c, &[id]);
     let paid = envelope(
         &issuer(c, &["redeem", id, "--json"]).expect_code(0),
         "redemption",
@@ -245,8 +246,9 @@ fn every_json_output_is_one_line_with_kind_schema_and_the_documented_fields() {
         keys_of(&paid["ledger_entry"]),
         BTreeSet::from(["seq", "leaf_hash", "tree_size", "root"])
     );
-    assert_eq!(paid["ledger_entry"]["seq"], 0);
-    assert_eq!(paid["ledger_entry"]["tree_size"], 1);
+    // The log's entry 0 is the unit's sale, entry 1 its redemption.
+    assert_eq!(paid["ledger_entry"]["seq"], 1);
+    assert_eq!(paid["ledger_entry"]["tree_size"], 2);
     // After a redemption, `--check` adds when it was redeemed.
     let checked = issuer(c, &["redeem", id, "--check", "--json"]).expect_code(0);
     let with_earlier: Vec<&str> = REDEMPTION
@@ -347,7 +349,11 @@ fn refusals_under_json_print_the_error_object_with_the_exit_code_of_their_kind()
         "not_found",
     );
     assert_eq!(e["emission"], 5);
-    // conflict → 1: the second redemption names the first.
+    // conflict → 1: a unit never sold (issue 13) is not paid…
+    let e = error_object(&redeem(id), 1, "not_sold", "conflict");
+    assert_eq!(e["id"], id.as_str());
+    // …and once sold, the second redemption names the first.
+    sold(s, &[id]);
     let first = redeem(id).expect_code(0).json();
     let e = error_object(&redeem(id), 1, "already_redeemed", "conflict");
     assert_eq!(e["id"], id.as_str());
@@ -506,6 +512,7 @@ fn status_lists_game_blocks_prices_state_and_redemptions() {
     assert!(!s.join("ledger.sqlite").exists());
 
     let (id, prize) = &f.winner;
+    sold(s, &[id]);
     issuer(s, &["redeem", id]).expect_code(0);
     let (e, words) = status_of(s);
     assert_eq!(e["redeemed_units"], 1);

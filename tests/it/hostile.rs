@@ -623,6 +623,9 @@ fn a_second_writer_on_an_emission_is_refused_as_busy() {
     let (_tmp, store_path) = copy_of_base();
     let store = Store::new(&store_path);
     let emission = Emission::new(&store, Game::ILE_AU_TRESOR, 1);
+    // Claims end only on a closed emission; closing it again is still
+    // refused below while another writer holds it.
+    issuer(&store_path, &["close", "--emission", "1"]).expect_code(0);
     issuer(&store_path, &["end-claims", "--emission", "1"]).expect_code(0);
     let held = emission.lock().unwrap();
     assert!(matches!(emission.lock(), Err(Error::EmissionBusy { .. })));

@@ -15,13 +15,14 @@ use serde_json::json;
 use tempfile::TempDir;
 use ticket_issuer::error::{Error, ErrorKind};
 use ticket_issuer::game::Game;
-use ticket_issuer::ledger::ops::PlayAction;
 use ticket_issuer::ledger::target::LedgerTarget;
 use ticket_issuer::redeem::{OwnedKeys, Redeemer};
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
 
-use crate::common::{agent, call, copy_tree, get, issuer, post, valid_id_of, Server, TOKEN};
+use crate::common::{
+    agent, call, copy_tree, get, issuer, played_in, post, valid_id_of, Server, TOKEN,
+};
 use crate::redeem::Hash;
 use crate::service::{mth, open_note};
 
@@ -229,11 +230,7 @@ fn sellable(store: &Path, url: Option<&str>, ids: &[String]) {
     let ids: Vec<UnitId> = ids.iter().map(|i| i.parse().unwrap()).collect();
     r.mark_sold(&ids).unwrap();
     for id in &ids {
-        for n in 1.. {
-            if r.play(id, PlayAction::Roll(n)).unwrap().over {
-                break;
-            }
-        }
+        played_in(&r, id, None);
     }
 }
 

@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::common;
-use crate::common::{issuer, shared_block, valid_id, Run, ISSUER};
+use crate::common::{issuer, issuer_with_input, shared_block, sold, valid_id, Run, ISSUER};
 use rusqlite::Connection;
 use serde::Deserialize;
 use serde_json::Value;
@@ -318,6 +318,7 @@ fn proof_of(report: &Value) -> Proof {
 fn redeeming_a_winner_prints_every_field_and_records_its_prize() {
     let store = fresh_store();
     let u = first_winner(0);
+    sold(store.path(), &[&u.id]);
     let run = redeem(store.path(), &u.id);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let r = json_of(&run);
@@ -349,6 +350,7 @@ fn redeeming_a_winner_prints_every_field_and_records_its_prize() {
 fn a_winner_in_words_says_what_to_pay() {
     let store = fresh_store();
     let u = first_winner(1000);
+    sold(store.path(), &[&u.id]);
     let run = issuer(store.path(), &["redeem", &u.id]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains(&u.id), "{}", run.stdout);
@@ -364,6 +366,8 @@ fn a_winner_in_words_says_what_to_pay() {
 fn a_loser_is_recorded_as_paid_zero_and_closed() {
     let store = fresh_store();
     let u = first_loser(0);
+    let loser2 = first_loser(u.index + 1);
+    sold(store.path(), &[&u.id, &loser2.id]);
     let run = redeem(store.path(), &u.id);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let r = json_of(&run);
@@ -377,7 +381,6 @@ fn a_loser_is_recorded_as_paid_zero_and_closed() {
     assert_eq!(l["paid"], "0");
     assert_eq!(l["blocks"][0]["winners"], 0);
 
-    let loser2 = first_loser(u.index + 1);
     let words = issuer(store.path(), &["redeem", &loser2.id]);
     assert_eq!(words.code, 0, "{}", words.stderr);
     assert!(words.stdout.contains("nothing to pay"), "{}", words.stdout);
@@ -396,6 +399,7 @@ fn a_loser_is_recorded_as_paid_zero_and_closed() {
 fn a_second_redemption_is_refused_naming_the_first() {
     let store = fresh_store();
     let u = first_winner(2000);
+    sold(store.path(), &[&u.id]);
     let first = redeem(store.path(), &u.id);
     assert_eq!(first.code, 0, "{}", first.stderr);
     let at = json_of(&first)["redeemed_at"]
@@ -464,6 +468,7 @@ fn check_prints_the_outcome_and_records_nothing() {
     );
     assert_eq!(ledger_units(store.path()), 0);
 
+    sold(store.path(), &[&u.id]);
     let paid = redeem(store.path(), &u.id);
     assert_eq!(paid.code, 0, "{}", paid.stderr);
     let at = json_of(&paid)["redeemed_at"].clone();
@@ -619,7 +624,8 @@ fn each_bad_id_class_has_its_own_error_and_exit_code_and_records_nothing() {
     let l = ledger(s);
     assert_eq!(l["units"], 0);
     assert_eq!(l["blocks"].as_array().map(Vec::len), Some(0));
-    // And the real unit was left payable.
+    // And the real unit was left payable, once sold.
+    sold(s, &[&u.id]);
     let paid = redeem(s, &u.id);
     assert_eq!(paid.code, 0, "{}", paid.stderr);
     assert_eq!(ledger_units(s), 1);
@@ -702,6 +708,7 @@ fn a_flipped_byte_in_the_units_chunk_is_refused_and_nothing_recorded() {
     // Random access: a unit of an untouched chunk is still authenticated
     // by the seal, the index and its own chunk, and pays.
     let other = first_winner((chunk + 1) * CHUNK_UNITS);
+    sold(s, &[&other.id]);
     let ok = redeem(s, &other.id);
     assert_eq!(ok.code, 0, "{}", ok.stderr);
     assert_eq!(ledger_units(s), 1);
@@ -749,6 +756,9 @@ fn sixteen_processes_on_one_id_one_success() {
         } else {
             first_loser(8000 + round * 100)
         };
+        // The sale is in the ledger: the racers now share a ledger made
+        // by the sale, no longer one none of them has made yet.
+        sold(s, &[&u.id]);
         let children: Vec<Child> = (0..16)
             .map(|_| {
                 Command::new(ISSUER)
@@ -851,6 +861,7 @@ fn sixteen_processes_redeem_a_thousand_ids_and_the_totals_reconcile() {
     let expected_cents: u64 = chosen.iter().map(|u| cents(&u.prize)).sum();
     let expected_winners = chosen.iter().filter(|u| u.lot.is_some()).count() as u64;
     assert!(expected_winners > 0 && expected_cents > 0);
+    sold(s, &chosen.iter().map(|u| u.id.as_str()).collect::<Vec<_>>());
 
     let failures: Vec<String> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..16)
@@ -941,6 +952,7 @@ fn sigkill_in_the_middle_of_redemptions_leaves_a_sound_ledger() {
     let store = fresh_store();
     let s = store.path();
     let ids: Vec<&Unit> = (0..400u32).map(|k| unit(k * 1117 + 11)).collect();
+    sold(s, &ids.iter().map(|u| u.id.as_str()).collect::<Vec<_>>());
     let mut recorded = BTreeSet::new();
     // Several kills, each after the loop has recorded a few more units, so
     // they land at different points of a redemption.
@@ -1019,6 +1031,7 @@ fn the_printed_proof_verifies_under_rfc9162_and_tampering_fails() {
     let store = fresh_store();
     let s = store.path();
     let root = hash_of(&fixture().merkle_root);
+    sold(s, &[&unit(0).id]);
     // First and last leaf, a chunk boundary, the partial last chunk.
     let last = BLOCK_UNITS - 1;
     let indexes = [
@@ -1115,8 +1128,17 @@ fn a_service_with_only_the_records_key_redeems_and_still_checks_codes() {
         ],
     );
     assert_eq!(exported.code, 0, "{}", exported.stderr);
-    std::fs::create_dir_all(s2.join(BLOCK).parent().expect("parent")).expect("mkdir");
-    std::fs::copy(issuer_store.path().join(BLOCK), s2.join(BLOCK)).expect("copy block");
+    // The issuer closes the emission before any sale; the service gets the
+    // block with the emission's signed manifest, which says it is closed.
+    assert_eq!(
+        issuer(issuer_store.path(), &["close", "--emission", "1"]).code,
+        0
+    );
+    let emission_dir = Path::new(BLOCK).parent().expect("parent");
+    common::copy_tree(
+        &issuer_store.path().join(emission_dir),
+        &s2.join(emission_dir),
+    );
     std::fs::copy(
         Store::new(issuer_store.path()).public_key_path(),
         &public_key,
@@ -1141,6 +1163,23 @@ fn a_service_with_only_the_records_key_redeems_and_still_checks_codes() {
     };
 
     let u = first_winner(9000);
+    // Sold on the service's ledger, with the service's keys only.
+    let marked = issuer_with_input(
+        &s2,
+        &[
+            "mark-sold",
+            "--emission",
+            "1",
+            "--ids",
+            "-",
+            "--public-key",
+            pk,
+            "--records-key",
+            rk,
+        ],
+        &format!("{}\n", u.id),
+    );
+    assert_eq!(marked.code, 0, "{}", marked.stderr);
     let run = service_redeem(&u.id);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let r = json_of(&run);

@@ -22,7 +22,7 @@ use ticket_issuer::ledger::Ledger;
 use ticket_issuer::{Error, OwnedKeys, Redeemer, Store, UnitId};
 
 use crate::common::{
-    agent, call, get, issuer, post, shared_block, valid_id, Server, ISSUER, TOKEN,
+    agent, call, get, issuer, post, shared_block, sold, sold_in, valid_id, Server, ISSUER, TOKEN,
 };
 use crate::redeem::{hash_of, rfc9162_verify_inclusion, rfc_leaf_hash, sha256, Hash};
 
@@ -175,6 +175,7 @@ fn sixteen_threads_on_one_id_exactly_one_success() {
     let (_dir, store) = store_copy();
     let r = Arc::new(redeemer(&store));
     let target = unit(&store, 77);
+    sold_in(&r, &[target]);
     let start = Arc::new(Barrier::new(16));
     let outcomes: Vec<_> = (0..16)
         .map(|_| {
@@ -207,6 +208,8 @@ fn a_thousand_ids_from_sixteen_threads_make_a_thousand_entries_that_verify() {
     let (_dir, store) = store_copy();
     let r = Arc::new(redeemer(&store));
     let ids: Arc<Vec<UnitId>> = Arc::new((0..1000).map(|i| unit(&store, 1000 + i)).collect());
+    // The sales are the log's entries 0..1000, the redemptions 1000..2000.
+    sold_in(&r, &ids);
     let threads: Vec<_> = (0..16)
         .map(|t| {
             let (r, ids) = (Arc::clone(&r), Arc::clone(&ids));
@@ -233,20 +236,20 @@ fn a_thousand_ids_from_sixteen_threads_make_a_thousand_entries_that_verify() {
     assert_eq!(summary.units, 1000);
     assert!(summary.reconciled && summary.integrity_ok);
     assert_eq!(summary.paid.parse::<rust_decimal::Decimal>().unwrap(), paid);
-    let report = ticket_issuer::ledger::log::verify(&ledger, &[ledger_key(&store)], None).unwrap();
+    let report = log::verify(&ledger, &[ledger_key(&store)], None).unwrap();
     assert!(report.ok, "{:?}", report.findings);
-    assert_eq!(report.size, 1000);
-    let head = ticket_issuer::ledger::log::head(&ledger).unwrap().unwrap();
+    assert_eq!(report.size, 2000);
+    let head = log::head(&ledger).unwrap().unwrap();
     let (_, size, root) = open_note(&head.checkpoint, &ledger_key(&store));
-    assert_eq!(size, 1000);
+    assert_eq!(size, 2000);
     assert_eq!(hex::encode(root), report.root);
-    // Every seq 0..1000 once.
+    // Every seq 1000..2000 once.
     let conn = rusqlite::Connection::open(s.ledger_path()).unwrap();
     let mut stmt = conn.prepare("SELECT seq FROM redemptions").unwrap();
     for seq in stmt.query_map([], |r| r.get::<_, u64>(0)).unwrap() {
         seqs.insert(seq.unwrap());
     }
-    assert_eq!(seqs, (0..1000).collect());
+    assert_eq!(seqs, (1000..2000).collect());
     // Commits were grouped: fewer heads than entries.
     let heads: u64 = conn
         .query_row("SELECT COUNT(*) FROM ledger_heads", [], |r| r.get(0))
@@ -258,6 +261,7 @@ fn a_thousand_ids_from_sixteen_threads_make_a_thousand_entries_that_verify() {
 fn a_busy_ledger_answers_unavailable_within_about_a_second() {
     let (_dir, store) = store_copy();
     let s = Store::new(&store);
+    sold_in(&redeemer(&store), &[unit(&store, 1), unit(&store, 2)]);
     redeemer(&store).redeem(&unit(&store, 1), None).unwrap();
     // Another process holds the write lock.
     let holder = rusqlite::Connection::open(s.ledger_path()).unwrap();
@@ -300,6 +304,7 @@ fn batch(store: &Path, lines: &str) -> (i32, Vec<Value>) {
 fn batch_gives_one_independent_result_a_line() {
     let (_dir, store) = store_copy();
     let first = id(&store, 3);
+    sold(&store, &[&first, &id(&store, 4)]);
     let lines = format!(
         "{first}\n\n# a comment\nnot-an-id\n{first}\n{}\n{} 2\n",
         id(&store, 4),
@@ -335,12 +340,18 @@ fn batch_gives_one_independent_result_a_line() {
 #[test]
 fn head_and_proofs_verify_independently() {
     let (_dir, store) = store_copy();
+    // 13 sales first (entries 0..13): the redemptions are entries 13..26.
+    let units: Vec<String> = (10..15).chain(20..28).map(|i| id(&store, i)).collect();
+    sold(
+        &store,
+        &units.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
     let lines: String = (0..5).map(|i| id(&store, 10 + i) + "\n").collect();
     batch(&store, &lines);
     let key = ledger_key(&store);
     let head5 = issuer(&store, &["ledger", "head"]).expect_code(0).stdout;
     let (_, size5, root5) = open_note(&head5, &key);
-    assert_eq!(size5, 5);
+    assert_eq!(size5, 18);
     for i in 0..8 {
         redeemer(&store)
             .redeem(&unit(&store, 20 + i), None)
@@ -351,7 +362,7 @@ fn head_and_proofs_verify_independently() {
         .json();
     assert_eq!(head["kind"], "ledger_head");
     let (origin, size, root) = open_note(head["checkpoint"].as_str().unwrap(), &key);
-    assert_eq!(size, 13);
+    assert_eq!(size, 26);
     // The verifier key names the same key: name+keyid+base64(0x01||key).
     let vkey = head["verifier_key"].as_str().unwrap();
     let parts: Vec<&str> = vkey.splitn(3, '+').collect();
@@ -359,23 +370,32 @@ fn head_and_proofs_verify_independently() {
     assert_eq!(BASE64.decode(parts[2]).unwrap()[1..], key.to_bytes());
     assert_proven(&store, &id(&store, 12), &root, size);
     assert_proven(&store, &id(&store, 27), &root, size);
-    // The log only grew from the head of 5 to the head of 13.
-    let c = issuer(&store, &["ledger", "prove", "--from", "5", "--json"])
+    // The log only grew from the head of 18 to the head of 26.
+    let c = issuer(&store, &["ledger", "prove", "--from", "18", "--json"])
         .expect_code(0)
         .json();
-    assert_eq!(c["to"], 13);
+    assert_eq!(c["to"], 26);
     let proof = hashes(&c["consistency_proof"]);
-    assert!(rfc9162_verify_consistency(5, 13, &root5, &root, &proof));
+    assert!(rfc9162_verify_consistency(18, 26, &root5, &root, &proof));
     let mut bad = proof.clone();
     bad[0][0] ^= 1;
-    assert!(!rfc9162_verify_consistency(5, 13, &root5, &root, &bad));
+    assert!(!rfc9162_verify_consistency(18, 26, &root5, &root, &bad));
     // An unredeemed unit has no proof.
     issuer(&store, &["ledger", "prove", "--unit", &id(&store, 99)]).expect_code(1);
 }
 
+/// Sales before the redemptions of `verify_after`: its redemptions are the
+/// log's entries `SOLD..SOLD + 7`.
+const SOLD: u64 = 7;
+
 /// `ledger verify --json` after `edit` (SQL run on the ledger by hand).
 fn verify_after(edit: &str) -> (i32, Vec<Value>) {
     let (_dir, store) = store_copy();
+    let units: Vec<String> = (40..46).chain([50]).map(|i| id(&store, i)).collect();
+    sold(
+        &store,
+        &units.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
     let lines: String = (0..6).map(|i| id(&store, 40 + i) + "\n").collect();
     batch(&store, &lines);
     redeemer(&store).redeem(&unit(&store, 50), None).unwrap();
@@ -394,15 +414,18 @@ fn named(findings: &[Value], entry: u64) -> bool {
 
 #[test]
 fn ledger_verify_names_a_deleted_an_edited_and_a_reordered_entry() {
+    // The redemptions are the entries SOLD.. (the sales come first).
+    let seq = |k: u64| SOLD + k;
     // Deleted, totals adjusted to hide it.
-    let (code, f) = verify_after(
-        "DELETE FROM redemptions WHERE seq = 2;
+    let (code, f) = verify_after(&format!(
+        "DELETE FROM redemptions WHERE seq = {};
          UPDATE block_totals SET units = units - 1;",
-    );
+        seq(2)
+    ));
     assert_eq!(code, 1);
-    assert!(named(&f, 2), "{f:?}");
+    assert!(named(&f, seq(2)), "{f:?}");
     // The last entry deleted: the signed head is longer than the log.
-    let (code, f) = verify_after("DELETE FROM redemptions WHERE seq = 6;");
+    let (code, f) = verify_after(&format!("DELETE FROM redemptions WHERE seq = {};", seq(6)));
     assert_eq!(code, 1);
     assert!(
         f.iter()
@@ -410,24 +433,28 @@ fn ledger_verify_names_a_deleted_an_edited_and_a_reordered_entry() {
         "{f:?}"
     );
     // A prize edited (and the totals with it).
-    let (code, f) = verify_after(
-        "UPDATE redemptions SET prize_cents = prize_cents + 500 WHERE seq = 3;
+    let (code, f) = verify_after(&format!(
+        "UPDATE redemptions SET prize_cents = prize_cents + 500 WHERE seq = {};
          UPDATE block_totals SET paid_cents = paid_cents + 500;",
-    );
+        seq(3)
+    ));
     assert_eq!(code, 1);
-    assert!(named(&f, 3), "{f:?}");
+    assert!(named(&f, seq(3)), "{f:?}");
     // Two entries swapped.
-    let (code, f) = verify_after(
-        "UPDATE redemptions SET seq = 100 WHERE seq = 1;
-         UPDATE redemptions SET seq = 1 WHERE seq = 4;
-         UPDATE redemptions SET seq = 4 WHERE seq = 100;",
-    );
+    let (code, f) = verify_after(&format!(
+        "UPDATE redemptions SET seq = 100 WHERE seq = {a};
+         UPDATE redemptions SET seq = {a} WHERE seq = {b};
+         UPDATE redemptions SET seq = {b} WHERE seq = 100;",
+        a = seq(1),
+        b = seq(4)
+    ));
     assert_eq!(code, 1);
-    assert!(named(&f, 1) && named(&f, 4), "{f:?}");
+    assert!(named(&f, seq(1)) && named(&f, seq(4)), "{f:?}");
     // Edited with its leaf hash recomputed: the signed heads catch it.
-    let (code, f) = verify_after(
-        "UPDATE redemptions SET leaf_hash = zeroblob(32), unit_id = unit_id WHERE seq = 0;",
-    );
+    let (code, f) = verify_after(&format!(
+        "UPDATE redemptions SET leaf_hash = zeroblob(32), unit_id = unit_id WHERE seq = {};",
+        seq(0)
+    ));
     assert_eq!(code, 1);
     assert!(!f.is_empty());
 }
@@ -435,11 +462,17 @@ fn ledger_verify_names_a_deleted_an_edited_and_a_reordered_entry() {
 #[test]
 fn only_a_head_kept_elsewhere_catches_a_truncated_ledger() {
     let (dir, store) = store_copy();
+    // Six sales first: the redemptions are the entries 6..12.
+    let units: Vec<String> = (70..76).map(|i| id(&store, i)).collect();
+    sold(
+        &store,
+        &units.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
     let first: String = (0..4).map(|i| id(&store, 70 + i) + "\n").collect();
     batch(&store, &first);
     let second: String = (4..6).map(|i| id(&store, 70 + i) + "\n").collect();
     batch(&store, &second);
-    let kept = dir.path().join("head-6.txt");
+    let kept = dir.path().join("head-12.txt");
     std::fs::write(
         &kept,
         issuer(&store, &["ledger", "head"]).expect_code(0).stdout,
@@ -448,8 +481,8 @@ fn only_a_head_kept_elsewhere_catches_a_truncated_ledger() {
     // The last two redemptions removed, with their head and from the totals.
     let conn = rusqlite::Connection::open(Store::new(&store).ledger_path()).unwrap();
     conn.execute_batch(
-        "DELETE FROM redemptions WHERE seq >= 4;
-         DELETE FROM ledger_heads WHERE size > 4;
+        "DELETE FROM redemptions WHERE seq >= 10;
+         DELETE FROM ledger_heads WHERE size > 10;
          UPDATE block_totals SET units = (SELECT COUNT(*) FROM redemptions),
              paid_cents = (SELECT SUM(prize_cents) FROM redemptions);",
     )
@@ -471,7 +504,7 @@ fn only_a_head_kept_elsewhere_catches_a_truncated_ledger() {
     .expect_code(1);
     let findings = run.json()["log"]["findings"].to_string();
     assert!(
-        findings.contains("the given head has 6 entries, the log 4"),
+        findings.contains("the given head has 12 entries, the log 10"),
         "{findings}"
     );
 }
@@ -479,6 +512,11 @@ fn only_a_head_kept_elsewhere_catches_a_truncated_ledger() {
 #[test]
 fn a_rewritten_leaf_hash_is_caught_by_the_signed_heads() {
     let (_dir, store) = store_copy();
+    let units: Vec<String> = (60..64).map(|i| id(&store, i)).collect();
+    sold(
+        &store,
+        &units.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
     let lines: String = (0..4).map(|i| id(&store, 60 + i) + "\n").collect();
     batch(&store, &lines);
     let path = Store::new(&store).ledger_path();
@@ -517,6 +555,10 @@ fn a_rewritten_leaf_hash_is_caught_by_the_signed_heads() {
 #[test]
 fn the_service_redeems_refuses_by_kind_batches_and_counts_401s() {
     let (dir, store) = store_copy();
+    sold(
+        &store,
+        &[&id(&store, 100), &id(&store, 103), &id(&store, 104)],
+    );
     let server = Server::start(&store);
     let a = agent();
     // Redeem, then the same again.
@@ -552,6 +594,8 @@ fn the_service_redeems_refuses_by_kind_batches_and_counts_401s() {
             "bad_stop",
         ),
         (json!({ "unit": "x" }), 400, "invalid_request"),
+        // A unit never sold (issue 13).
+        (json!({ "id": id(&store, 107) }), 409, "not_sold"),
     ] {
         let (got, e) = post(&a, &server, "/v1/redemptions", body);
         assert_eq!((got, e["error"].as_str()), (status, Some(error)), "{e}");
@@ -638,12 +682,13 @@ fn the_service_redeems_refuses_by_kind_batches_and_counts_401s() {
     ] {
         assert!(metrics.contains(line), "{line} in\n{metrics}");
     }
-    // The head: signed over the three redemptions, each provably in it.
+    // The head: signed over the three sales and the three redemptions,
+    // each redemption provably in it.
     let (status, head) = get(&a, &server, "/v1/ledger/head");
     assert_eq!(status, 200);
     let head: Value = serde_json::from_str(&head).unwrap();
     let (_, size, root) = open_note(head["checkpoint"].as_str().unwrap(), &ledger_key(&store));
-    assert_eq!(size, 3);
+    assert_eq!(size, 6);
     for unit in [first.clone(), id(&store, 103), id(&store, 104)] {
         assert_proven(&store, &unit, &root, size);
     }
@@ -671,6 +716,7 @@ fn the_service_redeems_refuses_by_kind_batches_and_counts_401s() {
 #[test]
 fn sigterm_drains_and_exits_and_a_loose_token_file_is_refused() {
     let (_dir, store) = store_copy();
+    sold(&store, &[&id(&store, 200)]);
     let mut server = Server::start(&store);
     let a = agent();
     assert_eq!(
@@ -795,12 +841,21 @@ fn a_tresors_ensables_stop_is_paid_over_http_and_bound_in_the_log() {
             })
         })
         .expect("some unit of the block allows a stop");
-    let (status, r) = post(
-        &a,
-        &server,
-        "/v1/redemptions",
-        json!({ "id": unit, "stopped_after_rolls": stop }),
-    );
+    // Sold, then played over HTTP one roll at a time and stopped there; the
+    // redemption pays the play as recorded.
+    sold(&store, &[&unit]);
+    for roll in 1..=stop {
+        let (status, p) = post(
+            &a,
+            &server,
+            &format!("/v1/plays/{unit}/roll"),
+            json!({ "roll": roll }),
+        );
+        assert_eq!((status, &p["rolls"]), (200, &json!(roll)), "{p}");
+    }
+    let (status, p) = post(&a, &server, &format!("/v1/plays/{unit}/stop"), json!({}));
+    assert_eq!((status, &p["end"]), (200, &json!("stopped")), "{p}");
+    let (status, r) = post(&a, &server, "/v1/redemptions", json!({ "id": unit }));
     assert_eq!(status, 200, "{r}");
     assert_eq!(r["stopped_after_rolls"], stop);
     assert_eq!(r["lot"], "arret");
@@ -836,8 +891,9 @@ fn a_tresors_ensables_stop_is_paid_over_http_and_bound_in_the_log() {
 #[test]
 fn sixteen_clients_on_one_id_through_the_service_one_success() {
     let (_dir, store) = store_copy();
-    let server = Arc::new(Server::start(&store));
     let target = id(&store, 300);
+    sold(&store, &[&target]);
+    let server = Arc::new(Server::start(&store));
     let start = Arc::new(Barrier::new(16));
     let statuses: Vec<(u16, Value)> = (0..16)
         .map(|_| {
@@ -863,8 +919,9 @@ fn sixteen_clients_on_one_id_through_the_service_one_success() {
 #[test]
 fn a_thousand_ids_from_sixteen_clients_through_the_service_reconcile_and_verify() {
     let (_dir, store) = store_copy();
-    let server = Arc::new(Server::start(&store));
     let ids: Arc<Vec<String>> = Arc::new((0..1000).map(|i| id(&store, 5000 + i)).collect());
+    sold(&store, &ids.iter().map(String::as_str).collect::<Vec<_>>());
+    let server = Arc::new(Server::start(&store));
     let prizes: Vec<rust_decimal::Decimal> = (0..16)
         .map(|c| {
             let (server, ids) = (Arc::clone(&server), Arc::clone(&ids));
@@ -895,7 +952,7 @@ fn a_thousand_ids_from_sixteen_clients_through_the_service_reconcile_and_verify(
     assert_eq!(status, 200);
     let head: Value = serde_json::from_str(&head).unwrap();
     let (_, size, _) = open_note(head["checkpoint"].as_str().unwrap(), &ledger_key(&store));
-    assert_eq!(size, 1000);
+    assert_eq!(size, 2000, "1000 sales and 1000 redemptions");
     let l = issuer(&store, &["ledger", "--json"]).expect_code(0).json();
     assert_eq!(l["units"], 1000);
     assert_eq!(
@@ -912,6 +969,11 @@ fn a_thousand_ids_from_sixteen_clients_through_the_service_reconcile_and_verify(
 #[test]
 fn kill_9_under_load_loses_no_acknowledged_redemption() {
     let (_dir, store) = store_copy();
+    let units: Vec<String> = (1000..1000 + 8 * 400).map(|i| id(&store, i)).collect();
+    sold(
+        &store,
+        &units.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
     let mut server = Server::start(&store);
     let base = server.base.clone();
     let acked = Arc::new(std::sync::Mutex::new(Vec::new()));

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::common::{
-    copy_tree, failure_kind_names, issuer, process_dir, StoreKeys, GENERATE_ONE_BLOCK,
+    copy_tree, failure_kind_names, issuer, played, process_dir, sold, StoreKeys, GENERATE_ONE_BLOCK,
 };
 use ed25519_dalek::SigningKey;
 use rust_decimal::Decimal;
@@ -241,17 +241,15 @@ fn te_redemptions_are_recorded_once_replayed_by_the_ledger_and_tampering_is_seen
     copy_tree(&te.store_dir, &store_dir);
     let (i, k, prize) = stoppable(&te.lines, 0);
     let stopped_id = te.lines[i]["id"].as_str().unwrap();
-    let run = issuer(
-        &store_dir,
-        &[
-            "redeem",
-            stopped_id,
-            "--stopped-after-rolls",
-            &k.to_string(),
-            "--json",
-        ],
-    )
-    .expect_code(0);
+    let to_end_id = te.lines[i + 1]["id"].as_str().unwrap();
+    sold(&store_dir, &[stopped_id, to_end_id]);
+    // The player stops after `k` rolls; the unit is paid as played.
+    let play = played(&store_dir, None, stopped_id, Some(k as u32));
+    assert_eq!(
+        play["prize"].as_str().unwrap().parse::<Decimal>().unwrap(),
+        prize
+    );
+    let run = issuer(&store_dir, &["redeem", stopped_id, "--json"]).expect_code(0);
     let json = run.json();
     assert_eq!(
         json["prize"].as_str().unwrap().parse::<Decimal>().unwrap(),
@@ -259,7 +257,7 @@ fn te_redemptions_are_recorded_once_replayed_by_the_ledger_and_tampering_is_seen
     );
     assert_eq!(json["stopped_after_rolls"], k as u64);
     issuer(&store_dir, &["redeem", stopped_id, "--json"]).expect_code(1);
-    let to_end_id = te.lines[i + 1]["id"].as_str().unwrap();
+    played(&store_dir, None, to_end_id, None);
     let json = issuer(&store_dir, &["redeem", to_end_id, "--json"])
         .expect_code(0)
         .json();
@@ -446,7 +444,14 @@ fn fixed_table_refusals_through_the_binary() {
     let id = crate::common::valid_id(&iat_store, 1, 1, 3);
     let run = issuer(
         &iat_store,
-        &["redeem", &id, "--stopped-after-rolls", "2", "--json"],
+        &[
+            "redeem",
+            &id,
+            "--check",
+            "--stopped-after-rolls",
+            "2",
+            "--json",
+        ],
     )
     .expect_code(1);
     assert!(run.stdout.contains("bad_stop"), "{}", run.stdout);
@@ -458,6 +463,86 @@ fn fixed_table_refusals_through_the_binary() {
                 .unwrap();
             s.units == 0
         }
+    );
+}
+
+/// Issue 13 through the binary: a Trésors Ensablés unit is paid only once
+/// sold and played to its end or its stop, and as played; a stop given to
+/// a redemption is an auditor's replay (`--check`) only; claims end only
+/// on a closed emission.
+#[test]
+fn a_te_unit_is_paid_only_sold_and_played_and_as_played() {
+    let te = te_block();
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("store");
+    copy_tree(&te.store_dir, &s);
+    let (i, k, stop_prize) = stoppable(&te.lines, 10);
+    let line = &te.lines[i];
+    let id = line["id"].as_str().unwrap();
+    let error = |args: &[&str], code: i32| {
+        let run = issuer(&s, &[args, &["--json"]].concat()).expect_code(code);
+        run.json()["error"].as_str().unwrap().to_string()
+    };
+    // The end of claims needs the emission closed.
+    let e = error(&["end-claims", "--emission", "1"], 1);
+    assert_eq!(e, "emission_not_closed");
+    // Never sold: refused, and a forged code is named as forged first.
+    assert_eq!(error(&["redeem", id], 1), "not_sold");
+    let (head, code) = id.rsplit_once('-').unwrap();
+    let other_char = if code.starts_with('0') { '1' } else { '0' };
+    let forged = format!("{head}-{other_char}{}", &code[1..]);
+    assert_eq!(error(&["redeem", &forged], 1), "wrong_check_code");
+    // A stop on a redemption is a usage error; with --check an auditor's
+    // replay, which records nothing.
+    let stop = k.to_string();
+    let usage = issuer(&s, &["redeem", id, "--stopped-after-rolls", &stop]).expect_code(2);
+    assert!(usage.stderr.contains("--check"), "{}", usage.stderr);
+    let replay_check = issuer(
+        &s,
+        &[
+            "redeem",
+            id,
+            "--check",
+            "--stopped-after-rolls",
+            &stop,
+            "--json",
+        ],
+    )
+    .expect_code(0)
+    .json();
+    assert_eq!(euros(&replay_check["prize"]), stop_prize);
+    // Sold, not played, then played part of the way: the play goes on.
+    sold(&s, &[id]);
+    assert_eq!(error(&["redeem", id], 1), "play_unfinished");
+    issuer(&s, &["play", id, "--roll", "1", "--json"]).expect_code(0);
+    assert_eq!(error(&["redeem", id], 1), "play_unfinished");
+    // Stopped after k rolls: paid the replay's prize at that stop, and a
+    // stop other than the recorded one is refused.
+    let play = played(&s, None, id, Some(k as u32));
+    assert_eq!(euros(&play["prize"]), stop_prize);
+    let unit: UnitId = id.parse().unwrap();
+    let keys = te.redeem_keys();
+    let moved = redeem(&Store::new(&s), &keys, &unit, Some(k as u32 + 1), false);
+    assert!(matches!(moved, Err(Error::BadStop { .. })), "{moved:?}");
+    let paid = issuer(&s, &["redeem", id, "--json"]).expect_code(0).json();
+    assert_eq!(euros(&paid["prize"]), stop_prize);
+    assert_eq!(paid["stopped_after_rolls"], k as u64);
+    // Played to its end: the replay's prize to the end.
+    let next = te.lines[i + 1]["id"].as_str().unwrap();
+    sold(&s, &[next]);
+    played(&s, None, next, None);
+    let paid = issuer(&s, &["redeem", next, "--json"])
+        .expect_code(0)
+        .json();
+    assert_eq!(
+        euros(&paid["prize"]),
+        replay(&te.lines[i + 1], None).unwrap()
+    );
+    assert_eq!(paid["stopped_after_rolls"], Value::Null);
+    let ledger = issuer(&s, &["ledger", "--json"]).expect_code(0).json();
+    assert_eq!(
+        (&ledger["units"], &ledger["reconciled"]),
+        (&2.into(), &true.into())
     );
 }
 
