@@ -1,14 +1,20 @@
 # Sourced by benches/pg_ledger.sh and benches/pg_service.sh: a throwaway
 # PostgreSQL (its default settings, fsync on) in the folder "$work" on a
 # free loopback port, run as the `postgres` user when we are root.
-#   pg_start   initdb + start; sets $url
+#   pg_start   initdb + start; sets $url (fails if PostgreSQL is not installed)
 #   pg_stop    stops it at once (call it from the caller's EXIT trap)
-#   node_store UNITS   a store $a ("$work/node-a": keys, Trésors Ensablés
-#              emission 2, block 1 of UNITS units); its IDs in "$work/ids"
+#   node_store N   a store $a ("$work/node-a": keys, L'île au trésor
+#              emission 1, one closed 450,000-unit block at 1 €); N IDs
+#              spread over the block in "$work/ids"
+#   serve STORE [serve args…]   starts `issuer serve` on 127.0.0.1:0 with
+#              $token; appends its pid to servers and its URL to $urls
+#   stop_servers   SIGTERM to each server, waits
+#   mark_sold STORE [--ledger URL]   records those IDs as sold in that
+#              ledger, untimed (a redemption requires a sale, issue 13)
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-[ -n "$PGBIN" ] || { echo "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin)" >&2; exit 1; }
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 pg_start() {
+    [ -n "$PGBIN" ] || { echo "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin)" >&2; exit 1; }
     [ "$(id -u)" = 0 ] && chown postgres "$work"
     local port
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -21,8 +27,30 @@ pg_stop() { as_pg "$PGBIN/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2
 node_store() {
     a=$work/node-a
     "$ISSUER" --store "$a" keygen >/dev/null
-    "$ISSUER" --store "$a" generate --game tresors-ensables --emission 2 --block 1 \
-        --units "$1" --quiet --json >/dev/null
-    "$ISSUER" --store "$a" export "$a/emissions/tresors-ensables/e000002/b000001.tkb" \
-        | grep -o '"id":"[^"]*"' | cut -d'"' -f4 >"$work/ids"
+    "$ISSUER" --store "$a" generate --game ile-au-tresor --emission 1 --block 1 \
+        --price 1 --quiet --json >/dev/null
+    "$ISSUER" --store "$a" close --emission 1 >/dev/null
+    "$ISSUER" --store "$a" export "$a/emissions/ile-au-tresor/e000001/b000001.tkb" \
+        | awk -v step=$(( 450000 / $1 )) -v max="$1" 'NR % step == 1 && n < max { print; n++ }' \
+        | sed -E 's/^\{"id":"([^"]+)".*/\1/' >"$work/ids"
+    [ "$(wc -l <"$work/ids")" = "$1" ] || { echo "node_store: not $1 IDs" >&2; exit 1; }
+}
+mark_sold() {
+    local store=$1; shift
+    "$ISSUER" --store "$store" mark-sold --emission 1 --ids "$work/ids" "$@" >/dev/null
+}
+serve() { # store [serve args…]; appends the node's URL to $urls
+    local store=$1; shift
+    echo "$token" >"$store.tokens"
+    chmod 600 "$store.tokens"
+    "$ISSUER" --store "$store" serve --listen 127.0.0.1:0 --token-file "$store.tokens" "$@" \
+        >"$store.out" 2>"$store.err" &
+    servers+=($!)
+    for _ in $(seq 200); do [ -s "$store.out" ] && break; sleep 0.05; done
+    [ -s "$store.out" ] || { cat "$store.err" >&2; exit 1; }
+    urls="${urls:+$urls,}$(sed 's/^listening on //' "$store.out")"
+}
+stop_servers() {
+    for pid in "${servers[@]}"; do kill -TERM "$pid"; wait "$pid" || true; done
+    servers=()
 }

@@ -2,7 +2,9 @@
 # Durable redemptions per second with two nodes on one PostgreSQL ledger,
 # next to the same load on the store's SQLite ledger (docs/DEPLOY.md
 # §Throughput). Starts a throwaway PostgreSQL (fsync on, its defaults) on
-# a free loopback port, as the `postgres` user when run as root.
+# a free loopback port, as the `postgres` user when run as root. The units
+# are L'île au trésor IDs of one closed block, marked sold in each ledger
+# before the timing (a redemption requires a sale, issue 13).
 #   STREAM_IDS  IDs per node for the stream of `redeem ID` processes (500)
 #   BATCH_IDS   IDs per node for `redeem --batch` (20000)
 set -euo pipefail
@@ -15,6 +17,8 @@ work=$(mktemp -d /tmp/pg-bench-XXXXXX)
 . benches/pg_cluster.sh
 stop() { pg_stop; rm -rf "$work"; }
 trap stop EXIT
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(uname -sr)"
+echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min) at start"
 pg_start
 
 units=$(( 2 * (STREAM_IDS + BATCH_IDS) ))
@@ -45,15 +49,23 @@ run_pair() { # label node-a node-b [ledger args…]
     echo "$label, 2 concurrent redeem --batch: $(rate $(( 2 * BATCH_IDS )) "$t0" "$t1")"
 }
 
+expect_log() { # label verify-json: it passes and holds every sale and redemption
+    grep -q '"ok":true' <<<"$2" && grep -q "\"size\":$(( 2 * units ))," <<<"$2" \
+        || { echo "$1 ledger: not ok or not $(( 2 * units )) entries: $2" >&2; exit 1; }
+    echo "$1 ledger verifies: $(( 2 * units )) entries ($units sales, $units redemptions)"
+}
+
 # SQLite: both streams on the one store (one ledger file).
 cp -a "$a" "$work/sqlite"
+mark_sold "$work/sqlite"
 run_pair "SQLite, one store" "$work/sqlite" "$work/sqlite"
-"$ISSUER" --store "$work/sqlite" ledger verify >/dev/null
+expect_log SQLite "$("$ISSUER" --store "$work/sqlite" ledger verify --json)"
 
 # PostgreSQL: two nodes (copies of the store), one database.
 cp -a "$a" "$work/node-b"
 "$ISSUER" --store "$a" ledger migrate --ledger "$url" >/dev/null
+mark_sold "$a" --ledger "$url"
 run_pair "PostgreSQL, two nodes" "$a" "$work/node-b" --ledger "$url"
-"$ISSUER" --store "$a" ledger verify --ledger "$url" \
-    --ledger-key "$a/keys/ledger.pub.pem" --ledger-key "$work/node-b/keys/ledger.pub.pem" --json \
-    | grep -q '"ok":true' && echo "PostgreSQL ledger verifies: $(( 2 * (STREAM_IDS + BATCH_IDS) )) entries"
+expect_log PostgreSQL "$("$ISSUER" --store "$a" ledger verify --ledger "$url" --json \
+    --ledger-key "$a/keys/ledger.pub.pem" --ledger-key "$work/node-b/keys/ledger.pub.pem")"
+echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min) at the end"

@@ -2,9 +2,12 @@
 # Redemption benchmark (issue 4; figures in docs/PERFORMANCE.md §Redemption).
 #
 # Builds the release binary, generates one block (emission 1, block 1, 1 €)
-# in a temporary store, then measures:
+# in a temporary store and closes the emission; every phase's IDs are
+# marked sold (`mark-sold --ids`, untimed: a redemption requires a sale,
+# issue 13), then it measures:
 #   (a) one `issuer redeem` as a whole process (start, key and block reads,
-#       authentication of header, index and chunk, proof, ledger commit),
+#       authentication of header, index and chunk, proof, sale check,
+#       ledger commit),
 #       every run on a different unit ID, with hyperfine if installed, else
 #       a plain loop timed with `date +%s%N`; and `redeem --check` (the same
 #       work without the ledger commit) for comparison;
@@ -41,6 +44,7 @@ echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min) at start"
 echo "generating one block of 450,000 units..."
 "$ISSUER" --store "$store" generate --game ile-au-tresor --emission 1 --block 1 \
     --price 1 --quiet --json >/dev/null
+"$ISSUER" --store "$store" close --emission 1 >/dev/null
 
 # Distinct IDs spread over the whole block (every chunk is exercised).
 needed=$(( RUNS + WARMUP + 5 > STREAM_IDS ? RUNS + WARMUP + 5 : STREAM_IDS ))
@@ -50,10 +54,12 @@ step=$(( 450000 / needed ))
     | sed -E 's/^\{"id":"([^"]+)".*/\1/' >"$work/ids"
 [ "$(wc -l <"$work/ids")" -ge "$needed" ] || { echo "not enough IDs" >&2; exit 1; }
 
-# An empty ledger, created before timing so runs measure redemption only.
+# An empty ledger, created before timing so runs measure redemption only,
+# where the IDs are then marked sold (the sales live in the ledger).
 fresh_ledger() {
     rm -f "$store"/ledger.sqlite "$store"/ledger.sqlite-wal "$store"/ledger.sqlite-shm
     "$ISSUER" --store "$store" ledger >/dev/null
+    "$ISSUER" --store "$store" mark-sold --emission 1 --ids "$work/ids" >/dev/null
 }
 
 # Checks that the ledger holds $1 units and reconciles (exit 0 of `ledger`).

@@ -2,7 +2,9 @@
 # Service benchmark (issue 11; figures in docs/PERFORMANCE.md §Service).
 #
 # Builds the release binary and the load client (examples/load.rs),
-# generates one block in a temporary store, then measures:
+# generates one block in a temporary store and closes the emission; every
+# phase's IDs are marked sold first (`mark-sold --ids`, untimed: a
+# redemption requires a sale, issue 13), then it measures:
 #   (a) `issuer serve` on 127.0.0.1 with 16 concurrent keep-alive clients
 #       redeeming distinct IDs: durable redemptions/s and p50/p99 latency;
 #   (b) `issuer redeem --batch` of the same number of IDs from one process.
@@ -39,13 +41,16 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min) at start"
 "$ISSUER" --store "$store" generate --game ile-au-tresor --emission 1 --block 1 \
     --price 1 --quiet --json >/dev/null
+"$ISSUER" --store "$store" close --emission 1 >/dev/null
 step=$(( 450000 / IDS ))
 "$ISSUER" --store "$store" export "$block" \
     | awk -v step="$step" -v max="$IDS" 'NR % step == 1 && n < max { print; n++ }' \
     | sed -E 's/^\{"id":"([^"]+)".*/\1/' >"$work/ids"
 
+# An empty ledger where the IDs are then marked sold (the sales live in it).
 fresh_ledger() {
     rm -f "$store"/ledger.sqlite "$store"/ledger.sqlite-wal "$store"/ledger.sqlite-shm
+    "$ISSUER" --store "$store" mark-sold --emission 1 --ids "$work/ids" >/dev/null
 }
 check_ledger() {
     units=$("$ISSUER" --store "$store" ledger --json | sed -E 's/.*"units":([0-9]+).*/\1/')
@@ -53,7 +58,7 @@ check_ledger() {
     "$ISSUER" --store "$store" ledger verify >/dev/null
     echo "  ledger: $units units, reconciled, log verifies"
     if command -v sqlite3 >/dev/null; then
-        echo "  commits: $(sqlite3 "$store/ledger.sqlite" 'SELECT COUNT(*) FROM ledger_heads') signed heads for $units redemptions"
+        echo "  commits: $(sqlite3 "$store/ledger.sqlite" 'SELECT COUNT(*) FROM ledger_heads') signed heads (mark-sold's included) for $units redemptions"
     fi
 }
 

@@ -7,8 +7,9 @@
 //!           the redemption, every step durable before its answer.
 //! Prints the rate and latency percentiles of whole operations.
 //!
-//! Usage: play_load sell|play URL TOKEN GAME PRICE COUNT [CLIENTS=16] [MAX_SECONDS=60]
-//! Only loopback URLs are accepted.
+//! Usage: play_load sell|play URL[,URL…] TOKEN GAME PRICE COUNT [CLIENTS=16] [MAX_SECONDS=60]
+//! Several URLs (nodes on one shared ledger): client c talks to URL c mod n,
+//! a whole play included. Only loopback URLs are accepted.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -32,11 +33,14 @@ fn post(agent: &ureq::Agent, url: &str, auth: &str, body: &Value) -> (u16, Value
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 7 {
-        eprintln!("usage: play_load sell|play URL TOKEN GAME PRICE COUNT [CLIENTS] [MAX_SECONDS]");
+        eprintln!(
+            "usage: play_load sell|play URL[,URL...] TOKEN GAME PRICE COUNT [CLIENTS] [MAX_SECONDS]"
+        );
         std::process::exit(2);
     }
-    let (mode, url, token, game, price) = (&args[1], &args[2], &args[3], &args[4], &args[5]);
-    if !url.starts_with("http://127.0.0.1:") {
+    let (mode, urls, token, game, price) = (&args[1], &args[2], &args[3], &args[4], &args[5]);
+    let urls: Vec<&str> = urls.split(',').collect();
+    if !urls.iter().all(|u| u.starts_with("http://127.0.0.1:")) {
         eprintln!("play_load: only http://127.0.0.1 URLs");
         std::process::exit(2);
     }
@@ -50,8 +54,9 @@ fn main() {
     let steps = AtomicU64::new(0);
     let results: Vec<Vec<Duration>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..clients)
-            .map(|_| {
+            .map(|c| {
                 let (auth, taken, steps) = (&auth, &taken, &steps);
+                let url = urls[c % urls.len()];
                 s.spawn(move || {
                     let agent: ureq::Agent = ureq::Agent::config_builder()
                         .http_status_as_error(false)
@@ -133,7 +138,8 @@ fn main() {
         "sales".to_string()
     };
     println!(
-        "clients {clients}: {} {what} in {:.2} s: {:.0}/s; latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        "clients {clients} over {} node(s): {} {what} in {:.2} s: {:.0}/s; latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        urls.len(),
         all.len(),
         elapsed.as_secs_f64(),
         all.len() as f64 / elapsed.as_secs_f64(),
