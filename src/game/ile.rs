@@ -77,8 +77,10 @@ impl Content {
     }
 }
 
-/// A compass direction of the boussole (article 4.1).
+/// A compass direction of the boussole (article 4.1); the discriminant is
+/// its code (the order of [`Direction::ALL`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum Direction {
     /// North: y − 1.
     N,
@@ -140,7 +142,7 @@ impl Direction {
     }
 
     fn code(self) -> u8 {
-        Direction::ALL.iter().position(|&d| d == self).unwrap_or(0) as u8
+        self as u8
     }
 }
 
@@ -400,63 +402,70 @@ impl Unit {
     /// If `lot` is not 0..=9 (a caller bug: lots come from the lot table).
     pub fn generate(stream: &mut Stream, lot: u8) -> Unit {
         assert!(usize::from(lot) <= ARTICLE_4_5.len(), "no lot {lot}");
-        let squares = usize::from(MAP_WIDTH) * usize::from(MAP_HEIGHT);
+        let table = move_table();
         // 1-2. Start and path; a path with no legal next move is drawn again.
         let (start, landings, throws) = loop {
-            let start = Square::from_number(stream.below(squares as u32) as usize);
-            if let Some((landings, throws)) = draw_path(stream, start) {
+            let start = stream.below(SQUARES as u32) as usize;
+            if let Some((landings, throws)) = draw_path(table, stream, start) {
                 break (start, landings, throws);
             }
         };
         // 3. What the four landings uncover: the lot's group, the rest drawn
         // uniformly and redrawn while the four do not win exactly that lot.
         let (group, k) = group_of(lot);
-        let mut uncovered = [group; THROWS];
+        let mut uncovered = [group as u8; THROWS];
         let verdicts = verdict_table();
         loop {
             for slot in uncovered.iter_mut().skip(k) {
-                *slot = Content::ALL[stream.below(5) as usize];
+                *slot = stream.below(5) as u8;
             }
             if verdicts[fill_index(&uncovered)] == lot {
                 break;
             }
         }
         stream.shuffle(&mut uncovered);
-        // 4. Five more chests on distinct free squares, each content uniform.
+        // 4. Five more chests on distinct free squares, each content uniform:
+        // a partial Fisher-Yates over the free squares in square order.
         let taken = landings
             .iter()
-            .fold(1u64 << start.number(), |mask, sq| mask | 1 << sq.number());
-        let mut free = [start; SQUARES];
+            .fold(1u64 << start, |mask, &sq| mask | 1 << sq);
+        let mut free = [0u8; SQUARES];
         let mut free_len = 0;
-        for n in (0..squares).filter(|&n| taken & (1 << n) == 0) {
-            free[free_len] = Square::from_number(n);
-            free_len += 1;
+        for n in 0..SQUARES {
+            // Branch-free: written always, kept when the square is free.
+            free[free_len] = n as u8;
+            free_len += (!taken >> n & 1) as usize;
         }
         let others = CHESTS - THROWS;
         for i in 0..others {
             let j = i + stream.below((free_len - i) as u32) as usize;
             free.swap(i, j);
         }
+        // The chests by square (contents drawn in the order above), then
+        // read back in square order.
+        let mut content_at = [0u8; SQUARES];
+        for (&sq, &content) in landings.iter().zip(&uncovered) {
+            content_at[usize::from(sq)] = content;
+        }
+        let mut chest_squares = taken & !(1u64 << start);
+        for &sq in &free[..others] {
+            content_at[usize::from(sq)] = stream.below(5) as u8;
+            chest_squares |= 1 << sq;
+        }
         let mut chests = [Chest {
-            square: start,
+            square: Square { x: 0, y: 0 },
             content: Content::Vide,
         }; CHESTS];
-        for (i, chest) in chests.iter_mut().enumerate() {
-            *chest = if i < THROWS {
-                Chest {
-                    square: landings[i],
-                    content: uncovered[i],
-                }
-            } else {
-                Chest {
-                    square: free[i - THROWS],
-                    content: Content::ALL[stream.below(5) as usize],
-                }
+        for chest in &mut chests {
+            let n = chest_squares.trailing_zeros() as usize;
+            chest_squares &= chest_squares - 1;
+            *chest = Chest {
+                square: Square::from_number(n),
+                content: Content::ALL[usize::from(content_at[n])],
             };
         }
-        chests.sort_by_key(|c| c.square.number());
         Unit {
-            start,
+            start: Square::from_number(start),
             chests,
             throws,
         }
@@ -464,13 +473,18 @@ impl Unit {
 
     /// Appends the payload layout of docs/FORMAT.md §Île au trésor payload.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&[MAP_WIDTH, MAP_HEIGHT, self.start.x, self.start.y]);
-        for c in &self.chests {
-            out.extend_from_slice(&[c.square.x, c.square.y, c.content as u8]);
+        let mut payload = [0u8; PAYLOAD_SIZE];
+        payload[..4].copy_from_slice(&[MAP_WIDTH, MAP_HEIGHT, self.start.x, self.start.y]);
+        for (b, c) in payload[4..].chunks_exact_mut(3).zip(&self.chests) {
+            b.copy_from_slice(&[c.square.x, c.square.y, c.content as u8]);
         }
-        for t in &self.throws {
-            out.extend_from_slice(&[t.direction.code(), t.steps]);
+        for (b, t) in payload[4 + 3 * CHESTS..]
+            .chunks_exact_mut(2)
+            .zip(&self.throws)
+        {
+            b.copy_from_slice(&[t.direction.code(), t.steps]);
         }
+        out.extend_from_slice(&payload);
     }
 
     /// Decodes a payload; fails on a wrong size, map size or unknown code.
@@ -715,90 +729,112 @@ fn verdict_table() -> &'static [u8; 625] {
 /// Marks a set of uncovered contents that is no valid unit.
 const NO_LOT: u8 = u8::MAX;
 
-/// The index of four contents in [`verdict_table`]: slot t's content code
+/// The index of four content codes in [`verdict_table`]: slot t's code
 /// times 5^t.
 #[inline]
-fn fill_index(uncovered: &[Content; THROWS]) -> usize {
-    uncovered.iter().rev().fold(0, |i, &c| i * 5 + c as usize)
+fn fill_index(uncovered: &[u8; THROWS]) -> usize {
+    uncovered
+        .iter()
+        .rev()
+        .fold(0, |i, &c| i * 5 + usize::from(c))
 }
+
+/// Moves from one square: at most 7 steps in each of 8 directions.
+const MAX_MOVES: usize = 8 * MAX_STEPS as usize;
+
+/// Marks a square no move from a given square reaches.
+const NO_MOVE: u8 = u8::MAX;
 
 /// Every move from every square, in the order draws enumerate them
-/// (direction in code order, then steps 1..=7), with the set of squares
-/// they reach: built once, so a throw costs a mask and a short walk.
+/// (direction in code order, then steps 1..=7), and which move reaches
+/// which square: built once, so a throw costs a bit mask and a short walk.
 struct MoveTable {
-    /// Moves from square n: (throw, square number reached).
-    moves: Vec<Vec<(Throw, u8)>>,
-    /// Bit t of `targets[n]`: some move from n lands on square t.
-    targets: Vec<u64>,
+    /// Moves from square n, in draw order: (throw, square number reached).
+    moves: [[(Throw, u8); MAX_MOVES]; SQUARES],
+    /// Number of moves from square n.
+    count: [u8; SQUARES],
+    /// `index_of[n][t]`: the position in `moves[n]` of the move from n to
+    /// t (every move from a square reaches a different square), or NO_MOVE.
+    index_of: [[u8; SQUARES]; SQUARES],
 }
 
-// One bit per square in `MoveTable::targets`.
-const _: () = assert!(
-    SQUARES <= 64,
-    "a map of more than 64 squares needs wider masks"
-);
+// One bit per move in a `u64` mask.
+const _: () = assert!(MAX_MOVES <= 64, "more moves than a u64 mask holds");
 
 fn move_table() -> &'static MoveTable {
-    static TABLE: std::sync::OnceLock<MoveTable> = std::sync::OnceLock::new();
+    static TABLE: std::sync::OnceLock<Box<MoveTable>> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
-        let mut moves = Vec::with_capacity(SQUARES);
-        let mut targets = Vec::with_capacity(SQUARES);
+        let none = (
+            Throw {
+                direction: Direction::N,
+                steps: 0,
+            },
+            0,
+        );
+        let mut table = Box::new(MoveTable {
+            moves: [[none; MAX_MOVES]; SQUARES],
+            count: [0; SQUARES],
+            index_of: [[NO_MOVE; SQUARES]; SQUARES],
+        });
         for n in 0..SQUARES {
             let at = Square::from_number(n);
-            let mut from = Vec::new();
-            let mut mask = 0u64;
+            let mut len = 0;
             for direction in Direction::ALL {
                 for steps in 1..=MAX_STEPS {
                     let Some(to) = at.moved(direction, steps) else {
                         // Farther steps in this direction leave the map too.
                         break;
                     };
-                    from.push((Throw { direction, steps }, to.number() as u8));
-                    mask |= 1 << to.number();
+                    table.moves[n][len] = (Throw { direction, steps }, to.number() as u8);
+                    table.index_of[n][to.number()] = len as u8;
+                    len += 1;
                 }
             }
-            moves.push(from);
-            targets.push(mask);
+            table.count[n] = len as u8;
         }
-        MoveTable { moves, targets }
+        table
     })
 }
 
-/// Draws four throws from `start`: each uniformly among the moves (direction
-/// in code order, then steps 1..=7) that stay on the map and land on a square
-/// not yet visited. `None` when some throw has no such move.
-fn draw_path(stream: &mut Stream, start: Square) -> Option<([Square; THROWS], [Throw; THROWS])> {
-    let table = move_table();
-    let mut at = start.number();
-    let mut visited = 1u64 << at;
-    let mut landings = [start; THROWS];
+/// Draws four throws from square `start`: each uniformly among the moves
+/// (direction in code order, then steps 1..=7) that stay on the map and land
+/// on a square not yet visited. `None` when some throw has no such move.
+/// Returns the landing squares' numbers and the throws.
+fn draw_path(
+    table: &MoveTable,
+    stream: &mut Stream,
+    start: usize,
+) -> Option<([u8; THROWS], [Throw; THROWS])> {
+    let mut at = start;
+    let mut visited = [start as u8; THROWS + 1];
+    let mut landings = [0u8; THROWS];
     let mut throws = [Throw {
         direction: Direction::N,
         steps: 1,
     }; THROWS];
     for i in 0..THROWS {
         // The legal moves are the table's, less those landing on a visited
-        // square (the start or an earlier landing); every move from a
-        // square reaches a different square, so the mask counts them.
-        let len = (table.targets[at] & !visited).count_ones();
+        // square (the start or an earlier landing): one bit per move.
+        let mut legal = u64::MAX >> (64 - u32::from(table.count[at]));
+        for &v in &visited[..=i] {
+            let index = table.index_of[at][usize::from(v)];
+            if index != NO_MOVE {
+                legal &= !(1 << index);
+            }
+        }
+        let len = legal.count_ones();
         if len == 0 {
             return None;
         }
-        let mut k = stream.below(len);
-        let (throw, to) = table.moves[at]
-            .iter()
-            .filter(|(_, to)| visited & (1 << to) == 0)
-            .find(|_| {
-                let hit = k == 0;
-                k = k.wrapping_sub(1);
-                hit
-            })
-            .copied()
-            .expect("the mask counted this many legal moves");
+        // The k-th legal move in draw order: drop the k lowest bits.
+        for _ in 0..stream.below(len) {
+            legal &= legal - 1;
+        }
+        let (throw, to) = table.moves[at][legal.trailing_zeros() as usize];
         throws[i] = throw;
+        landings[i] = to;
+        visited[i + 1] = to;
         at = usize::from(to);
-        landings[i] = Square::from_number(at);
-        visited |= 1 << at;
     }
     Some((landings, throws))
 }
