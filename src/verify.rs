@@ -17,7 +17,7 @@ use crate::block::{BlockSummary, Header, SEAL_LEN};
 use crate::cipher::OpenProblem;
 use crate::derive;
 use crate::error::Error;
-use crate::game::{cents_to_euros, LotTable, PrizeModel};
+use crate::game::{cents_to_euros, LotTable, Played, PrizeModel};
 use crate::merkle::{self, Hash};
 use crate::record::RecordPrefix;
 use crate::records_key::KeyAccess;
@@ -141,7 +141,9 @@ impl Scope {
         self != Scope::Structure
     }
 
-    fn uses_seed(self) -> bool {
+    /// Whether this scope checks seeds (so regenerates the units of a
+    /// block whose seed is revealed).
+    pub fn uses_seed(self) -> bool {
         self == Scope::Full
     }
 }
@@ -248,6 +250,21 @@ pub fn check_unit(
     position: u32,
     record: &[u8],
 ) -> Result<RecordPrefix, (FailureKind, String)> {
+    check_unit_played(header, table, position, record, |_, payload| {
+        header.game.play_to_end(payload)
+    })
+}
+
+/// [`check_unit`], the play of the payload being `play`'s (given the
+/// record's prefix, once its index is checked, and the payload): export
+/// plays and writes each unit with one decoding.
+pub fn check_unit_played(
+    header: &Header,
+    table: &LotTable,
+    position: u32,
+    record: &[u8],
+    play: impl FnOnce(&RecordPrefix, &[u8]) -> Result<Played, String>,
+) -> Result<RecordPrefix, (FailureKind, String)> {
     // Every message is built only on failure: this runs for every unit.
     let prefix = RecordPrefix::parse(record)
         .ok_or_else(|| (FailureKind::UnitRules, "record too short".to_string()))?;
@@ -258,8 +275,7 @@ pub fn check_unit(
         ));
     }
     let game = header.game;
-    let played = game
-        .play_to_end(&record[crate::record::PREFIX_SIZE..])
+    let played = play(&prefix, &record[crate::record::PREFIX_SIZE..])
         .map_err(|e| (FailureKind::UnitRules, e))?;
     let name = |lot: u8| game.lot_name(lot).unwrap_or("no lot");
     if played.lot != prefix.lot {
@@ -421,7 +437,7 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
         );
         check_seed_commitment(&mut f, h, seed.as_ref());
         if let (Some(seed), Some(_)) = (opts.revealed_seed, &regulation) {
-            check_regeneration(&mut f, h, &seed)?;
+            check_regeneration(&mut f, h, &seed, opts.progress)?;
         }
     }
 
@@ -656,7 +672,14 @@ fn check_seed_commitment(f: &mut Findings, h: &Header, seed: Option<&[u8; 32]>) 
 
 /// `regeneration`: every unit regenerated from the revealed seed makes the
 /// block's Merkle root.
-fn check_regeneration(f: &mut Findings, h: &Header, seed: &[u8; 32]) -> Result<(), Error> {
+/// `progress` is told the units of each chunk regenerated (a second pass
+/// over the block's units, after the chunk checks).
+fn check_regeneration(
+    f: &mut Findings,
+    h: &Header,
+    seed: &[u8; 32],
+    progress: Option<&(dyn Fn(u64) + Sync)>,
+) -> Result<(), Error> {
     let before = f.count;
     let spec = BlockSpec {
         game: h.game,
@@ -665,7 +688,11 @@ fn check_regeneration(f: &mut Findings, h: &Header, seed: &[u8; 32]) -> Result<(
         price_cents: h.price_cents,
         units: h.unit_count,
     };
-    let rebuilt = build::build(spec, seed, None, &|_| {})?;
+    let rebuilt = build::build(spec, seed, None, &|n| {
+        if let Some(progress) = progress {
+            progress(n)
+        }
+    })?;
     if rebuilt.merkle_root != h.merkle_root {
         f.fail(
             FailureKind::Regeneration,

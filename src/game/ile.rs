@@ -549,35 +549,42 @@ impl Unit {
     /// Plays the unit under the rules of docs/GAMES.md and returns the lot
     /// it reveals (0: none), or the first rule it breaks.
     pub fn play(&self) -> Result<u8, String> {
+        // Chests by square: a bit mask and a content table (this runs for
+        // every unit a verification or an export reads).
+        let mut chest_squares = 0u64;
+        let mut content_at = [0u8; SQUARES];
         for (i, c) in self.chests.iter().enumerate() {
+            let n = c.square.number();
             if c.square == self.start {
                 return Err(format!("chest {i} stands on the start square"));
             }
-            if self.chests[..i].iter().any(|o| o.square == c.square) {
+            if chest_squares & 1 << n != 0 {
                 return Err(format!(
                     "two chests on square ({}, {})",
                     c.square.x, c.square.y
                 ));
             }
+            chest_squares |= 1 << n;
+            content_at[n] = c.content as u8;
         }
         let landings = self.landings()?;
-        let mut uncovered = [Content::Vide; THROWS];
+        let mut uncovered = [0u8; THROWS];
         for (i, square) in landings.iter().enumerate() {
-            uncovered[i] = self
-                .chests
-                .iter()
-                .find(|c| c.square == *square)
-                .map(|c| c.content)
-                .ok_or_else(|| {
-                    format!(
-                        "throw {} lands on ({}, {}) where there is no chest",
-                        i + 1,
-                        square.x,
-                        square.y
-                    )
-                })?;
+            let n = square.number();
+            if chest_squares & 1 << n == 0 {
+                return Err(format!(
+                    "throw {} lands on ({}, {}) where there is no chest",
+                    i + 1,
+                    square.x,
+                    square.y
+                ));
+            }
+            uncovered[i] = content_at[n];
         }
-        judge(&uncovered)
+        match verdict_table()[fill_index(&uncovered)] {
+            NO_LOT => judge(&uncovered.map(|c| Content::ALL[usize::from(c)])),
+            lot => Ok(lot),
+        }
     }
 
     /// The squares the four throws land on, checking each move stays on the
@@ -970,6 +977,16 @@ impl super::GameRules for Rules {
     fn write_export_fields(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
         Unit::decode(payload)?.write_export_fields(out);
         Ok(())
+    }
+
+    fn play_and_export(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<super::Played, String> {
+        let unit = Unit::decode(payload)?;
+        let lot = unit.play()?;
+        unit.write_export_fields(out);
+        Ok(super::Played {
+            lot,
+            prize_cents: None,
+        })
     }
 
     fn picture(&self, payload: &[u8], stop: Option<u32>) -> Result<String, String> {
