@@ -141,9 +141,7 @@ impl Scope {
         self != Scope::Structure
     }
 
-    /// Whether this scope checks seeds (so regenerates the units of a
-    /// block whose seed is revealed).
-    pub fn uses_seed(self) -> bool {
+    fn uses_seed(self) -> bool {
         self == Scope::Full
     }
 }
@@ -331,6 +329,9 @@ struct ChunkOutcome {
     prize_cents: u64,
     root: Option<Hash>,
     opened: bool,
+    /// With a revealed seed: whether the records are byte for byte those
+    /// the seed regenerates.
+    regenerated: Option<bool>,
 }
 
 /// Verifies the block at `path`: a sequence of named checks, each a
@@ -390,6 +391,19 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
                 .map(|s| s.block_seed(h.game, h.emission, h.block))
         })
         .filter(|_| opts.scope.uses_seed());
+    // With a revealed seed each chunk is regenerated and compared with its
+    // records in the chunk pass (their check codes come with it); the
+    // block's lot order is drawn once for all chunks.
+    let regeneration = match (opts.revealed_seed, &regulation, &records_key) {
+        (Some(seed), Some(table), Some(_))
+            if opts.scope.uses_seed()
+                && (1..=h.game.max_units()).contains(&h.unit_count)
+                && usize::from(h.record_size) == crate::record::record_size(h.game) =>
+        {
+            Some((seed, build::lot_order(&seed, table, h.unit_count)))
+        }
+        _ => None,
+    };
     let chunk_results: Vec<ChunkOutcome> = (0..h.chunk_count.min(block.index.len() as u32))
         .into_par_iter()
         .map(|chunk| {
@@ -399,6 +413,7 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
                 records_key.as_ref(),
                 regulation.as_ref(),
                 seed.as_ref(),
+                regeneration.as_ref().map(|(s, lots)| (s, lots.as_slice())),
             );
             if let Some(progress) = opts.progress {
                 progress(u64::from(h.units_in_chunk(chunk)));
@@ -437,7 +452,7 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
         );
         check_seed_commitment(&mut f, h, seed.as_ref());
         if let (Some(seed), Some(_)) = (opts.revealed_seed, &regulation) {
-            check_regeneration(&mut f, h, &seed, opts.progress)?;
+            check_regeneration(&mut f, h, &seed, &chunk_results)?;
         }
     }
 
@@ -671,36 +686,40 @@ fn check_seed_commitment(f: &mut Findings, h: &Header, seed: Option<&[u8; 32]>) 
 }
 
 /// `regeneration`: every unit regenerated from the revealed seed makes the
-/// block's Merkle root.
-/// `progress` is told the units of each chunk regenerated (a second pass
-/// over the block's units, after the chunk checks).
+/// block's Merkle root. When the chunk pass found every chunk's records
+/// byte for byte those the seed regenerates, the regenerated root is the
+/// records' root (from the chunk pass); otherwise the block is rebuilt
+/// from the seed.
 fn check_regeneration(
     f: &mut Findings,
     h: &Header,
     seed: &[u8; 32],
-    progress: Option<&(dyn Fn(u64) + Sync)>,
+    results: &[ChunkOutcome],
 ) -> Result<(), Error> {
     let before = f.count;
-    let spec = BlockSpec {
-        game: h.game,
-        emission: h.emission,
-        block: h.block,
-        price_cents: h.price_cents,
-        units: h.unit_count,
+    let all_equal = results.len() == h.chunk_count as usize
+        && results.iter().all(|r| r.regenerated == Some(true));
+    let roots: Vec<Hash> = results.iter().filter_map(|r| r.root).collect();
+    let regenerated_root = if all_equal && roots.len() == results.len() {
+        merkle::root_from_hashes(&roots)
+    } else {
+        let spec = BlockSpec {
+            game: h.game,
+            emission: h.emission,
+            block: h.block,
+            price_cents: h.price_cents,
+            units: h.unit_count,
+        };
+        build::build(spec, seed, None, &|_| {})?.merkle_root
     };
-    let rebuilt = build::build(spec, seed, None, &|n| {
-        if let Some(progress) = progress {
-            progress(n)
-        }
-    })?;
-    if rebuilt.merkle_root != h.merkle_root {
+    if regenerated_root != h.merkle_root {
         f.fail(
             FailureKind::Regeneration,
             None,
             None,
             format!(
                 "regenerating from the revealed seed gives root {}, the block has {}",
-                hex::encode(rebuilt.merkle_root),
+                hex::encode(regenerated_root),
                 hex::encode(h.merkle_root)
             ),
         );
@@ -834,6 +853,7 @@ fn check_chunk(
     records_key: Option<&[u8; 32]>,
     regulation: Option<&LotTable>,
     seed: Option<&[u8; 32]>,
+    regeneration: Option<(&[u8; 32], &[u8])>,
 ) -> Result<ChunkOutcome, Error> {
     let h = &block.header;
     let mut out = ChunkOutcome {
@@ -873,6 +893,16 @@ fn check_chunk(
     let first = chunk * h.chunk_units;
     let mut leaves = Vec::with_capacity(units as usize);
     let codes = seed.map(derive::CheckCodes::new);
+    // The records the revealed seed makes (the caller checked the record
+    // size): their check codes are the derived ones.
+    let regenerated = regeneration
+        .map(|(seed, lots)| build::records(h.game, seed, regulation, lots, first, units));
+    let derived_code = |i: usize, position: u32, codes: &derive::CheckCodes| {
+        regenerated
+            .as_ref()
+            .and_then(|r| RecordPrefix::parse(&r[i * size..]))
+            .map_or_else(|| codes.code(position), |p| p.check_code)
+    };
     for (i, record) in records.chunks_exact(size).enumerate() {
         let position = first + i as u32;
         leaves.push(merkle::leaf_hash(record));
@@ -881,7 +911,7 @@ fn check_chunk(
                 out.lot_counts[usize::from(prefix.lot)] += 1;
                 out.prize_cents += u64::from(prefix.prize_cents);
                 if let Some(codes) = &codes {
-                    if codes.code(position) != prefix.check_code {
+                    if derived_code(i, position, codes) != prefix.check_code {
                         out.failures.push((
                             FailureKind::CheckCode,
                             Some(position),
@@ -905,6 +935,7 @@ fn check_chunk(
         }
     }
     out.root = Some(merkle::root_from_hashes(&leaves));
+    out.regenerated = regenerated.map(|r| r == records);
     Ok(out)
 }
 

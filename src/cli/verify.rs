@@ -86,13 +86,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
             game: args.game.clone(),
         }
         .open(store)?;
-        // With revealed seeds every unit is also regenerated: two passes.
-        let passes = if reveal.is_some() && opts.scope.uses_seed() {
-            2
-        } else {
-            1
-        };
-        let bar = progress::bar(passes * listed_units(&emission), args.quiet);
+        let bar = progress::bar(listed_units(&emission), args.quiet);
         let tick = |n| bar.inc(n);
         opts.progress = Some(&tick);
         let report = verify_emission(&emission, &opts, reveal.as_ref())?;
