@@ -648,39 +648,31 @@ impl Unit {
     }
 
     /// Appends the unit's export fields (the members of [`Unit::view`] as
-    /// serde_json writes them) to `out`.
+    /// serde_json writes them) to `out`: copies of the text of its start,
+    /// chests and throws, written once (export writes every unit).
     pub fn write_export_fields(&self, out: &mut Vec<u8>) {
-        use super::push_decimal as num;
-        let small = |out: &mut Vec<u8>, n: u8| num(out, u64::from(n));
-        out.extend_from_slice(br#""map":{"width":"#);
-        small(out, MAP_WIDTH);
-        out.extend_from_slice(br#","height":"#);
-        small(out, MAP_HEIGHT);
-        out.extend_from_slice(br#"},"start":{"x":"#);
-        small(out, self.start.x);
-        out.extend_from_slice(br#","y":"#);
-        small(out, self.start.y);
-        out.extend_from_slice(br#"},"chests":["#);
+        let text = export_text();
+        out.extend_from_slice(&text.heads[self.start.number()]);
         for (i, c) in self.chests.iter().enumerate() {
-            out.extend_from_slice(if i == 0 { br#"{"x":"# } else { br#",{"x":"# });
-            small(out, c.square.x);
-            out.extend_from_slice(br#","y":"#);
-            small(out, c.square.y);
-            out.extend_from_slice(br#","content":""#);
-            out.extend_from_slice(c.content.name().as_bytes());
-            out.extend_from_slice(br#""}"#);
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(
+                &text.chests[c.square.number() * Content::ALL.len() + c.content as usize],
+            );
         }
         out.extend_from_slice(br#"],"throws":["#);
         for (i, t) in self.throws.iter().enumerate() {
-            out.extend_from_slice(if i == 0 {
-                br#"{"direction":""#
-            } else {
-                br#",{"direction":""#
-            });
-            out.extend_from_slice(t.direction.name().as_bytes());
-            out.extend_from_slice(br#"","steps":"#);
-            small(out, t.steps);
-            out.push(b'}');
+            if i > 0 {
+                out.push(b',');
+            }
+            match text
+                .throws
+                .get(usize::from(t.direction.code()) * THROW_TEXTS + usize::from(t.steps))
+            {
+                Some(bytes) if t.steps <= MAX_STEPS => out.extend_from_slice(bytes),
+                _ => write_throw(t, out),
+            }
         }
         out.push(b']');
     }
@@ -844,6 +836,82 @@ fn draw_path(
         at = usize::from(to);
     }
     Some((landings, throws))
+}
+
+/// Throw texts per direction: steps 0 to MAX_STEPS (others are written
+/// when met).
+const THROW_TEXTS: usize = MAX_STEPS as usize + 1;
+
+/// The export text of every start square (with the members before the
+/// chests), chest (square × content) and throw (direction × steps).
+struct ExportText {
+    heads: Vec<Vec<u8>>,
+    chests: Vec<Vec<u8>>,
+    throws: Vec<Vec<u8>>,
+}
+
+fn export_text() -> &'static ExportText {
+    static TEXT: std::sync::OnceLock<ExportText> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        let text = |write: &dyn Fn(&mut Vec<u8>)| {
+            let mut out = Vec::new();
+            write(&mut out);
+            out
+        };
+        let squares = (0..SQUARES).map(Square::from_number);
+        ExportText {
+            heads: squares
+                .clone()
+                .map(|sq| text(&|o| write_head(sq, o)))
+                .collect(),
+            chests: squares
+                .flat_map(|square| Content::ALL.map(|content| Chest { square, content }))
+                .map(|c| text(&|o| write_chest(&c, o)))
+                .collect(),
+            throws: Direction::ALL
+                .iter()
+                .flat_map(|&direction| (0..=MAX_STEPS).map(move |steps| Throw { direction, steps }))
+                .map(|t| text(&|o| write_throw(&t, o)))
+                .collect(),
+        }
+    })
+}
+
+fn small(out: &mut Vec<u8>, n: u8) {
+    super::push_decimal(out, u64::from(n));
+}
+
+/// `"map":{…},"start":{…},"chests":[`
+fn write_head(start: Square, out: &mut Vec<u8>) {
+    out.extend_from_slice(br#""map":{"width":"#);
+    small(out, MAP_WIDTH);
+    out.extend_from_slice(br#","height":"#);
+    small(out, MAP_HEIGHT);
+    out.extend_from_slice(br#"},"start":{"x":"#);
+    small(out, start.x);
+    out.extend_from_slice(br#","y":"#);
+    small(out, start.y);
+    out.extend_from_slice(br#"},"chests":["#);
+}
+
+/// `{"x":…,"y":…,"content":"…"}`
+fn write_chest(c: &Chest, out: &mut Vec<u8>) {
+    out.extend_from_slice(br#"{"x":"#);
+    small(out, c.square.x);
+    out.extend_from_slice(br#","y":"#);
+    small(out, c.square.y);
+    out.extend_from_slice(br#","content":""#);
+    out.extend_from_slice(c.content.name().as_bytes());
+    out.extend_from_slice(br#""}"#);
+}
+
+/// `{"direction":"…","steps":…}`
+fn write_throw(t: &Throw, out: &mut Vec<u8>) {
+    out.extend_from_slice(br#"{"direction":""#);
+    out.extend_from_slice(t.direction.name().as_bytes());
+    out.extend_from_slice(br#"","steps":"#);
+    small(out, t.steps);
+    out.push(b'}');
 }
 
 /// Map size, as exported.
