@@ -5,15 +5,37 @@
 //! the chunk to its block and position, so chunks cannot be swapped or moved
 //! between blocks.
 
-use chacha20poly1305::aead::{Aead, KeyInit, Payload};
+use chacha20poly1305::aead::{Aead, AeadInPlace, KeyInit, Payload};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
 
 use crate::block::{FORMAT_VERSION, MAGIC};
 use crate::game::Game;
 
-/// zstd level for chunk records: on these records level 1 is both smaller
-/// and faster than 3 (docs/FORMAT.md §Chunks, docs/PERFORMANCE.md).
+/// zstd settings for chunk records (the writer's choice, docs/FORMAT.md
+/// §Chunks): level 1 with a 2^10-entry hash table and matches of at least
+/// 7 bytes; on these records smaller and faster than level 1's defaults,
+/// which were smaller and faster than level 3 (docs/PERFORMANCE.md).
 const ZSTD_LEVEL: i32 = 1;
+const ZSTD_HASH_LOG: u32 = 10;
+const ZSTD_MIN_MATCH: u32 = 7;
+
+thread_local! {
+    /// One compression context per thread, reused from chunk to chunk.
+    static COMPRESSOR: std::cell::RefCell<zstd::bulk::Compressor<'static>> =
+        std::cell::RefCell::new(chunk_compressor());
+}
+
+fn chunk_compressor() -> zstd::bulk::Compressor<'static> {
+    use zstd::zstd_safe::CParameter;
+    let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL).expect("zstd makes a context");
+    for p in [
+        CParameter::HashLog(ZSTD_HASH_LOG),
+        CParameter::MinMatch(ZSTD_MIN_MATCH),
+    ] {
+        c.set_parameter(p).expect("zstd takes these parameters");
+    }
+    c
+}
 
 /// Where a chunk belongs: the associated data of its encryption.
 #[derive(Clone, Copy, Debug)]
@@ -111,16 +133,17 @@ impl std::fmt::Display for OpenProblem {
 
 /// Compresses and encrypts a chunk's records.
 pub fn seal_chunk(key: &[u8; 32], place: &ChunkPlace, records: &[u8]) -> Vec<u8> {
-    let compressed = zstd::bulk::compress(records, ZSTD_LEVEL).expect("zstd compresses any input");
+    let mut sealed = COMPRESSOR
+        .with(|c| c.borrow_mut().compress(records))
+        .expect("zstd compresses any input");
     ChaCha20Poly1305::new(Key::from_slice(key))
-        .encrypt(
+        .encrypt_in_place(
             Nonce::from_slice(&place.nonce()),
-            Payload {
-                msg: &compressed,
-                aad: &place.associated_data(),
-            },
+            &place.associated_data(),
+            &mut sealed,
         )
-        .expect("ChaCha20-Poly1305 encrypts any chunk below 256 GiB")
+        .expect("ChaCha20-Poly1305 encrypts any chunk below 256 GiB");
+    sealed
 }
 
 /// Decrypts and decompresses a chunk; `expected_len` bounds the output.

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use crate::block::authentic::AuthenticBlock;
 use crate::error::Error;
 use crate::game::{push_decimal, write_euros};
-use crate::record::{RecordPrefix, PREFIX_SIZE};
+use crate::record::RecordPrefix;
 use crate::unit_id::UnitId;
 
 /// How the export's destination is named in errors.
@@ -26,17 +26,12 @@ pub fn unit_id(block: &AuthenticBlock, prefix: &RecordPrefix) -> UnitId {
     }
 }
 
-/// Appends one JSON line for `record` (already checked) to `out`: the
-/// common fields `id`, `index`, `prize`, `lot`, then the game's own
-/// (docs/FORMAT.md §Export). Written by hand, byte for byte what serde_json
+/// The start of one JSON line: `{`, the common fields `id`, `index`,
+/// `prize`, `lot` and the comma before the game's own (docs/FORMAT.md
+/// §Export). Lines are written by hand, byte for byte what serde_json
 /// writes for the same values (tested): every string is an ID, a decimal,
 /// or a token of the game, none needs escaping.
-pub fn write_line(
-    block: &AuthenticBlock,
-    prefix: &RecordPrefix,
-    record: &[u8],
-    out: &mut Vec<u8>,
-) -> Result<(), String> {
+fn write_common_fields(block: &AuthenticBlock, prefix: &RecordPrefix, out: &mut Vec<u8>) {
     let game = block.file.header.game;
     out.extend_from_slice(br#"{"id":""#);
     unit_id(block, prefix).write_to(out);
@@ -52,16 +47,19 @@ pub fn write_line(
         }
         None => out.extend_from_slice(br#"","lot":null,"#),
     }
-    game.write_export_fields(&record[PREFIX_SIZE..], out)?;
-    out.extend_from_slice(b"}\n");
-    Ok(())
 }
 
 /// Appends the JSON lines of chunk `chunk` to `lines`, each unit
-/// re-checked against the rules.
+/// re-checked against the rules: the line is written as its payload is
+/// played (one decoding), and the block is rejected, its lines dropped,
+/// if the unit's lot or prize then disagree with its play.
 fn chunk_lines(block: &AuthenticBlock, chunk: u32, lines: &mut Vec<u8>) -> Result<(), Error> {
-    block.for_each_checked_unit(chunk, |prefix, record| {
-        write_line(block, prefix, record, lines)
+    let game = block.file.header.game;
+    block.for_each_unit_played(chunk, |prefix, payload| {
+        write_common_fields(block, prefix, lines);
+        let played = game.play_and_export(payload, lines)?;
+        lines.extend_from_slice(b"}\n");
+        Ok(played)
     })
 }
 

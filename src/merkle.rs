@@ -32,6 +32,7 @@
 //! assert!(verify_inclusion(&leaves[2], 2, 3, &proof, &root));
 //! ```
 
+use sha2::digest::generic_array::GenericArray;
 use sha2::{Digest, Sha256};
 
 /// A SHA-256 output: a leaf hash, an interior node hash or a tree root.
@@ -51,6 +52,14 @@ pub fn empty_root() -> Hash {
 /// Leaf hash: SHA-256(0x00 || data).
 #[must_use]
 pub fn leaf_hash(data: &[u8]) -> Hash {
+    // A unit record (at most 55 bytes with its prefix) is one padded
+    // SHA-256 block: compressed directly, without the hasher's buffering.
+    if data.len() < ONE_BLOCK_MAX {
+        let mut block = [0u8; 64];
+        block[0] = LEAF_PREFIX;
+        block[1..=data.len()].copy_from_slice(data);
+        return one_block_digest(block, data.len() + 1);
+    }
     // Feed the prefix and the data separately so no copy of `data` is made.
     Sha256::new()
         .chain_update([LEAF_PREFIX])
@@ -62,12 +71,48 @@ pub fn leaf_hash(data: &[u8]) -> Hash {
 /// Interior node hash: SHA-256(0x01 || left || right).
 #[must_use]
 pub fn node_hash(left: &Hash, right: &Hash) -> Hash {
-    Sha256::new()
-        .chain_update([NODE_PREFIX])
-        .chain_update(left)
-        .chain_update(right)
-        .finalize()
-        .into()
+    // 65 bytes: two blocks, the second holding the last byte of `right`
+    // and the padding; compressed directly (same digest as the hasher's).
+    let mut blocks = [GenericArray::default(), GenericArray::default()];
+    blocks[0][0] = NODE_PREFIX;
+    blocks[0][1..33].copy_from_slice(left);
+    blocks[0][33..64].copy_from_slice(&right[..31]);
+    blocks[1][0] = right[31];
+    blocks[1][1] = 0x80;
+    blocks[1][56..].copy_from_slice(&(65u64 * 8).to_be_bytes());
+    let mut state = SHA256_IV;
+    sha2::compress256(&mut state, &blocks);
+    state_bytes(&state)
+}
+
+/// Longest message that fits one padded SHA-256 block.
+const ONE_BLOCK_MAX: usize = 55;
+
+/// SHA-256's initial state (FIPS 180-4 §5.3.3).
+const SHA256_IV: [u32; 8] = [
+    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+];
+
+/// SHA-256 of the `len` (at most 55) bytes at the start of `block`, the
+/// rest of which is zero: pads (0x80, bit length) and compresses once.
+#[inline]
+fn one_block_digest(mut block: [u8; 64], len: usize) -> Hash {
+    debug_assert!(len <= ONE_BLOCK_MAX && block[len..].iter().all(|&b| b == 0));
+    block[len] = 0x80;
+    block[56..].copy_from_slice(&(len as u64 * 8).to_be_bytes());
+    let mut state = SHA256_IV;
+    sha2::compress256(&mut state, &[GenericArray::from(block)]);
+    state_bytes(&state)
+}
+
+/// The digest bytes of a final SHA-256 state (big-endian words).
+#[inline]
+fn state_bytes(state: &[u32; 8]) -> Hash {
+    let mut out = [0u8; 32];
+    for (bytes, word) in out.chunks_exact_mut(4).zip(state) {
+        bytes.copy_from_slice(&word.to_be_bytes());
+    }
+    out
 }
 
 /// Largest power of two strictly less than `n`: where RFC 9162 §2.1.1 splits

@@ -42,10 +42,13 @@ impl Stream {
     #[inline]
     pub fn below(&mut self, n: u32) -> u32 {
         assert!(n > 0, "bounded draw from an empty range");
-        let threshold = n.wrapping_neg() % n;
         loop {
             let m = u64::from(self.next_u32()) * u64::from(n);
-            if (m as u32) >= threshold {
+            let low = m as u32;
+            // The threshold is below `n`, so a low part of at least `n`
+            // passes without computing it (no division on almost every draw;
+            // the same words are accepted and rejected either way).
+            if low >= n || low >= n.wrapping_neg() % n {
                 return (m >> 32) as u32;
             }
         }

@@ -17,7 +17,7 @@ use crate::block::{BlockSummary, Header, SEAL_LEN};
 use crate::cipher::OpenProblem;
 use crate::derive;
 use crate::error::Error;
-use crate::game::{cents_to_euros, LotTable, PrizeModel};
+use crate::game::{cents_to_euros, LotTable, Played, PrizeModel};
 use crate::merkle::{self, Hash};
 use crate::record::RecordPrefix;
 use crate::records_key::KeyAccess;
@@ -248,6 +248,21 @@ pub fn check_unit(
     position: u32,
     record: &[u8],
 ) -> Result<RecordPrefix, (FailureKind, String)> {
+    check_unit_played(header, table, position, record, |_, payload| {
+        header.game.play_to_end(payload)
+    })
+}
+
+/// [`check_unit`], the play of the payload being `play`'s (given the
+/// record's prefix, once its index is checked, and the payload): export
+/// plays and writes each unit with one decoding.
+pub fn check_unit_played(
+    header: &Header,
+    table: &LotTable,
+    position: u32,
+    record: &[u8],
+    play: impl FnOnce(&RecordPrefix, &[u8]) -> Result<Played, String>,
+) -> Result<RecordPrefix, (FailureKind, String)> {
     // Every message is built only on failure: this runs for every unit.
     let prefix = RecordPrefix::parse(record)
         .ok_or_else(|| (FailureKind::UnitRules, "record too short".to_string()))?;
@@ -258,8 +273,7 @@ pub fn check_unit(
         ));
     }
     let game = header.game;
-    let played = game
-        .play_to_end(&record[crate::record::PREFIX_SIZE..])
+    let played = play(&prefix, &record[crate::record::PREFIX_SIZE..])
         .map_err(|e| (FailureKind::UnitRules, e))?;
     let name = |lot: u8| game.lot_name(lot).unwrap_or("no lot");
     if played.lot != prefix.lot {
@@ -315,6 +329,9 @@ struct ChunkOutcome {
     prize_cents: u64,
     root: Option<Hash>,
     opened: bool,
+    /// With a revealed seed: whether the records are byte for byte those
+    /// the seed regenerates.
+    regenerated: Option<bool>,
 }
 
 /// Verifies the block at `path`: a sequence of named checks, each a
@@ -374,6 +391,19 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
                 .map(|s| s.block_seed(h.game, h.emission, h.block))
         })
         .filter(|_| opts.scope.uses_seed());
+    // With a revealed seed each chunk is regenerated and compared with its
+    // records in the chunk pass (their check codes come with it); the
+    // block's lot order is drawn once for all chunks.
+    let regeneration = match (opts.revealed_seed, &regulation, &records_key) {
+        (Some(seed), Some(table), Some(_))
+            if opts.scope.uses_seed()
+                && (1..=h.game.max_units()).contains(&h.unit_count)
+                && usize::from(h.record_size) == crate::record::record_size(h.game) =>
+        {
+            Some((seed, build::lot_order(&seed, table, h.unit_count)))
+        }
+        _ => None,
+    };
     let chunk_results: Vec<ChunkOutcome> = (0..h.chunk_count.min(block.index.len() as u32))
         .into_par_iter()
         .map(|chunk| {
@@ -383,6 +413,7 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
                 records_key.as_ref(),
                 regulation.as_ref(),
                 seed.as_ref(),
+                regeneration.as_ref().map(|(s, lots)| (s, lots.as_slice())),
             );
             if let Some(progress) = opts.progress {
                 progress(u64::from(h.units_in_chunk(chunk)));
@@ -421,7 +452,7 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
         );
         check_seed_commitment(&mut f, h, seed.as_ref());
         if let (Some(seed), Some(_)) = (opts.revealed_seed, &regulation) {
-            check_regeneration(&mut f, h, &seed)?;
+            check_regeneration(&mut f, h, &seed, &chunk_results)?;
         }
     }
 
@@ -655,25 +686,40 @@ fn check_seed_commitment(f: &mut Findings, h: &Header, seed: Option<&[u8; 32]>) 
 }
 
 /// `regeneration`: every unit regenerated from the revealed seed makes the
-/// block's Merkle root.
-fn check_regeneration(f: &mut Findings, h: &Header, seed: &[u8; 32]) -> Result<(), Error> {
+/// block's Merkle root. When the chunk pass found every chunk's records
+/// byte for byte those the seed regenerates, the regenerated root is the
+/// records' root (from the chunk pass); otherwise the block is rebuilt
+/// from the seed.
+fn check_regeneration(
+    f: &mut Findings,
+    h: &Header,
+    seed: &[u8; 32],
+    results: &[ChunkOutcome],
+) -> Result<(), Error> {
     let before = f.count;
-    let spec = BlockSpec {
-        game: h.game,
-        emission: h.emission,
-        block: h.block,
-        price_cents: h.price_cents,
-        units: h.unit_count,
+    let all_equal = results.len() == h.chunk_count as usize
+        && results.iter().all(|r| r.regenerated == Some(true));
+    let roots: Vec<Hash> = results.iter().filter_map(|r| r.root).collect();
+    let regenerated_root = if all_equal && roots.len() == results.len() {
+        merkle::root_from_hashes(&roots)
+    } else {
+        let spec = BlockSpec {
+            game: h.game,
+            emission: h.emission,
+            block: h.block,
+            price_cents: h.price_cents,
+            units: h.unit_count,
+        };
+        build::build(spec, seed, None, &|_| {})?.merkle_root
     };
-    let rebuilt = build::build(spec, seed, None, &|_| {})?;
-    if rebuilt.merkle_root != h.merkle_root {
+    if regenerated_root != h.merkle_root {
         f.fail(
             FailureKind::Regeneration,
             None,
             None,
             format!(
                 "regenerating from the revealed seed gives root {}, the block has {}",
-                hex::encode(rebuilt.merkle_root),
+                hex::encode(regenerated_root),
                 hex::encode(h.merkle_root)
             ),
         );
@@ -807,6 +853,7 @@ fn check_chunk(
     records_key: Option<&[u8; 32]>,
     regulation: Option<&LotTable>,
     seed: Option<&[u8; 32]>,
+    regeneration: Option<(&[u8; 32], &[u8])>,
 ) -> Result<ChunkOutcome, Error> {
     let h = &block.header;
     let mut out = ChunkOutcome {
@@ -846,6 +893,16 @@ fn check_chunk(
     let first = chunk * h.chunk_units;
     let mut leaves = Vec::with_capacity(units as usize);
     let codes = seed.map(derive::CheckCodes::new);
+    // The records the revealed seed makes (the caller checked the record
+    // size): their check codes are the derived ones.
+    let regenerated = regeneration
+        .map(|(seed, lots)| build::records(h.game, seed, regulation, lots, first, units));
+    let derived_code = |i: usize, position: u32, codes: &derive::CheckCodes| {
+        regenerated
+            .as_ref()
+            .and_then(|r| RecordPrefix::parse(&r[i * size..]))
+            .map_or_else(|| codes.code(position), |p| p.check_code)
+    };
     for (i, record) in records.chunks_exact(size).enumerate() {
         let position = first + i as u32;
         leaves.push(merkle::leaf_hash(record));
@@ -854,7 +911,7 @@ fn check_chunk(
                 out.lot_counts[usize::from(prefix.lot)] += 1;
                 out.prize_cents += u64::from(prefix.prize_cents);
                 if let Some(codes) = &codes {
-                    if codes.code(position) != prefix.check_code {
+                    if derived_code(i, position, codes) != prefix.check_code {
                         out.failures.push((
                             FailureKind::CheckCode,
                             Some(position),
@@ -878,6 +935,7 @@ fn check_chunk(
         }
     }
     out.root = Some(merkle::root_from_hashes(&leaves));
+    out.regenerated = regenerated.map(|r| r == records);
     Ok(out)
 }
 

@@ -11,12 +11,12 @@ use sha2::{Digest, Sha256};
 use super::reader::BlockFile;
 use super::SEAL_LEN;
 use crate::error::Error;
-use crate::game::LotTable;
+use crate::game::{LotTable, Played};
 use crate::merkle::{self, Hash};
 use crate::record::RecordPrefix;
 use crate::records_key::KeyAccess;
 use crate::seal;
-use crate::verify::check_unit;
+use crate::verify::{check_unit, check_unit_played};
 
 /// A block whose header and index are authenticated, with its records key.
 pub struct AuthenticBlock {
@@ -135,17 +135,46 @@ impl AuthenticBlock {
         mut each: impl FnMut(&RecordPrefix, &[u8]) -> Result<(), String>,
     ) -> Result<(), Error> {
         let h = &self.file.header;
+        self.each_unit(chunk, |position, record| {
+            check_unit(h, &self.regulation, position, record)
+                .map_err(|(_, m)| m)
+                .and_then(|prefix| each(&prefix, record))
+        })
+    }
+
+    /// Checks every unit of chunk `chunk` as [`Self::for_each_checked_unit`]
+    /// does, `play` playing each payload instead of the game's
+    /// `play_to_end` (`verify::check_unit_played`): it is given the record
+    /// prefix (index checked, the rest not yet) and the payload.
+    pub fn for_each_unit_played(
+        &self,
+        chunk: u32,
+        mut play: impl FnMut(&RecordPrefix, &[u8]) -> Result<Played, String>,
+    ) -> Result<(), Error> {
+        let h = &self.file.header;
+        self.each_unit(chunk, |position, record| {
+            check_unit_played(h, &self.regulation, position, record, &mut play)
+                .map(|_| ())
+                .map_err(|(_, m)| m)
+        })
+    }
+
+    /// Reads chunk `chunk` and runs `unit` on each record with its position
+    /// in the block; the first refusal rejects the block naming the unit.
+    fn each_unit(
+        &self,
+        chunk: u32,
+        mut unit: impl FnMut(u32, &[u8]) -> Result<(), String>,
+    ) -> Result<(), Error> {
+        let h = &self.file.header;
         let size = usize::from(h.record_size);
         let records = self.chunk_records(chunk)?.records;
         for (i, record) in records.chunks_exact(size).enumerate() {
             let position = chunk * h.chunk_units + i as u32;
-            check_unit(h, &self.regulation, position, record)
-                .map_err(|(_, m)| m)
-                .and_then(|prefix| each(&prefix, record))
-                .map_err(|m| Error::BlockRejected {
-                    path: self.file.path().to_path_buf(),
-                    reason: format!("unit {position}: {m}"),
-                })?;
+            unit(position, record).map_err(|m| Error::BlockRejected {
+                path: self.file.path().to_path_buf(),
+                reason: format!("unit {position}: {m}"),
+            })?;
         }
         Ok(())
     }

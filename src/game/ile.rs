@@ -77,8 +77,10 @@ impl Content {
     }
 }
 
-/// A compass direction of the boussole (article 4.1).
+/// A compass direction of the boussole (article 4.1); the discriminant is
+/// its code (the order of [`Direction::ALL`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum Direction {
     /// North: y − 1.
     N,
@@ -140,7 +142,7 @@ impl Direction {
     }
 
     fn code(self) -> u8 {
-        Direction::ALL.iter().position(|&d| d == self).unwrap_or(0) as u8
+        self as u8
     }
 }
 
@@ -400,63 +402,70 @@ impl Unit {
     /// If `lot` is not 0..=9 (a caller bug: lots come from the lot table).
     pub fn generate(stream: &mut Stream, lot: u8) -> Unit {
         assert!(usize::from(lot) <= ARTICLE_4_5.len(), "no lot {lot}");
-        let squares = usize::from(MAP_WIDTH) * usize::from(MAP_HEIGHT);
+        let table = move_table();
         // 1-2. Start and path; a path with no legal next move is drawn again.
         let (start, landings, throws) = loop {
-            let start = Square::from_number(stream.below(squares as u32) as usize);
-            if let Some((landings, throws)) = draw_path(stream, start) {
+            let start = stream.below(SQUARES as u32) as usize;
+            if let Some((landings, throws)) = draw_path(table, stream, start) {
                 break (start, landings, throws);
             }
         };
         // 3. What the four landings uncover: the lot's group, the rest drawn
         // uniformly and redrawn while the four do not win exactly that lot.
         let (group, k) = group_of(lot);
-        let mut uncovered = [group; THROWS];
+        let mut uncovered = [group as u8; THROWS];
         let verdicts = verdict_table();
         loop {
             for slot in uncovered.iter_mut().skip(k) {
-                *slot = Content::ALL[stream.below(5) as usize];
+                *slot = stream.below(5) as u8;
             }
             if verdicts[fill_index(&uncovered)] == lot {
                 break;
             }
         }
         stream.shuffle(&mut uncovered);
-        // 4. Five more chests on distinct free squares, each content uniform.
+        // 4. Five more chests on distinct free squares, each content uniform:
+        // a partial Fisher-Yates over the free squares in square order.
         let taken = landings
             .iter()
-            .fold(1u64 << start.number(), |mask, sq| mask | 1 << sq.number());
-        let mut free = [start; SQUARES];
+            .fold(1u64 << start, |mask, &sq| mask | 1 << sq);
+        let mut free = [0u8; SQUARES];
         let mut free_len = 0;
-        for n in (0..squares).filter(|&n| taken & (1 << n) == 0) {
-            free[free_len] = Square::from_number(n);
-            free_len += 1;
+        for n in 0..SQUARES {
+            // Branch-free: written always, kept when the square is free.
+            free[free_len] = n as u8;
+            free_len += (!taken >> n & 1) as usize;
         }
         let others = CHESTS - THROWS;
         for i in 0..others {
             let j = i + stream.below((free_len - i) as u32) as usize;
             free.swap(i, j);
         }
+        // The chests by square (contents drawn in the order above), then
+        // read back in square order.
+        let mut content_at = [0u8; SQUARES];
+        for (&sq, &content) in landings.iter().zip(&uncovered) {
+            content_at[usize::from(sq)] = content;
+        }
+        let mut chest_squares = taken & !(1u64 << start);
+        for &sq in &free[..others] {
+            content_at[usize::from(sq)] = stream.below(5) as u8;
+            chest_squares |= 1 << sq;
+        }
         let mut chests = [Chest {
-            square: start,
+            square: Square { x: 0, y: 0 },
             content: Content::Vide,
         }; CHESTS];
-        for (i, chest) in chests.iter_mut().enumerate() {
-            *chest = if i < THROWS {
-                Chest {
-                    square: landings[i],
-                    content: uncovered[i],
-                }
-            } else {
-                Chest {
-                    square: free[i - THROWS],
-                    content: Content::ALL[stream.below(5) as usize],
-                }
+        for chest in &mut chests {
+            let n = chest_squares.trailing_zeros() as usize;
+            chest_squares &= chest_squares - 1;
+            *chest = Chest {
+                square: Square::from_number(n),
+                content: Content::ALL[usize::from(content_at[n])],
             };
         }
-        chests.sort_by_key(|c| c.square.number());
         Unit {
-            start,
+            start: Square::from_number(start),
             chests,
             throws,
         }
@@ -464,13 +473,18 @@ impl Unit {
 
     /// Appends the payload layout of docs/FORMAT.md §Île au trésor payload.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&[MAP_WIDTH, MAP_HEIGHT, self.start.x, self.start.y]);
-        for c in &self.chests {
-            out.extend_from_slice(&[c.square.x, c.square.y, c.content as u8]);
+        let mut payload = [0u8; PAYLOAD_SIZE];
+        payload[..4].copy_from_slice(&[MAP_WIDTH, MAP_HEIGHT, self.start.x, self.start.y]);
+        for (b, c) in payload[4..].chunks_exact_mut(3).zip(&self.chests) {
+            b.copy_from_slice(&[c.square.x, c.square.y, c.content as u8]);
         }
-        for t in &self.throws {
-            out.extend_from_slice(&[t.direction.code(), t.steps]);
+        for (b, t) in payload[4 + 3 * CHESTS..]
+            .chunks_exact_mut(2)
+            .zip(&self.throws)
+        {
+            b.copy_from_slice(&[t.direction.code(), t.steps]);
         }
+        out.extend_from_slice(&payload);
     }
 
     /// Decodes a payload; fails on a wrong size, map size or unknown code.
@@ -535,35 +549,42 @@ impl Unit {
     /// Plays the unit under the rules of docs/GAMES.md and returns the lot
     /// it reveals (0: none), or the first rule it breaks.
     pub fn play(&self) -> Result<u8, String> {
+        // Chests by square: a bit mask and a content table (this runs for
+        // every unit a verification or an export reads).
+        let mut chest_squares = 0u64;
+        let mut content_at = [0u8; SQUARES];
         for (i, c) in self.chests.iter().enumerate() {
+            let n = c.square.number();
             if c.square == self.start {
                 return Err(format!("chest {i} stands on the start square"));
             }
-            if self.chests[..i].iter().any(|o| o.square == c.square) {
+            if chest_squares & 1 << n != 0 {
                 return Err(format!(
                     "two chests on square ({}, {})",
                     c.square.x, c.square.y
                 ));
             }
+            chest_squares |= 1 << n;
+            content_at[n] = c.content as u8;
         }
         let landings = self.landings()?;
-        let mut uncovered = [Content::Vide; THROWS];
+        let mut uncovered = [0u8; THROWS];
         for (i, square) in landings.iter().enumerate() {
-            uncovered[i] = self
-                .chests
-                .iter()
-                .find(|c| c.square == *square)
-                .map(|c| c.content)
-                .ok_or_else(|| {
-                    format!(
-                        "throw {} lands on ({}, {}) where there is no chest",
-                        i + 1,
-                        square.x,
-                        square.y
-                    )
-                })?;
+            let n = square.number();
+            if chest_squares & 1 << n == 0 {
+                return Err(format!(
+                    "throw {} lands on ({}, {}) where there is no chest",
+                    i + 1,
+                    square.x,
+                    square.y
+                ));
+            }
+            uncovered[i] = content_at[n];
         }
-        judge(&uncovered)
+        match verdict_table()[fill_index(&uncovered)] {
+            NO_LOT => judge(&uncovered.map(|c| Content::ALL[usize::from(c)])),
+            lot => Ok(lot),
+        }
     }
 
     /// The squares the four throws land on, checking each move stays on the
@@ -627,39 +648,31 @@ impl Unit {
     }
 
     /// Appends the unit's export fields (the members of [`Unit::view`] as
-    /// serde_json writes them) to `out`.
+    /// serde_json writes them) to `out`: copies of the text of its start,
+    /// chests and throws, written once (export writes every unit).
     pub fn write_export_fields(&self, out: &mut Vec<u8>) {
-        use super::push_decimal as num;
-        let small = |out: &mut Vec<u8>, n: u8| num(out, u64::from(n));
-        out.extend_from_slice(br#""map":{"width":"#);
-        small(out, MAP_WIDTH);
-        out.extend_from_slice(br#","height":"#);
-        small(out, MAP_HEIGHT);
-        out.extend_from_slice(br#"},"start":{"x":"#);
-        small(out, self.start.x);
-        out.extend_from_slice(br#","y":"#);
-        small(out, self.start.y);
-        out.extend_from_slice(br#"},"chests":["#);
+        let text = export_text();
+        out.extend_from_slice(&text.heads[self.start.number()]);
         for (i, c) in self.chests.iter().enumerate() {
-            out.extend_from_slice(if i == 0 { br#"{"x":"# } else { br#",{"x":"# });
-            small(out, c.square.x);
-            out.extend_from_slice(br#","y":"#);
-            small(out, c.square.y);
-            out.extend_from_slice(br#","content":""#);
-            out.extend_from_slice(c.content.name().as_bytes());
-            out.extend_from_slice(br#""}"#);
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(
+                &text.chests[c.square.number() * Content::ALL.len() + c.content as usize],
+            );
         }
         out.extend_from_slice(br#"],"throws":["#);
         for (i, t) in self.throws.iter().enumerate() {
-            out.extend_from_slice(if i == 0 {
-                br#"{"direction":""#
-            } else {
-                br#",{"direction":""#
-            });
-            out.extend_from_slice(t.direction.name().as_bytes());
-            out.extend_from_slice(br#"","steps":"#);
-            small(out, t.steps);
-            out.push(b'}');
+            if i > 0 {
+                out.push(b',');
+            }
+            match text
+                .throws
+                .get(usize::from(t.direction.code()) * THROW_TEXTS + usize::from(t.steps))
+            {
+                Some(bytes) if t.steps <= MAX_STEPS => out.extend_from_slice(bytes),
+                _ => write_throw(t, out),
+            }
         }
         out.push(b']');
     }
@@ -715,92 +728,190 @@ fn verdict_table() -> &'static [u8; 625] {
 /// Marks a set of uncovered contents that is no valid unit.
 const NO_LOT: u8 = u8::MAX;
 
-/// The index of four contents in [`verdict_table`]: slot t's content code
+/// The index of four content codes in [`verdict_table`]: slot t's code
 /// times 5^t.
 #[inline]
-fn fill_index(uncovered: &[Content; THROWS]) -> usize {
-    uncovered.iter().rev().fold(0, |i, &c| i * 5 + c as usize)
+fn fill_index(uncovered: &[u8; THROWS]) -> usize {
+    uncovered
+        .iter()
+        .rev()
+        .fold(0, |i, &c| i * 5 + usize::from(c))
 }
+
+/// Moves from one square: at most 7 steps in each of 8 directions.
+const MAX_MOVES: usize = 8 * MAX_STEPS as usize;
+
+/// Marks a square no move from a given square reaches.
+const NO_MOVE: u8 = u8::MAX;
 
 /// Every move from every square, in the order draws enumerate them
-/// (direction in code order, then steps 1..=7), with the set of squares
-/// they reach: built once, so a throw costs a mask and a short walk.
+/// (direction in code order, then steps 1..=7), and which move reaches
+/// which square: built once, so a throw costs a bit mask and a short walk.
 struct MoveTable {
-    /// Moves from square n: (throw, square number reached).
-    moves: Vec<Vec<(Throw, u8)>>,
-    /// Bit t of `targets[n]`: some move from n lands on square t.
-    targets: Vec<u64>,
+    /// Moves from square n, in draw order: (throw, square number reached).
+    moves: [[(Throw, u8); MAX_MOVES]; SQUARES],
+    /// Number of moves from square n.
+    count: [u8; SQUARES],
+    /// `index_of[n][t]`: the position in `moves[n]` of the move from n to
+    /// t (every move from a square reaches a different square), or NO_MOVE.
+    index_of: [[u8; SQUARES]; SQUARES],
 }
 
-// One bit per square in `MoveTable::targets`.
-const _: () = assert!(
-    SQUARES <= 64,
-    "a map of more than 64 squares needs wider masks"
-);
+// One bit per move in a `u64` mask.
+const _: () = assert!(MAX_MOVES <= 64, "more moves than a u64 mask holds");
 
 fn move_table() -> &'static MoveTable {
-    static TABLE: std::sync::OnceLock<MoveTable> = std::sync::OnceLock::new();
+    static TABLE: std::sync::OnceLock<Box<MoveTable>> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
-        let mut moves = Vec::with_capacity(SQUARES);
-        let mut targets = Vec::with_capacity(SQUARES);
+        let none = (
+            Throw {
+                direction: Direction::N,
+                steps: 0,
+            },
+            0,
+        );
+        let mut table = Box::new(MoveTable {
+            moves: [[none; MAX_MOVES]; SQUARES],
+            count: [0; SQUARES],
+            index_of: [[NO_MOVE; SQUARES]; SQUARES],
+        });
         for n in 0..SQUARES {
             let at = Square::from_number(n);
-            let mut from = Vec::new();
-            let mut mask = 0u64;
+            let mut len = 0;
             for direction in Direction::ALL {
                 for steps in 1..=MAX_STEPS {
                     let Some(to) = at.moved(direction, steps) else {
                         // Farther steps in this direction leave the map too.
                         break;
                     };
-                    from.push((Throw { direction, steps }, to.number() as u8));
-                    mask |= 1 << to.number();
+                    table.moves[n][len] = (Throw { direction, steps }, to.number() as u8);
+                    table.index_of[n][to.number()] = len as u8;
+                    len += 1;
                 }
             }
-            moves.push(from);
-            targets.push(mask);
+            table.count[n] = len as u8;
         }
-        MoveTable { moves, targets }
+        table
     })
 }
 
-/// Draws four throws from `start`: each uniformly among the moves (direction
-/// in code order, then steps 1..=7) that stay on the map and land on a square
-/// not yet visited. `None` when some throw has no such move.
-fn draw_path(stream: &mut Stream, start: Square) -> Option<([Square; THROWS], [Throw; THROWS])> {
-    let table = move_table();
-    let mut at = start.number();
-    let mut visited = 1u64 << at;
-    let mut landings = [start; THROWS];
+/// Draws four throws from square `start`: each uniformly among the moves
+/// (direction in code order, then steps 1..=7) that stay on the map and land
+/// on a square not yet visited. `None` when some throw has no such move.
+/// Returns the landing squares' numbers and the throws.
+fn draw_path(
+    table: &MoveTable,
+    stream: &mut Stream,
+    start: usize,
+) -> Option<([u8; THROWS], [Throw; THROWS])> {
+    let mut at = start;
+    let mut visited = [start as u8; THROWS + 1];
+    let mut landings = [0u8; THROWS];
     let mut throws = [Throw {
         direction: Direction::N,
         steps: 1,
     }; THROWS];
     for i in 0..THROWS {
         // The legal moves are the table's, less those landing on a visited
-        // square (the start or an earlier landing); every move from a
-        // square reaches a different square, so the mask counts them.
-        let len = (table.targets[at] & !visited).count_ones();
+        // square (the start or an earlier landing): one bit per move.
+        let mut legal = u64::MAX >> (64 - u32::from(table.count[at]));
+        for &v in &visited[..=i] {
+            let index = table.index_of[at][usize::from(v)];
+            if index != NO_MOVE {
+                legal &= !(1 << index);
+            }
+        }
+        let len = legal.count_ones();
         if len == 0 {
             return None;
         }
-        let mut k = stream.below(len);
-        let (throw, to) = table.moves[at]
-            .iter()
-            .filter(|(_, to)| visited & (1 << to) == 0)
-            .find(|_| {
-                let hit = k == 0;
-                k = k.wrapping_sub(1);
-                hit
-            })
-            .copied()
-            .expect("the mask counted this many legal moves");
+        // The k-th legal move in draw order: drop the k lowest bits.
+        for _ in 0..stream.below(len) {
+            legal &= legal - 1;
+        }
+        let (throw, to) = table.moves[at][legal.trailing_zeros() as usize];
         throws[i] = throw;
+        landings[i] = to;
+        visited[i + 1] = to;
         at = usize::from(to);
-        landings[i] = Square::from_number(at);
-        visited |= 1 << at;
     }
     Some((landings, throws))
+}
+
+/// Throw texts per direction: steps 0 to MAX_STEPS (others are written
+/// when met).
+const THROW_TEXTS: usize = MAX_STEPS as usize + 1;
+
+/// The export text of every start square (with the members before the
+/// chests), chest (square × content) and throw (direction × steps).
+struct ExportText {
+    heads: Vec<Vec<u8>>,
+    chests: Vec<Vec<u8>>,
+    throws: Vec<Vec<u8>>,
+}
+
+fn export_text() -> &'static ExportText {
+    static TEXT: std::sync::OnceLock<ExportText> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        let text = |write: &dyn Fn(&mut Vec<u8>)| {
+            let mut out = Vec::new();
+            write(&mut out);
+            out
+        };
+        let squares = (0..SQUARES).map(Square::from_number);
+        ExportText {
+            heads: squares
+                .clone()
+                .map(|sq| text(&|o| write_head(sq, o)))
+                .collect(),
+            chests: squares
+                .flat_map(|square| Content::ALL.map(|content| Chest { square, content }))
+                .map(|c| text(&|o| write_chest(&c, o)))
+                .collect(),
+            throws: Direction::ALL
+                .iter()
+                .flat_map(|&direction| (0..=MAX_STEPS).map(move |steps| Throw { direction, steps }))
+                .map(|t| text(&|o| write_throw(&t, o)))
+                .collect(),
+        }
+    })
+}
+
+fn small(out: &mut Vec<u8>, n: u8) {
+    super::push_decimal(out, u64::from(n));
+}
+
+/// `"map":{…},"start":{…},"chests":[`
+fn write_head(start: Square, out: &mut Vec<u8>) {
+    out.extend_from_slice(br#""map":{"width":"#);
+    small(out, MAP_WIDTH);
+    out.extend_from_slice(br#","height":"#);
+    small(out, MAP_HEIGHT);
+    out.extend_from_slice(br#"},"start":{"x":"#);
+    small(out, start.x);
+    out.extend_from_slice(br#","y":"#);
+    small(out, start.y);
+    out.extend_from_slice(br#"},"chests":["#);
+}
+
+/// `{"x":…,"y":…,"content":"…"}`
+fn write_chest(c: &Chest, out: &mut Vec<u8>) {
+    out.extend_from_slice(br#"{"x":"#);
+    small(out, c.square.x);
+    out.extend_from_slice(br#","y":"#);
+    small(out, c.square.y);
+    out.extend_from_slice(br#","content":""#);
+    out.extend_from_slice(c.content.name().as_bytes());
+    out.extend_from_slice(br#""}"#);
+}
+
+/// `{"direction":"…","steps":…}`
+fn write_throw(t: &Throw, out: &mut Vec<u8>) {
+    out.extend_from_slice(br#"{"direction":""#);
+    out.extend_from_slice(t.direction.name().as_bytes());
+    out.extend_from_slice(br#"","steps":"#);
+    small(out, t.steps);
+    out.push(b'}');
 }
 
 /// Map size, as exported.
@@ -934,6 +1045,16 @@ impl super::GameRules for Rules {
     fn write_export_fields(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
         Unit::decode(payload)?.write_export_fields(out);
         Ok(())
+    }
+
+    fn play_and_export(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<super::Played, String> {
+        let unit = Unit::decode(payload)?;
+        let lot = unit.play()?;
+        unit.write_export_fields(out);
+        Ok(super::Played {
+            lot,
+            prize_cents: None,
+        })
     }
 
     fn picture(&self, payload: &[u8], stop: Option<u32>) -> Result<String, String> {

@@ -87,6 +87,10 @@ pub trait GameRules: Send + Sync + 'static {
     /// to `out` as JSON object members, comma-separated, without braces:
     /// exactly what serde_json writes for the game's view (tested).
     fn write_export_fields(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<(), String>;
+    /// [`GameRules::play_to_end`], then [`GameRules::write_export_fields`]
+    /// of a payload that plays, with one decoding (export checks and writes
+    /// every unit; on `Err`, `out` may hold part of the fields).
+    fn play_and_export(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<Played, String>;
     /// What the player sees, as text, up to `stop` (`None`: the end).
     fn picture(&self, payload: &[u8], stop: Option<u32>) -> Result<String, String>;
     /// What a sale hands the player's screen (docs/API.md §Sales): all of

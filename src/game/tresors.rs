@@ -1129,6 +1129,13 @@ impl super::GameRules for Rules {
         Ok(())
     }
 
+    fn play_and_export(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<super::Played, String> {
+        let unit = Unit::decode(payload)?;
+        let played = unit.play(None).map_err(|e| e.to_string())?.played();
+        unit.write_export_fields(out);
+        Ok(played)
+    }
+
     fn picture(&self, payload: &[u8], stop: Option<u32>) -> Result<String, String> {
         Unit::decode(payload)?
             .picture(stop)

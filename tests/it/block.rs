@@ -677,3 +677,50 @@ fn a_block_size_out_of_bounds_is_refused() {
         }
     }
 }
+
+/// With a revealed seed the chunk pass compares every chunk with its
+/// regeneration: the right seed passes `regeneration` and `check_codes`;
+/// a wrong one fails `regeneration` (from a full rebuild), `seed_commitment`
+/// and every unit's check code, and nothing else.
+#[test]
+fn a_revealed_seed_regenerates_the_block_or_fails_it() {
+    use ticket_issuer::verify::{verify_block, VerifyOptions};
+    let fx = Fixture::new();
+    let path = fx.test_block(1, 100);
+    let with_seed = |seed: [u8; 32]| {
+        verify_block(
+            &path,
+            &VerifyOptions {
+                allow_test_sizes: true,
+                revealed_seed: Some(seed),
+                ..VerifyOptions::new(&fx.trusted, fx.access(true))
+            },
+        )
+        .unwrap()
+    };
+    let status = |r: &ticket_issuer::verify::BlockReport, check: &str| {
+        r.checks.iter().find(|c| c.check == check).unwrap().status
+    };
+    let right = with_seed(fx.secrets.block_seed(Game::ILE_AU_TRESOR, 1, 1));
+    assert!(right.ok && right.complete, "{:#?}", right.failures);
+    assert_eq!(status(&right, "regeneration"), Status::Passed);
+    assert_eq!(status(&right, "check_codes"), Status::Passed);
+
+    let wrong_seed = fx.secrets.block_seed(Game::ILE_AU_TRESOR, 1, 2);
+    let wrong = with_seed(wrong_seed);
+    let failed: HashSet<&str> = wrong
+        .checks
+        .iter()
+        .filter(|c| c.status == Status::Failed)
+        .map(|c| c.check)
+        .collect();
+    assert_eq!(
+        failed,
+        HashSet::from(["regeneration", "seed_commitment", "check_codes"])
+    );
+    assert!(
+        wrong.failure_count > TEST_UNITS as usize,
+        "every unit's check code fails: {} failures",
+        wrong.failure_count
+    );
+}

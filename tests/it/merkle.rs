@@ -711,3 +711,24 @@ proptest! {
         prop_assert!(verify_inclusion(&l[i], i as u64, n as u64, &flat, &root_from_hashes(&l)));
     }
 }
+
+/// The leaf and node hashes compress their padded blocks directly: they must
+/// equal SHA-256 of the RFC's byte strings for every data length on both
+/// sides of the one-block limit (55 bytes with the prefix).
+#[test]
+fn direct_compression_equals_plain_sha256() {
+    use sha2::{Digest, Sha256};
+    for len in 0..=130usize {
+        let data: Vec<u8> = (0..len).map(|i| (i * 37 + len) as u8).collect();
+        let mut plain = vec![0x00];
+        plain.extend_from_slice(&data);
+        let want: Hash = Sha256::digest(&plain).into();
+        assert_eq!(leaf_hash(&data), want, "leaf of {len} bytes");
+    }
+    let (left, right) = (leaf_hash(b"left"), leaf_hash(b"right"));
+    let mut plain = vec![0x01];
+    plain.extend_from_slice(&left);
+    plain.extend_from_slice(&right);
+    let want: Hash = Sha256::digest(&plain).into();
+    assert_eq!(node_hash(&left, &right), want);
+}
