@@ -5,7 +5,8 @@
 # runs.
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-cargo build --release --quiet
+# With the examples: the same features as `cargo test`, so no second build.
+cargo build --release --quiet --bins --examples
 issuer="$root/target/release/issuer"
 gnu_time=/usr/bin/time
 have_time=0

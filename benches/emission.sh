@@ -20,7 +20,8 @@ units_per_block=450000
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
 cd "$root"
-cargo build --release --quiet
+# With the examples: the same features as `cargo test`, so no second build.
+cargo build --release --quiet --bins --examples
 issuer="$root/target/release/issuer"
 
 gnu_time=/usr/bin/time

@@ -8,13 +8,14 @@
 #      the difference of 2 and 1 is the optimal play's cost;
 #   3. the default sheet (20,000 boards, 3 exact boards, 200,000 units).
 #
-# Usage: benches/par.sh [BOARDS]
+# Usage: benches/par.sh [BOARDS]   (QUICK=1 skips the default sheet: a smoke run)
 set -euo pipefail
 
 boards="${1:-20000}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-cargo build --release --quiet
+# With the examples: the same features as `cargo test`, so no second build.
+cargo build --release --quiet --bins --examples
 issuer="$root/target/release/issuer"
 store="$(mktemp -d)"
 trap 'rm -rf "$store"' EXIT
@@ -34,7 +35,7 @@ seconds() {
 
 exact=$(seconds --boards 2 --samples 2 --exact-boards 0)
 with_boards=$(seconds --boards "$boards" --samples 2 --exact-boards 0)
-full=$(seconds)
+full=$([[ -n ${QUICK:-} ]] && echo 0 || seconds)
 printf 'exact figures (whole process):          %6.2f s\n' "$exact"
 printf 'exact + optimal play over %6d boards: %6.2f s (optimal play: %.2f s)\n' \
     "$boards" "$with_boards" "$(awk -v a="$exact" -v b="$with_boards" 'BEGIN { print b - a }')"

@@ -11,7 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 STREAM_IDS=${STREAM_IDS:-500}
 BATCH_IDS=${BATCH_IDS:-20000}
-cargo build --release --quiet
+# With the examples: the same features as `cargo test`, so no second build.
+cargo build --release --quiet --bins --examples
 ISSUER=$PWD/target/release/issuer
 work=$(mktemp -d /tmp/pg-bench-XXXXXX)
 . benches/pg_cluster.sh

@@ -29,7 +29,8 @@ WARMUP=3
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 echo "building release binary..."
-cargo build --release --quiet
+# With the examples: the same features as `cargo test`, so no second build.
+cargo build --release --quiet --bins --examples
 ISSUER="$root/target/release/issuer"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/redeem-bench.XXXXXX")
