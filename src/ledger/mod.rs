@@ -26,6 +26,7 @@ use crate::error::Error;
 use crate::game::{cents_to_euros, Game};
 use crate::merkle::{self, Frontier};
 use crate::record::PREFIX_SIZE;
+use ops::LedgerTx as _;
 use sqlite_tx::SqliteTx;
 
 /// How long a redeemer waits for another's transaction before giving up
@@ -407,33 +408,20 @@ impl Ledger {
 
     /// The unit's play, if any.
     pub fn play(&self, u: ops::UnitRef) -> Result<Option<ops::PlayRow>, Error> {
-        self.conn
-            .query_row(
-                "SELECT rolls, ended FROM plays
-                 WHERE game=?1 AND emission=?2 AND block=?3 AND unit_index=?4",
-                params![u.game.slug(), u.emission, u.block, u.index],
-                |r| {
-                    Ok(ops::PlayRow {
-                        rolls: r.get(0)?,
-                        ended: r.get(1)?,
-                    })
-                },
-            )
-            .optional()
-            .map_err(|e| self.err(e))
+        self.reader().play(u.place())
     }
 
     /// When the unit was sold, if it was.
     pub fn sale(&self, u: ops::UnitRef) -> Result<Option<String>, Error> {
-        self.conn
-            .query_row(
-                "SELECT sold_at FROM sales
-                 WHERE game=?1 AND emission=?2 AND block=?3 AND unit_index=?4",
-                params![u.game.slug(), u.emission, u.block, u.index],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.err(e))
+        self.reader().sale(u.place())
+    }
+
+    /// The ledger's unit reads ([`ops::LedgerTx`]) outside a write.
+    fn reader(&self) -> SqliteTx<'_> {
+        SqliteTx {
+            tx: &self.conn,
+            path: &self.path,
+        }
     }
 
     /// Applies `ops` in one immediate transaction ([`ops::apply`]): each

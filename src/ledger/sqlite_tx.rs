@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use rusqlite::{params, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use super::log::Place;
 use super::ops::{LedgerTx, PlayRow};
@@ -10,9 +10,10 @@ use super::Entry;
 use crate::error::Error;
 use crate::merkle::Hash;
 
-/// An open immediate transaction on the store's ledger.
+/// The store's ledger inside a transaction: an open immediate one when it
+/// writes, or the connection's own for a single read.
 pub(super) struct SqliteTx<'t> {
-    pub(super) tx: &'t Transaction<'t>,
+    pub(super) tx: &'t Connection,
     pub(super) path: &'t Path,
 }
 

@@ -46,6 +46,14 @@ pub struct Authenticated {
     entry: Entry,
 }
 
+impl Authenticated {
+    /// The unit's payload (its record after the prefix), as authenticated.
+    #[must_use]
+    pub fn payload(&self) -> &[u8] {
+        self.entry.record.get(PREFIX_SIZE..).unwrap_or_default()
+    }
+}
+
 /// An opened chunk and, when it is full (a power of two of records), its
 /// tree's levels, so a unit's path inside it is a lookup.
 struct CachedChunk {

@@ -12,7 +12,7 @@ use crate::game::{cents_to_euros, tresors, Game, Tape};
 use crate::ledger::ops::{
     Done, ForSale, Op, PlayAction, PlayOrder, PlayRow, UnitRef, PLAY_STOPPED,
 };
-use crate::record::{RecordPrefix, PREFIX_SIZE};
+use crate::record::RecordPrefix;
 use crate::unit_id::UnitId;
 
 /// A unit sold: its ID and what the player's screen needs before play.
@@ -215,9 +215,8 @@ impl Redeemer {
         let unit = sold.unit.ok_or_else(|| self.wrong_answer())?;
         let id = self.unit_id_of(unit)?;
         let authentic = self.authenticate(&id, None)?;
-        let record = hex::decode(&authentic.redemption.record).unwrap_or_default();
         let view = game
-            .sale_view(record.get(PREFIX_SIZE..).unwrap_or_default())
+            .sale_view(authentic.payload())
             .map_err(|m| Error::BlockRejected {
                 path: self.store.block_path(game, unit.emission, unit.block),
                 reason: format!("unit {}: {m}", unit.index),
@@ -337,9 +336,8 @@ impl Redeemer {
             return Err(not_playable());
         }
         let authentic = self.authenticate(id, None)?;
-        let record = hex::decode(&authentic.redemption.record).unwrap_or_default();
         id.game
-            .tape(record.get(PREFIX_SIZE..).unwrap_or_default())
+            .tape(authentic.payload())
             .ok_or_else(not_playable)?
             .map_err(|m| Error::BlockRejected {
                 path: self.store.block_path(id.game, id.emission, id.block),
