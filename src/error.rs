@@ -332,12 +332,34 @@ pub enum Error {
     },
     /// The connection to a PostgreSQL ledger was lost while committing and
     /// the outcome could not be looked up yet.
-    #[error("ledger {}: the connection was lost during the commit and its outcome could not be looked up ({reason}); redeem again once the database answers: a unit that was recorded is then refused as already redeemed, never paid twice", path.display())]
+    #[error("ledger {}: the connection was lost during the commit and its outcome could not be looked up ({reason}); the operation may or may not be recorded: retry it with the same idempotency key once the database answers (it is then answered as first recorded, or done now), or look it up (docs/API.md §Retries)", path.display())]
     LedgerOutcomeUnknown {
         /// The ledger (its URL without password).
         path: PathBuf,
         /// Why the lookup failed.
         reason: String,
+    },
+    /// An idempotency key already used for another request.
+    #[error("idempotency key {key:?} was used for another request ({first}); use a new key for a new request, the same key only to retry the same request")]
+    IdempotencyKeyReused {
+        /// The key.
+        key: String,
+        /// What the key was first used for.
+        first: String,
+    },
+    /// An idempotency key that is empty, too long or has other characters.
+    #[error("idempotency key {key:?}: {reason}; use 1 to 128 characters of A-Z a-z 0-9 - _ . : (a UUID is fine)")]
+    BadIdempotencyKey {
+        /// The key as given.
+        key: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// No sale was recorded under an idempotency key.
+    #[error("no sale was recorded under idempotency key {key:?}: the sale was refused or never reached the ledger; selling again with the same key is safe")]
+    NoSaleUnderKey {
+        /// The key.
+        key: String,
     },
     /// A `--ledger` value that is not a PostgreSQL URL.
     #[error("--ledger {url}: {reason}; expected postgres://USER@HOST[:PORT]/DATABASE")]
@@ -646,11 +668,13 @@ impl Error {
             | Error::ServiceConfig { .. }
             | Error::PriceNeeded { .. }
             | Error::NotPlayable { .. }
-            | Error::ParBlockMismatch { .. } => K::InvalidInput,
+            | Error::ParBlockMismatch { .. }
+            | Error::BadIdempotencyKey { .. } => K::InvalidInput,
             Error::UnknownEmission { .. }
             | Error::UnknownBlock { .. }
             | Error::NotInLedger { .. }
-            | Error::NoSuchEmission { .. } => K::NotFound,
+            | Error::NoSuchEmission { .. }
+            | Error::NoSaleUnderKey { .. } => K::NotFound,
             Error::AlreadyExists { .. }
             | Error::AlreadyRedeemed { .. }
             | Error::AlreadySold { .. }
@@ -675,7 +699,8 @@ impl Error {
             | Error::BlockDiffersFromManifest { .. }
             | Error::InsideKeys { .. }
             | Error::LedgerDamaged { .. }
-            | Error::BadStop { .. } => K::Rejected,
+            | Error::BadStop { .. }
+            | Error::IdempotencyKeyReused { .. } => K::Rejected,
             Error::Ledger { .. }
             | Error::LedgerUnavailable { .. }
             | Error::LedgerOutcomeUnknown { .. }
@@ -717,6 +742,9 @@ impl Error {
             Error::LedgerDamaged { .. } => "ledger_damaged",
             Error::LedgerOutcomeUnknown { .. } => "ledger_outcome_unknown",
             Error::BadLedgerUrl { .. } => "bad_ledger_url",
+            Error::IdempotencyKeyReused { .. } => "idempotency_key_reused",
+            Error::BadIdempotencyKey { .. } => "bad_idempotency_key",
+            Error::NoSaleUnderKey { .. } => "no_sale_under_key",
             Error::NotInLedger { .. } => "not_in_ledger",
             Error::ServiceConfig { .. } => "bad_service_config",
             Error::NoSuchEmission { .. } => "unknown_emission",
@@ -867,6 +895,9 @@ impl Error {
             | Error::ServiceConfig { .. }
             | Error::BadLedgerUrl { .. }
             | Error::SoldOut { .. }
+            | Error::IdempotencyKeyReused { .. }
+            | Error::BadIdempotencyKey { .. }
+            | Error::NoSaleUnderKey { .. }
             | Error::Internal { .. } => {}
         }
         r

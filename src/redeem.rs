@@ -98,18 +98,21 @@ impl OwnedKeys {
 
 /// Checks unit `id` (range and check code before any file is read), finds
 /// and authenticates its unit, plays it with the player's `stop` (the rolls
-/// played before "Arrêter"; `None`: to the end) and (unless `check_only`)
-/// records it in the ledger with that stop.
+/// played before "Arrêter"; `None`: to the end) and records it in the
+/// ledger (a unit played step by step: as its play was recorded). With
+/// `replay_only`, records nothing and reads no ledger: the whole unit at
+/// that stop, an operator's or auditor's replay with the keys
+/// ([`Redeemer::replay`]; a platform checks with [`Redeemer::check`]).
 pub fn redeem(
     store: &Store,
     keys: &RedeemKeys,
     id: &UnitId,
     stop: Option<u32>,
-    check_only: bool,
+    replay_only: bool,
 ) -> Result<Redemption, Error> {
     let redeemer = Redeemer::new(store.clone(), OwnedKeys::of(keys));
-    if check_only {
-        redeemer.check(id, stop)
+    if replay_only {
+        redeemer.replay(id, stop)
     } else {
         redeemer.redeem(id, stop)
     }

@@ -28,7 +28,7 @@ use crate::error::{Error, ErrorKind};
 use crate::game::Game;
 use crate::ledger::ops::PlayAction;
 use crate::redeem::Redemption;
-use crate::redeemer::Redeemer;
+use crate::redeemer::{batch_parts, Redeemer};
 use crate::unit_id::UnitId;
 
 /// Most units in one `POST /v1/redemptions/batch`.
@@ -285,6 +285,21 @@ struct CheckQuery {
     stopped_after_rolls: Option<u32>,
 }
 
+/// The `Idempotency-Key` header, if any (docs/API.md §Idempotency).
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Error> {
+    headers
+        .get("idempotency-key")
+        .map(|v| {
+            v.to_str()
+                .map(str::to_string)
+                .map_err(|_| Error::BadIdempotencyKey {
+                    key: String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    reason: "it is not visible ASCII".into(),
+                })
+        })
+        .transpose()
+}
+
 /// Runs `work` on the blocking pool.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
@@ -322,8 +337,12 @@ fn outcome_response<T: Serialize>(
     }
 }
 
-async fn redeem_one(State(state): State<AppState>, body: Bytes) -> Response {
+async fn redeem_one(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
     let started = Instant::now();
+    let key = match idempotency_key(&headers) {
+        Ok(k) => k,
+        Err(e) => return outcome_response::<Redemption>(&state, "redemption", Err(e)),
+    };
     let request: UnitRequest = match serde_json::from_slice(&body) {
         Ok(r) => r,
         Err(e) => {
@@ -338,18 +357,27 @@ async fn redeem_one(State(state): State<AppState>, body: Bytes) -> Response {
         Err(e) => return outcome_response::<Redemption>(&state, "redemption", Err(e)),
     };
     let worker = Arc::clone(&state);
-    let outcome =
-        match blocking(move || worker.redeemer.redeem(&id, request.stopped_after_rolls)).await {
-            Ok(o) => o,
-            Err(r) => return r,
-        };
+    let outcome = match blocking(move || {
+        worker
+            .redeemer
+            .redeem_keyed(&id, request.stopped_after_rolls, key.as_deref())
+    })
+    .await
+    {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
     let response = outcome_response(&state, "redemption", outcome);
     state.metrics.observe(started.elapsed());
     response
 }
 
-async fn redeem_batch(State(state): State<AppState>, body: Bytes) -> Response {
+async fn redeem_batch(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
     let started = Instant::now();
+    let key = match idempotency_key(&headers) {
+        Ok(k) => k,
+        Err(e) => return error_response(&e),
+    };
     let request: BatchRequest = match serde_json::from_slice(&body) {
         Ok(r) => r,
         Err(e) => {
@@ -378,9 +406,24 @@ async fn redeem_batch(State(state): State<AppState>, body: Bytes) -> Response {
         .iter()
         .filter_map(|p| p.as_ref().ok().copied())
         .collect();
+    let request = batch_parts(
+        request
+            .units
+            .iter()
+            .map(|u| (u.id.as_str(), u.stopped_after_rolls)),
+    );
     let worker = Arc::clone(&state);
-    let redeemed = match blocking(move || worker.redeemer.redeem_many(&valid)).await {
-        Ok(o) => o,
+    let redeemed = match blocking(move || match key {
+        Some(key) => worker.redeemer.redeem_batch_keyed(&valid, &key, &request),
+        None => Ok(worker.redeemer.redeem_many(&valid)),
+    })
+    .await
+    {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => {
+            state.metrics.refused(e.code());
+            return error_response(&e);
+        }
         Err(r) => return r,
     };
     let mut redeemed = redeemed.into_iter();
@@ -486,7 +529,7 @@ async fn answer<T: Serialize + Send + 'static>(
     response
 }
 
-async fn sell(State(state): State<AppState>, body: Bytes) -> Response {
+async fn sell(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
     let request: SaleRequest = match serde_json::from_slice(&body) {
         Ok(r) => r,
         Err(e) => {
@@ -501,18 +544,24 @@ async fn sell(State(state): State<AppState>, body: Bytes) -> Response {
         other => other.to_string(),
     });
     answer(state, "sale", move |r| {
+        let key = idempotency_key(&headers)?;
         let game = Game::from_slug(&request.game).ok_or_else(|| Error::UnknownGame {
             name: request.game.clone(),
             known: Game::known(),
         })?;
-        r.sell(game, game.price_cents(price.as_deref())?)
+        r.sell_keyed(game, game.price_cents(price.as_deref())?, key.as_deref())
     })
     .await
+}
+
+async fn sale_under_key(State(state): State<AppState>, UrlPath(key): UrlPath<String>) -> Response {
+    answer(state, "sale_lookup", move |r| r.sale_under_key(&key)).await
 }
 
 async fn roll(
     State(state): State<AppState>,
     UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Response {
     let request: RollRequest = match serde_json::from_slice(&body) {
@@ -525,14 +574,20 @@ async fn roll(
         }
     };
     answer(state, "play", move |r| {
-        r.play(&id.parse()?, PlayAction::Roll(request.roll))
+        let key = idempotency_key(&headers)?;
+        r.play_keyed(&id.parse()?, PlayAction::Roll(request.roll), key.as_deref())
     })
     .await
 }
 
-async fn stop(State(state): State<AppState>, UrlPath(id): UrlPath<String>) -> Response {
+async fn stop(
+    State(state): State<AppState>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+) -> Response {
     answer(state, "play", move |r| {
-        r.play(&id.parse()?, PlayAction::Stop)
+        let key = idempotency_key(&headers)?;
+        r.play_keyed(&id.parse()?, PlayAction::Stop, key.as_deref())
     })
     .await
 }
@@ -622,6 +677,7 @@ pub fn router(redeemer: Redeemer, tokens: &[String]) -> Router {
         .route("/v1/redemptions/batch", post(redeem_batch))
         .route("/v1/units/{id}", get(check_unit))
         .route("/v1/sales", post(sell))
+        .route("/v1/sales/{key}", get(sale_under_key))
         .route("/v1/plays/{id}", get(play_state))
         .route("/v1/plays/{id}/roll", post(roll))
         .route("/v1/plays/{id}/stop", post(stop))

@@ -8,7 +8,8 @@ use super::{print_json, KeyArgs, LoadedKeys};
 use ticket_issuer::block::authentic::AuthenticBlock;
 use ticket_issuer::error::Error;
 use ticket_issuer::export::export_jsonl;
-use ticket_issuer::redeem::{redeem, RedeemKeys, Redemption};
+use ticket_issuer::redeem::{Redeemer, Redemption};
+use ticket_issuer::redeemer::Check;
 use ticket_issuer::store::Store;
 use ticket_issuer::Output;
 
@@ -54,9 +55,17 @@ pub struct ShowArgs {
     #[arg(long)]
     pub json: bool,
     /// Trésors Ensablés: show the play stopped after this many rolls
-    /// (none: played to the end).
+    /// (none: as recorded, or played to the end); a unit whose play is not
+    /// over needs --reveal-all.
     #[arg(long, value_name = "N")]
     pub stopped_after_rolls: Option<u32>,
+    /// Show the whole unit even while its play is not over (an operator's
+    /// or auditor's replay; never hand this to a player).
+    #[arg(long)]
+    pub reveal_all: bool,
+    /// The ledger.
+    #[command(flatten)]
+    pub ledger: super::LedgerArg,
 }
 
 /// What `show --json` prints: the unit, its outcome and proof, and the
@@ -85,15 +94,28 @@ pub fn export(store: &Store, args: &ExportArgs) -> Result<i32, Error> {
     Ok(0)
 }
 
-/// Runs `show`: the unit as its player sees it, without recording anything.
+/// Runs `show`: the unit as its player sees it, without recording
+/// anything; a unit whose play is not over only as far as it was played,
+/// unless `--reveal-all`.
 pub fn show(store: &Store, args: &ShowArgs) -> Result<i32, Error> {
     let id = args.id.parse()?;
     let keys = LoadedKeys::load(store, &args.keys)?;
-    let keys = RedeemKeys {
-        public_key: &keys.trusted,
-        access: keys.access(),
+    let redeemer = Redeemer::new(store.clone(), keys.owned()).with_ledger(args.ledger.target(store)?);
+    let r = if args.reveal_all {
+        redeemer.replay(&id, args.stopped_after_rolls)?
+    } else {
+        match redeemer.check(&id, args.stopped_after_rolls)? {
+            Check::Whole(r) => r,
+            Check::InPlay(u) => {
+                if args.json {
+                    print_json("unit", &u);
+                } else {
+                    super::redeem::print_in_play(&u);
+                }
+                return Ok(0);
+            }
+        }
     };
-    let r = redeem(store, &keys, &id, args.stopped_after_rolls, true)?;
     if args.json {
         let shown = Shown {
             unit: &r,

@@ -224,6 +224,17 @@ impl LedgerArg {
     }
 }
 
+/// A client's idempotency key (docs/API.md §Idempotency).
+#[derive(clap::Args, Debug, Clone)]
+pub struct IdempotencyArg {
+    /// Do this once under KEY: run again with the same KEY and the same
+    /// request, it answers what the first run did (after a lost answer or
+    /// `ledger_outcome_unknown`); the same KEY with another request is
+    /// refused (`idempotency_key_reused`). 1 to 128 of A-Z a-z 0-9 - _ . :
+    #[arg(long = "idempotency-key", value_name = "KEY")]
+    pub key: Option<String>,
+}
+
 /// The envelope of every `--json` output: its kind and schema version
 /// first, then the report's own fields (docs/CLI.md).
 #[derive(Serialize)]

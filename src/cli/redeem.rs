@@ -5,12 +5,13 @@ mod log;
 
 use std::path::PathBuf;
 
-use super::{print_json, KeyArgs, LedgerArg, LoadedKeys};
+use super::{print_json, IdempotencyArg, KeyArgs, LedgerArg, LoadedKeys};
 use ticket_issuer::error::Error;
 use ticket_issuer::game::Game;
 use ticket_issuer::ledger::target::LedgerTarget;
 use ticket_issuer::record::PREFIX_SIZE;
 use ticket_issuer::redeem::{Redeemer, Redemption};
+use ticket_issuer::redeemer::{Check, UnitInPlay};
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
 
@@ -32,6 +33,9 @@ pub struct Args {
     /// redemption pays the play the ledger recorded).
     #[arg(long, value_name = "N", requires = "check")]
     pub stopped_after_rolls: Option<u32>,
+    /// Idempotency (a batch: one key for the whole batch).
+    #[command(flatten)]
+    pub idempotency: IdempotencyArg,
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,
@@ -113,32 +117,67 @@ pub fn picture(r: &Redemption) -> String {
 
 /// Runs `redeem`.
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
+    let key = args.idempotency.key.as_deref();
     if let Some(batch) = &args.batch {
         let keys = LoadedKeys::load(store, &args.keys)?;
         let redeemer =
             Redeemer::new(store.clone(), keys.owned()).with_ledger(args.ledger.target(store)?);
-        return batch::run(&redeemer, batch);
+        return batch::run(&redeemer, batch, key);
     }
     // A malformed ID is named as such before any key file is read.
     let id: UnitId = args.id.as_deref().unwrap_or_default().parse()?;
     let keys = LoadedKeys::load(store, &args.keys)?;
     let redeemer =
         Redeemer::new(store.clone(), keys.owned()).with_ledger(args.ledger.target(store)?);
-    let r = if args.check {
-        redeemer.check(&id, args.stopped_after_rolls)?
-    } else {
-        redeemer.redeem(&id, args.stopped_after_rolls)?
-    };
-    if args.json {
-        print_json(if args.check { "check" } else { "redemption" }, &r);
+    if args.check {
+        if key.is_some() {
+            return Err(Error::BadIdempotencyKey {
+                key: key.unwrap_or_default().into(),
+                reason: "a check records nothing; a key goes with a redemption".into(),
+            });
+        }
+        let check = redeemer.check(&id, args.stopped_after_rolls)?;
+        if args.json {
+            print_json("check", &check);
+            return Ok(0);
+        }
+        match check {
+            Check::Whole(r) => print_redemption(&r),
+            Check::InPlay(u) => print_in_play(&u),
+        }
         return Ok(0);
     }
+    let r = redeemer.redeem_keyed(&id, args.stopped_after_rolls, key)?;
+    if args.json {
+        print_json("redemption", &r);
+        return Ok(0);
+    }
+    print_redemption(&r);
+    Ok(0)
+}
+
+/// A unit whose play is not over, as a check shows it: the rolls revealed.
+pub fn print_in_play(u: &UnitInPlay) {
+    println!(
+        "unit {} ({} emission {} block {} index {}): {}; its play is not over, so only the rolls revealed are shown",
+        u.id,
+        u.game,
+        u.emission,
+        u.block,
+        u.index,
+        if u.sold { "sold" } else { "not sold" }
+    );
+    super::sale::print_play(&u.play);
+}
+
+/// A redemption or a check of a unit shown whole.
+fn print_redemption(r: &Redemption) {
     println!(
         "unit {} ({} emission {} block {} index {})",
         r.id, r.game, r.emission, r.block, r.index
     );
-    print!("{}", picture(&r));
-    println!("{}", outcome_words(&r));
+    print!("{}", picture(r));
+    println!("{}", outcome_words(r));
     match (&r.redeemed_at, &r.already_redeemed_at) {
         (Some(at), _) if r.lot.is_some() => println!("redeemed at {at}: pay {} €", r.prize),
         (Some(at), _) => println!("redeemed at {at}: nothing to pay; the unit's play is closed"),
@@ -156,7 +195,6 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     for (level, hash) in r.inclusion_proof.iter().enumerate() {
         println!("  proof[{level:>2}] {hash}");
     }
-    Ok(0)
 }
 
 /// Runs `ledger`.

@@ -6,10 +6,11 @@ use std::path::PathBuf;
 
 use super::emission::EmissionArg;
 use super::generate::parse_game;
-use super::{print_json, KeyArgs, LedgerArg, LoadedKeys};
+use super::{print_json, IdempotencyArg, KeyArgs, LedgerArg, LoadedKeys};
 use ticket_issuer::error::Error;
 use ticket_issuer::ledger::ops::PlayAction;
 use ticket_issuer::redeem::Redeemer;
+use ticket_issuer::redeemer::PlayView;
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
 
@@ -22,6 +23,13 @@ pub struct SellArgs {
     /// Unit price in euros (needed where the game has several).
     #[arg(long)]
     pub price: Option<String>,
+    /// Sell nothing: print the sale made under --idempotency-key, if any
+    /// (exit 1, `no_sale_under_key`, when none was recorded).
+    #[arg(long, requires = "key")]
+    pub lookup: bool,
+    /// Idempotency.
+    #[command(flatten)]
+    pub idempotency: IdempotencyArg,
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,
@@ -72,6 +80,9 @@ pub struct PlayArgs {
     /// Stop here and take the gains found (allowed after the first chest).
     #[arg(long)]
     pub stop: bool,
+    /// Idempotency.
+    #[command(flatten)]
+    pub idempotency: IdempotencyArg,
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,
@@ -92,7 +103,12 @@ fn redeemer(store: &Store, keys: &KeyArgs, ledger: &LedgerArg) -> Result<Redeeme
 pub fn sell(store: &Store, args: &SellArgs) -> Result<i32, Error> {
     let game = parse_game(&args.game)?;
     let price_cents = game.price_cents(args.price.as_deref())?;
-    let sale = redeemer(store, &args.keys, &args.ledger)?.sell(game, price_cents)?;
+    let redeemer = redeemer(store, &args.keys, &args.ledger)?;
+    let key = args.idempotency.key.as_deref();
+    let sale = match (args.lookup, key) {
+        (true, Some(key)) => redeemer.sale_under_key(key)?,
+        _ => redeemer.sell_keyed(game, price_cents, key)?,
+    };
     if args.json {
         print_json("sale", &sale);
     } else {
@@ -169,15 +185,22 @@ pub fn mark_sold(store: &Store, args: &MarkSoldArgs) -> Result<i32, Error> {
 pub fn play(store: &Store, args: &PlayArgs) -> Result<i32, Error> {
     let id: UnitId = args.id.parse()?;
     let redeemer = redeemer(store, &args.keys, &args.ledger)?;
+    let key = args.idempotency.key.as_deref();
     let view = match (args.roll, args.stop) {
-        (Some(n), _) => redeemer.play(&id, PlayAction::Roll(n))?,
-        (None, true) => redeemer.play(&id, PlayAction::Stop)?,
+        (Some(n), _) => redeemer.play_keyed(&id, PlayAction::Roll(n), key)?,
+        (None, true) => redeemer.play_keyed(&id, PlayAction::Stop, key)?,
         (None, false) => redeemer.play_state(&id)?,
     };
     if args.json {
         print_json("play", &view);
         return Ok(0);
     }
+    print_play(&view);
+    Ok(0)
+}
+
+/// A play as text: the rolls shown, then where it stands.
+pub fn print_play(view: &PlayView) {
     for s in &view.steps {
         println!(
             "roll {:>2}: die {} -> square {:>2} {:<7} life {}{}",
@@ -205,5 +228,4 @@ pub fn play(store: &Store, args: &PlayArgs) -> Result<i32, Error> {
         },
         if view.may_stop { "; may stop" } else { "" }
     );
-    Ok(0)
 }

@@ -91,6 +91,13 @@ CREATE VIEW IF NOT EXISTS log_leaves AS
     SELECT seq, leaf_hash FROM redemptions WHERE seq IS NOT NULL
     UNION ALL SELECT seq, leaf_hash FROM sales
     UNION ALL SELECT seq, leaf_hash FROM plays WHERE seq IS NOT NULL;
+CREATE TABLE IF NOT EXISTS idempotency (
+    key         TEXT    PRIMARY KEY,
+    request     TEXT    NOT NULL,
+    what        TEXT    NOT NULL,
+    answer      TEXT    NOT NULL,
+    kept_at     TEXT    NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS claims_ended (
     game        TEXT    NOT NULL,
     emission    INTEGER NOT NULL,
@@ -231,7 +238,7 @@ pub struct Committed {
 
 impl Committed {
     /// Entry `seq` with leaf hash `leaf`, recorded at `at`; its tree size
-    /// and root are set by [`ops::under`] once the batch is done.
+    /// and root are set by [`ops::apply`] once the batch is done.
     pub(crate) fn at(seq: u64, leaf: &merkle::Hash, at: &str) -> Committed {
         Committed {
             seq,
@@ -416,6 +423,24 @@ impl Ledger {
         self.reader().sale(u.place())
     }
 
+    /// Runs the reads `f` in one read transaction.
+    pub(crate) fn read<T>(
+        &self,
+        f: impl FnOnce(&mut dyn ops::LedgerTx) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let err = |source| Error::Ledger {
+            path: self.path.clone(),
+            source,
+        };
+        let tx = self.conn.unchecked_transaction().map_err(err)?;
+        let out = f(&mut SqliteTx {
+            tx: &tx,
+            path: &self.path,
+        })?;
+        tx.commit().map_err(err)?;
+        Ok(out)
+    }
+
     /// The ledger's unit reads ([`ops::LedgerTx`]) outside a write.
     fn reader(&self) -> SqliteTx<'_> {
         SqliteTx {
@@ -451,7 +476,7 @@ impl Ledger {
             })
             .map_err(err)?;
         let before = frontier.size();
-        let mut outcomes = ops::apply(
+        let outcomes = ops::apply(
             &mut SqliteTx {
                 tx: &tx,
                 path: &path,
@@ -460,12 +485,10 @@ impl Ledger {
             &at,
             ops,
         )?;
-        let root = frontier.root();
         if frontier.size() > before {
             log::store_head(&tx, key, &frontier, &at).map_err(err)?;
         }
         tx.commit().map_err(err)?;
-        ops::under(&mut outcomes, frontier.size(), &root);
         self.frontier = frontier;
         Ok(outcomes)
     }

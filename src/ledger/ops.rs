@@ -6,8 +6,9 @@
 //! in the few reads and writes of [`LedgerTx`].
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::log::{self, Place};
 use super::{Committed, Entry};
@@ -88,6 +89,223 @@ pub struct PlayOrder {
     pub end_roll: u32,
 }
 
+/// Checks, inside the sale's transaction and before anything is
+/// recorded, that the unit about to be sold can be handed out (its chunk
+/// opens, its record authenticates): a sale that would fail records
+/// nothing.
+#[derive(Clone)]
+pub struct Vetter(pub Arc<dyn Fn(UnitRef) -> Result<(), Error> + Send + Sync>);
+
+impl std::fmt::Debug for Vetter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Vetter")
+    }
+}
+
+/// An operation under a client's idempotency key (docs/API.md
+/// §Idempotency): applied once; the same key and request again answers
+/// what the first did; the same key with another request is refused.
+#[derive(Clone, Debug)]
+pub struct Keyed {
+    /// The client's key (checked by [`check_key`]).
+    pub key: String,
+    /// SHA-256 of the request, as [`request_digest`] makes it.
+    pub request: [u8; 32],
+    /// What the first use was, for the refusal's message.
+    pub what: String,
+    /// The operation.
+    pub op: Box<Op>,
+}
+
+/// Most characters of an idempotency key.
+pub const MAX_KEY_LEN: usize = 128;
+
+/// Refuses a key that is empty, too long or not of `A-Z a-z 0-9 - _ . :`
+/// (a batch's units are kept under `KEY#n`, so `#` is not a key's).
+pub fn check_key(key: &str) -> Result<(), Error> {
+    let bad = |reason: &str| {
+        Err(Error::BadIdempotencyKey {
+            key: key.chars().take(MAX_KEY_LEN + 8).collect(),
+            reason: reason.into(),
+        })
+    };
+    if key.is_empty() {
+        return bad("it is empty");
+    }
+    if key.len() > MAX_KEY_LEN {
+        return bad("it is longer than 128 characters");
+    }
+    if !key
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
+    {
+        return bad("it holds a character other than A-Z a-z 0-9 - _ . :");
+    }
+    Ok(())
+}
+
+/// The SHA-256 that identifies a request under a key: of
+/// `idempotency/v1` and each part, one a line.
+#[must_use]
+pub fn request_digest(parts: &[&str]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(b"idempotency/v1\n");
+    for part in parts {
+        h.update(part.as_bytes());
+        h.update(b"\n");
+    }
+    h.finalize().into()
+}
+
+/// What a ledger keeps of an operation done under a key, to answer a retry
+/// exactly as the first time (JSON in `idempotency.answer`; docs/API.md
+/// §Idempotency).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "done", rename_all = "snake_case", deny_unknown_fields)]
+pub enum KeptAnswer {
+    /// A redemption.
+    Redeemed {
+        /// Log position.
+        seq: u64,
+        /// Leaf hash, hex.
+        leaf_hash: String,
+        /// When.
+        at: String,
+        /// Log size after its commit.
+        tree_size: u64,
+        /// Log root at that size, hex.
+        root: String,
+    },
+    /// A sale (or a unit marked sold).
+    Sold {
+        /// Game slug.
+        game: String,
+        /// Emission.
+        emission: u32,
+        /// Block.
+        block: u32,
+        /// Unit index.
+        index: u32,
+        /// When.
+        sold_at: String,
+        /// Log position.
+        seq: u64,
+        /// The sale took the block's last unsold unit.
+        block_sold_out: bool,
+    },
+    /// A play step.
+    Played {
+        /// Rolls revealed after it.
+        rolls: u32,
+        /// `stop` or `end` once over.
+        ended: Option<String>,
+        /// The step had been done before.
+        replayed: bool,
+        /// The play's log entry, when the step ended it.
+        seq: Option<u64>,
+    },
+}
+
+impl KeptAnswer {
+    /// What to keep of `done`.
+    #[must_use]
+    pub fn of(done: &Done) -> KeptAnswer {
+        match done {
+            Done::Redeemed(c) => KeptAnswer::Redeemed {
+                seq: c.seq,
+                leaf_hash: c.leaf_hash.clone(),
+                at: c.redeemed_at.clone(),
+                tree_size: c.tree_size,
+                root: c.root.clone(),
+            },
+            Done::Sold(s) => {
+                let u = s.unit.unwrap_or(UnitRef {
+                    game: Game::ILE_AU_TRESOR,
+                    emission: 0,
+                    block: 0,
+                    index: 0,
+                });
+                KeptAnswer::Sold {
+                    game: u.game.slug().into(),
+                    emission: u.emission,
+                    block: u.block,
+                    index: u.index,
+                    sold_at: s.sold_at.clone(),
+                    seq: s.seq,
+                    block_sold_out: s.block_sold_out,
+                }
+            }
+            Done::Played(p) => KeptAnswer::Played {
+                rolls: p.play.rolls,
+                ended: p.play.ended.clone(),
+                replayed: p.replayed,
+                seq: p.seq,
+            },
+        }
+    }
+
+    /// The outcome it answers again; `None` for a game this build lacks.
+    #[must_use]
+    pub fn done(&self) -> Option<Done> {
+        Some(match self.clone() {
+            KeptAnswer::Redeemed {
+                seq,
+                leaf_hash,
+                at,
+                tree_size,
+                root,
+            } => Done::Redeemed(Committed {
+                seq,
+                leaf_hash,
+                redeemed_at: at,
+                tree_size,
+                root,
+            }),
+            KeptAnswer::Sold {
+                game,
+                emission,
+                block,
+                index,
+                sold_at,
+                seq,
+                block_sold_out,
+            } => Done::Sold(Sold {
+                unit: Some(UnitRef {
+                    game: Game::from_slug(&game)?,
+                    emission,
+                    block,
+                    index,
+                }),
+                sold_at,
+                seq,
+                block_sold_out,
+            }),
+            KeptAnswer::Played {
+                rolls,
+                ended,
+                replayed,
+                seq,
+            } => Done::Played(Played {
+                play: PlayRow { rolls, ended },
+                replayed,
+                seq,
+            }),
+        })
+    }
+}
+
+/// A key's row: the request's digest, what it was, and the kept answer.
+#[derive(Clone, Debug)]
+pub struct KeptRow {
+    /// SHA-256 of the first request, hex.
+    pub request: String,
+    /// What the first request was (`sale ile-au-tresor 100`, …).
+    pub what: String,
+    /// The first answer, as kept.
+    pub answer: KeptAnswer,
+}
+
 /// One operation of a ledger transaction.
 #[derive(Clone, Debug)]
 pub enum Op {
@@ -102,6 +320,8 @@ pub enum Op {
         price_cents: u32,
         /// The blocks on sale, in sale order.
         blocks: Vec<ForSale>,
+        /// Checks the unit picked before its sale is recorded.
+        vet: Vetter,
     },
     /// Record a unit as sold (distributed by other means).
     MarkSold {
@@ -112,6 +332,19 @@ pub enum Op {
     },
     /// A play step.
     Play(PlayOrder),
+    /// An operation under an idempotency key.
+    Keyed(Keyed),
+}
+
+impl Op {
+    /// The operation itself, under however many keys.
+    #[must_use]
+    pub fn unkeyed(&self) -> &Op {
+        match self {
+            Op::Keyed(k) => k.op.unkeyed(),
+            op => op,
+        }
+    }
 }
 
 /// How a play ended, as the ledger keeps it.
@@ -195,6 +428,11 @@ pub trait LedgerTx {
     fn insert_sale(&mut self, p: Place, at: &str, seq: u64, leaf: &Hash) -> Result<(), Error>;
     /// The first index of a block that may be unsold.
     fn sale_cursor(&mut self, game: &str, emission: u32, block: u32) -> Result<u32, Error>;
+    /// The first index from `from` up that has no sale (one query, however
+    /// many units in a row are sold: `mark-sold --all` sells a whole block);
+    /// may be `units` or more when none is left.
+    fn first_unsold(&mut self, game: &str, emission: u32, block: u32, from: u32)
+        -> Result<u32, Error>;
     /// Moves a block's cursor.
     fn set_sale_cursor(
         &mut self,
@@ -205,6 +443,13 @@ pub trait LedgerTx {
     ) -> Result<(), Error>;
     /// The unit's play.
     fn play(&mut self, p: Place) -> Result<Option<PlayRow>, Error>;
+    /// The row kept under an idempotency key.
+    fn kept(&mut self, key: &str) -> Result<Option<KeptRow>, Error>;
+    /// Keeps `row` under `key` (a new key: the caller looked it up in the
+    /// same transaction).
+    fn keep(&mut self, key: &str, row: &KeptRow, at: &str) -> Result<(), Error>;
+    /// The request digest (hex) kept under any of a batch's keys `KEY#n`.
+    fn kept_batch(&mut self, key: &str) -> Result<Option<String>, Error>;
     /// Writes the unit's play; `logged` is its log entry when it just ended.
     fn put_play(
         &mut self,
@@ -319,6 +564,7 @@ impl Batch<'_> {
         game: Game,
         price_cents: u32,
         blocks: &[ForSale],
+        vet: &Vetter,
     ) -> Result<Result<Done, Error>, Error> {
         for b in blocks {
             if self.open(game, b.emission).is_err() {
@@ -331,29 +577,38 @@ impl Batch<'_> {
                 block: b.block,
                 index,
             };
-            // Past units sold by `mark-sold`.
-            let mut next = self.tx.sale_cursor(slug, b.emission, b.block)?;
-            while next < b.units && self.tx.sale(place(next))?.is_some() {
-                next += 1;
-            }
+            // Past units sold by `mark-sold`, in one query.
+            let cursor = self.tx.sale_cursor(slug, b.emission, b.block)?;
+            let next = self
+                .tx
+                .first_unsold(slug, b.emission, b.block, cursor)?
+                .min(b.units);
             if next >= b.units {
-                self.tx.set_sale_cursor(slug, b.emission, b.block, next)?;
+                if next != cursor {
+                    self.tx.set_sale_cursor(slug, b.emission, b.block, next)?;
+                }
                 continue;
             }
             let index = next;
-            let seq = self.record_sale(place(index))?;
-            next += 1;
-            while next < b.units && self.tx.sale(place(next))?.is_some() {
-                next += 1;
+            let unit = UnitRef {
+                game,
+                emission: b.emission,
+                block: b.block,
+                index,
+            };
+            // Nothing is recorded for a unit that cannot be handed out; the
+            // cursor stays, so the refusal repeats until the block is mended.
+            if let Err(refused) = (vet.0)(unit) {
+                return Ok(Err(refused));
             }
+            let seq = self.record_sale(place(index))?;
+            let next = self
+                .tx
+                .first_unsold(slug, b.emission, b.block, index + 1)?
+                .min(b.units);
             self.tx.set_sale_cursor(slug, b.emission, b.block, next)?;
             return Ok(Ok(Done::Sold(Sold {
-                unit: Some(UnitRef {
-                    game,
-                    emission: b.emission,
-                    block: b.block,
-                    index,
-                }),
+                unit: Some(unit),
                 sold_at: self.at.to_string(),
                 seq,
                 block_sold_out: next >= b.units,
@@ -458,8 +713,9 @@ impl Batch<'_> {
 }
 
 /// Applies `ops` in order in the caller's transaction `tx`, at time `at`,
-/// appending to `frontier`; one outcome per operation. `Err`: the
-/// transaction failed and must be rolled back (nothing is recorded).
+/// appending to `frontier`; one outcome per operation, each redemption's
+/// with the log's size and root after the batch. `Err`: the transaction
+/// failed and must be rolled back (nothing is recorded).
 pub fn apply(
     tx: &mut dyn LedgerTx,
     frontier: &mut Frontier,
@@ -472,27 +728,103 @@ pub fn apply(
         at,
         ended: HashMap::new(),
     };
-    ops.iter()
-        .map(|op| match op {
-            Op::Redeem(e) => batch.redeem(e),
+    let mut outcomes: Vec<Result<Done, Error>> = Vec::with_capacity(ops.len());
+    // Keys applied in this batch: the first operation under each, to keep
+    // its answer once the batch is done (and to answer a second use).
+    let mut keyed: HashMap<&str, usize> = HashMap::new();
+    for (i, op) in ops.iter().enumerate() {
+        let outcome = match op {
+            Op::Keyed(k) => match keyed.get(k.key.as_str()) {
+                Some(&first) => same_key_again(k, ops, &outcomes, first),
+                None => {
+                    let outcome = batch.keyed(k)?;
+                    if outcome.is_ok() {
+                        keyed.insert(&k.key, i);
+                    }
+                    outcome
+                }
+            },
+            op => batch.one(op)?,
+        };
+        outcomes.push(outcome);
+    }
+    let size = batch.frontier.size();
+    let root = hex::encode(batch.frontier.root());
+    for c in outcomes.iter_mut().flatten() {
+        if let Done::Redeemed(c) = c {
+            if c.root.is_empty() {
+                c.tree_size = size;
+                c.root.clone_from(&root);
+            }
+        }
+    }
+    for (key, i) in keyed {
+        let (Op::Keyed(k), Ok(done)) = (&ops[i], &outcomes[i]) else {
+            continue;
+        };
+        if batch.tx.kept(key)?.is_none() {
+            let row = KeptRow {
+                request: hex::encode(k.request),
+                what: k.what.clone(),
+                answer: KeptAnswer::of(done),
+            };
+            batch.tx.keep(key, &row, at)?;
+        }
+    }
+    Ok(outcomes)
+}
+
+/// A key used twice in one batch: the second answers what the first did,
+/// or is refused when its request differs.
+fn same_key_again(
+    k: &Keyed,
+    ops: &[Op],
+    outcomes: &[Result<Done, Error>],
+    first: usize,
+) -> Result<Done, Error> {
+    match (&ops[first], &outcomes[first]) {
+        (Op::Keyed(f), Ok(done)) if f.request == k.request => Ok(done.clone()),
+        (Op::Keyed(f), _) => Err(Error::IdempotencyKeyReused {
+            key: k.key.clone(),
+            first: f.what.clone(),
+        }),
+        _ => Err(Error::Internal {
+            what: "a kept key points at an operation without a key".into(),
+        }),
+    }
+}
+
+impl Batch<'_> {
+    /// One operation without a key.
+    fn one(&mut self, op: &Op) -> Result<Result<Done, Error>, Error> {
+        match op {
+            Op::Redeem(e) => self.redeem(e),
             Op::Sell {
                 game,
                 price_cents,
                 blocks,
-            } => batch.sell(*game, *price_cents, blocks),
-            Op::MarkSold { unit, unit_id } => batch.mark_sold(*unit, unit_id),
-            Op::Play(o) => batch.play(o),
-        })
-        .collect()
-}
-
-/// Sets the log's size and root after the commit on each recorded
-/// redemption.
-pub fn under(outcomes: &mut [Result<Done, Error>], size: u64, root: &Hash) {
-    for c in outcomes.iter_mut().flatten() {
-        if let Done::Redeemed(c) = c {
-            c.tree_size = size;
-            c.root = hex::encode(root);
+                vet,
+            } => self.sell(*game, *price_cents, blocks, vet),
+            Op::MarkSold { unit, unit_id } => self.mark_sold(*unit, unit_id),
+            Op::Play(o) => self.play(o),
+            Op::Keyed(k) => self.keyed(k),
         }
+    }
+
+    /// An operation under a key: the kept answer when the key was used for
+    /// the same request, a refusal when for another, else the operation.
+    fn keyed(&mut self, k: &Keyed) -> Result<Result<Done, Error>, Error> {
+        let Some(row) = self.tx.kept(&k.key)? else {
+            return self.one(&k.op);
+        };
+        if row.request != hex::encode(k.request) {
+            return Ok(Err(Error::IdempotencyKeyReused {
+                key: k.key.clone(),
+                first: row.what,
+            }));
+        }
+        Ok(row.answer.done().ok_or_else(|| Error::Internal {
+            what: format!("the answer kept under key {:?} names an unknown game", k.key),
+        }))
     }
 }

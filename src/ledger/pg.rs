@@ -11,7 +11,7 @@
 //! application believed.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use postgres::{IsolationLevel, NoTls};
@@ -21,7 +21,8 @@ use super::claims::EndOfClaims;
 use super::log::{
     self, LedgerKey, LogSource, OwnedFields, Place, Snapshot, StoredEntry, StoredHead,
 };
-use super::ops::{self, Done, LedgerTx, Op, PlayRow};
+use super::ops::{self, Done, KeptRow, LedgerTx, Op, PlayRow};
+use super::sqlite_tx::{answer_json, kept_row};
 use super::writer::LedgerStorage;
 use super::{Entry, Recorded};
 use crate::error::Error;
@@ -30,7 +31,7 @@ use crate::merkle::{self, Frontier};
 use crate::store::Store;
 
 /// The schema version this build writes (`ledger_schema.version`).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Connections kept per process.
 const POOL_SIZE: u32 = 4;
@@ -120,6 +121,30 @@ CREATE TABLE plays (
     PRIMARY KEY (game, emission, block, unit_index)
 );
 ";
+
+/// Version 3: answers kept under idempotency keys (issue 19). Keys compare
+/// bytewise (`COLLATE "C"`), so a batch's keys `KEY#n` are one index range.
+const SCHEMA_V3: &str = "
+CREATE TABLE idempotency (
+    key         TEXT COLLATE \"C\" PRIMARY KEY,
+    request     TEXT NOT NULL,
+    what        TEXT NOT NULL,
+    answer      TEXT NOT NULL,
+    kept_at     TEXT NOT NULL
+);
+";
+
+/// [`super::sqlite_tx::FIRST_UNSOLD`] in PostgreSQL's parameters.
+const FIRST_UNSOLD: &str = "
+SELECT CASE WHEN NOT EXISTS (
+    SELECT 1 FROM sales WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4)
+THEN $4
+ELSE (SELECT a.unit_index + 1 FROM sales a
+      WHERE a.game=$1 AND a.emission=$2 AND a.block=$3 AND a.unit_index >= $4
+        AND NOT EXISTS (SELECT 1 FROM sales b WHERE b.game=$1 AND b.emission=$2
+                        AND b.block=$3 AND b.unit_index = a.unit_index + 1)
+      ORDER BY a.unit_index LIMIT 1)
+END";
 
 type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
 
@@ -225,6 +250,9 @@ impl PgLedger {
         }
         if found < 2 {
             tx.batch_execute(SCHEMA_V2).map_err(db)?;
+        }
+        if found < 3 {
+            tx.batch_execute(SCHEMA_V3).map_err(db)?;
         }
         tx.execute("UPDATE ledger_schema SET version = $1", &[&SCHEMA_VERSION])
             .map_err(db)?;
@@ -378,7 +406,7 @@ impl PgLedger {
         })?;
         let old_size = frontier.size();
         let at: String = tx.query_one(NOW, &[]).map_err(db)?.get(0);
-        let mut outcomes = ops::apply(
+        let outcomes = ops::apply(
             &mut PgTx {
                 tx: &mut tx,
                 ledger: self,
@@ -409,7 +437,6 @@ impl PgLedger {
             )
             .map_err(db)?;
         }
-        ops::under(&mut outcomes, frontier.size(), &root);
         if let Err(e) = tx.commit() {
             drop(conn);
             let grew = (frontier.size() > old_size).then_some((frontier.size(), root));
@@ -447,9 +474,19 @@ impl PgLedger {
         };
         let mut resolved = Vec::with_capacity(outcomes.len());
         for (op, outcome) in ops.iter().zip(outcomes) {
+            let kept = |conn: &mut postgres::Client, op: &Op| {
+                let Op::Keyed(k) = op else {
+                    return Ok(false);
+                };
+                conn.query_opt("SELECT request FROM idempotency WHERE key = $1", &[&k.key])
+                    .map_err(|e| unknown(e.to_string()))
+                    .map(|r| r.is_some_and(|r| r.get::<_, String>(0) == hex::encode(k.request)))
+            };
             let stands = committed
-                || match (&outcome, op) {
+                || match (&outcome, op.unkeyed()) {
                     (Err(_), _) => true,
+                    // Kept under its key: by this commit or an earlier one.
+                    (Ok(_), _) if kept(&mut conn, op)? => true,
                     (Ok(Done::Played(p)), Op::Play(o)) if p.seq.is_none() => {
                         let u = o.unit.place();
                         p.replayed
@@ -480,6 +517,29 @@ impl PgLedger {
 }
 
 impl PgLedger {
+    /// Runs the unit reads `f` ([`LedgerTx`]) in one read-only REPEATABLE
+    /// READ transaction.
+    pub(crate) fn read_units<T>(
+        &self,
+        f: impl FnOnce(&mut dyn LedgerTx) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let db = |e: postgres::Error| self.unavailable(e);
+        let mut conn = self.conn()?;
+        let mut tx = conn
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(db)?;
+        let out = f(&mut PgTx {
+            tx: &mut tx,
+            ledger: self,
+            statements: HashMap::new(),
+        })?;
+        tx.commit().map_err(db)?;
+        Ok(out)
+    }
+
     /// Runs `read` in one read-only REPEATABLE READ transaction: one
     /// snapshot of every table.
     fn read<T>(
@@ -864,6 +924,63 @@ impl LedgerTx for PgTx<'_, '_> {
                 &[&game, &i64::from(emission), &i64::from(block)],
             )?
             .map_or(0, |r| small(r.get(0))))
+    }
+
+    fn first_unsold(
+        &mut self,
+        game: &str,
+        emission: u32,
+        block: u32,
+        from: u32,
+    ) -> Result<u32, Error> {
+        Ok(self
+            .query_opt(
+                FIRST_UNSOLD,
+                &[
+                    &game,
+                    &i64::from(emission),
+                    &i64::from(block),
+                    &i64::from(from),
+                ],
+            )?
+            .map_or(u32::MAX, |r| small(r.get(0))))
+    }
+
+    fn kept(&mut self, key: &str) -> Result<Option<KeptRow>, Error> {
+        let Some(row) = self.query_opt(
+            "SELECT request, what, answer FROM idempotency WHERE key = $1",
+            &[&key],
+        )?
+        else {
+            return Ok(None);
+        };
+        let answer: String = row.get(2);
+        kept_row(
+            Path::new(&self.ledger.name),
+            key,
+            row.get(0),
+            row.get(1),
+            &answer,
+        )
+        .map(Some)
+    }
+
+    fn keep(&mut self, key: &str, row: &KeptRow, at: &str) -> Result<(), Error> {
+        self.execute(
+            "INSERT INTO idempotency (key, request, what, answer, kept_at) VALUES ($1, $2, $3, $4, $5)",
+            &[&key, &row.request, &row.what, &answer_json(&row.answer), &at],
+        )
+        .map(drop)
+    }
+
+    fn kept_batch(&mut self, key: &str) -> Result<Option<String>, Error> {
+        let (from, to) = (format!("{key}#"), format!("{key}$"));
+        Ok(self
+            .query_opt(
+                "SELECT request FROM idempotency WHERE key >= $1 AND key < $2 LIMIT 1",
+                &[&from, &to],
+            )?
+            .map(|r| r.get(0)))
     }
 
     fn set_sale_cursor(

@@ -5,7 +5,7 @@ use std::path::Path;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::log::Place;
-use super::ops::{LedgerTx, PlayRow};
+use super::ops::{KeptRow, LedgerTx, PlayRow};
 use super::Entry;
 use crate::error::Error;
 use crate::merkle::Hash;
@@ -15,6 +15,45 @@ use crate::merkle::Hash;
 pub(super) struct SqliteTx<'t> {
     pub(super) tx: &'t Connection,
     pub(super) path: &'t Path,
+}
+
+/// The first index from `?4` up with no sale (`?1..?3`: the block): `?4`
+/// itself, or one past the first sold unit whose successor is unsold,
+/// found by walking the primary key in order in the database.
+pub(super) const FIRST_UNSOLD: &str = "
+SELECT CASE WHEN NOT EXISTS (
+    SELECT 1 FROM sales WHERE game=?1 AND emission=?2 AND block=?3 AND unit_index=?4)
+THEN ?4
+ELSE (SELECT a.unit_index + 1 FROM sales a
+      WHERE a.game=?1 AND a.emission=?2 AND a.block=?3 AND a.unit_index >= ?4
+        AND NOT EXISTS (SELECT 1 FROM sales b WHERE b.game=?1 AND b.emission=?2
+                        AND b.block=?3 AND b.unit_index = a.unit_index + 1)
+      ORDER BY a.unit_index LIMIT 1)
+END";
+
+/// A kept answer as stored (docs/API.md §Idempotency).
+pub(super) fn answer_json(answer: &super::ops::KeptAnswer) -> String {
+    serde_json::to_string(answer).expect("a kept answer serialises")
+}
+
+/// A key's row read back; an answer that does not parse is a damaged
+/// ledger, named with its key.
+pub(super) fn kept_row(
+    path: &Path,
+    key: &str,
+    request: String,
+    what: String,
+    answer: &str,
+) -> Result<KeptRow, Error> {
+    let answer = serde_json::from_str(answer).map_err(|e| Error::LedgerDamaged {
+        path: path.to_path_buf(),
+        reason: format!("the answer kept under idempotency key {key:?} does not parse: {e}"),
+    })?;
+    Ok(KeptRow {
+        request,
+        what,
+        answer,
+    })
 }
 
 /// The key columns of a unit.
@@ -139,6 +178,49 @@ impl LedgerTx for SqliteTx<'_> {
                     .optional()
             })
             .map(Option::unwrap_or_default)
+            .map_err(|e| self.err(e))
+    }
+
+    fn first_unsold(
+        &mut self,
+        game: &str,
+        emission: u32,
+        block: u32,
+        from: u32,
+    ) -> Result<u32, Error> {
+        self.tx
+            .prepare_cached(FIRST_UNSOLD)
+            .and_then(|mut s| s.query_row(params![game, emission, block, from], |r| r.get(0)))
+            .map_err(|e| self.err(e))
+    }
+
+    fn kept(&mut self, key: &str) -> Result<Option<KeptRow>, Error> {
+        let row: Option<(String, String, String)> = self
+            .tx
+            .prepare_cached("SELECT request, what, answer FROM idempotency WHERE key = ?1")
+            .and_then(|mut s| {
+                s.query_row(params![key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .optional()
+            })
+            .map_err(|e| self.err(e))?;
+        row.map(|(request, what, answer)| kept_row(self.path, key, request, what, &answer))
+            .transpose()
+    }
+
+    fn keep(&mut self, key: &str, row: &KeptRow, at: &str) -> Result<(), Error> {
+        self.execute(
+            "INSERT INTO idempotency (key, request, what, answer, kept_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![key, row.request, row.what, answer_json(&row.answer), at],
+        )
+        .map(drop)
+    }
+
+    fn kept_batch(&mut self, key: &str) -> Result<Option<String>, Error> {
+        self.tx
+            .prepare_cached(
+                "SELECT request FROM idempotency WHERE key >= ?1 || '#' AND key < ?1 || '$' LIMIT 1",
+            )
+            .and_then(|mut s| s.query_row(params![key], |r| r.get(0)).optional())
             .map_err(|e| self.err(e))
     }
 

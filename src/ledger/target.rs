@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::claims::EndOfClaims;
 use super::log::{self, Head, LogSource};
-use super::ops::{PlayRow, UnitRef};
+use super::ops::{LedgerTx, PlayRow, UnitRef};
 use super::pg::{PgLedger, PgStorage};
 use super::writer::{GroupCommit, SqliteStorage};
 use super::{Ledger, Recorded, Summary};
@@ -130,6 +130,27 @@ impl LedgerTarget {
                 }
             }
             LedgerTarget::Postgres(pg) => pg.sale(unit),
+        }
+    }
+
+    /// Runs the reads `f` on this ledger in one snapshot (`None`: no SQLite
+    /// ledger yet); creates nothing.
+    pub fn read<T>(
+        &self,
+        busy: Duration,
+        f: impl FnOnce(&mut dyn LedgerTx) -> Result<T, Error>,
+    ) -> Result<Option<T>, Error> {
+        match self {
+            LedgerTarget::Store(store) => {
+                match Ledger::open_existing_waiting(&store.ledger_path(), busy)? {
+                    Some(ledger) => ledger.read(f).map(Some),
+                    None => Ok(None),
+                }
+            }
+            LedgerTarget::Postgres(pg) => {
+                pg.check_schema()?;
+                pg.read_units(f).map(Some)
+            }
         }
     }
 

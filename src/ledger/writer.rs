@@ -125,6 +125,27 @@ impl Drop for GroupCommit {
     }
 }
 
+/// A failed commit as each of its callers gets it, with its kind and what
+/// it means for a retry: a damaged log is not cured by retrying; an
+/// outcome not known may have been recorded (look it up, or retry under the
+/// same idempotency key); anything else recorded nothing.
+fn for_each_caller(e: &Error, path: PathBuf) -> Error {
+    match e {
+        Error::LedgerDamaged { reason, .. } => Error::LedgerDamaged {
+            path,
+            reason: reason.clone(),
+        },
+        Error::LedgerOutcomeUnknown { reason, .. } => Error::LedgerOutcomeUnknown {
+            path,
+            reason: reason.clone(),
+        },
+        e => Error::LedgerUnavailable {
+            path,
+            reason: e.to_string(),
+        },
+    }
+}
+
 /// Takes what is queued (up to `MAX_BATCH`), commits it, answers each.
 fn write_loop(mut storage: impl LedgerStorage, jobs: &Receiver<Job>) {
     while let Ok(first) = jobs.recv() {
@@ -143,19 +164,74 @@ fn write_loop(mut storage: impl LedgerStorage, jobs: &Receiver<Job>) {
                 }
             }
             Err(e) => {
-                // Each caller gets the failure with its kind: a damaged log
-                // is not cured by retrying, a busy ledger is.
-                let reason = e.to_string();
-                let damaged = matches!(e, Error::LedgerDamaged { .. });
                 for job in batch {
-                    let (path, reason) = (storage.path(), reason.clone());
-                    let _ = job.reply.send(Err(if damaged {
-                        Error::LedgerDamaged { path, reason }
-                    } else {
-                        Error::LedgerUnavailable { path, reason }
-                    }));
+                    let _ = job.reply.send(Err(for_each_caller(&e, storage.path())));
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Game;
+    use crate::ledger::ops::{PlayAction, PlayOrder, UnitRef};
+
+    /// A storage whose every commit fails with `fail`'s error.
+    struct Failing(fn() -> Error);
+
+    impl LedgerStorage for Failing {
+        fn commit(&mut self, _: &[Op]) -> Result<Vec<Result<Done, Error>>, Error> {
+            Err((self.0)())
+        }
+        fn path(&self) -> PathBuf {
+            PathBuf::from("postgres://node@db/ledger")
+        }
+    }
+
+    fn roll() -> Op {
+        Op::Play(PlayOrder {
+            unit: UnitRef {
+                game: Game::TRESORS_ENSABLES,
+                emission: 1,
+                block: 1,
+                index: 0,
+            },
+            unit_id: "TE-1-1-0-X".into(),
+            action: PlayAction::Roll(1),
+            first_chest: None,
+            end_roll: 9,
+        })
+    }
+
+    fn codes(fail: fn() -> Error) -> Vec<&'static str> {
+        let writer = GroupCommit::start(Failing(fail)).unwrap();
+        writer
+            .apply(vec![roll(), roll()])
+            .into_iter()
+            .map(|o| o.unwrap_err().code())
+            .collect()
+    }
+
+    #[test]
+    fn an_unknown_commit_outcome_reaches_every_caller_as_unknown_never_as_nothing_recorded() {
+        let unknown = || Error::LedgerOutcomeUnknown {
+            path: PathBuf::from("db"),
+            reason: "commit: connection reset; lookup: connection refused".into(),
+        };
+        assert_eq!(
+            codes(unknown),
+            ["ledger_outcome_unknown", "ledger_outcome_unknown"]
+        );
+        let damaged = || Error::LedgerDamaged {
+            path: PathBuf::from("db"),
+            reason: "log_state".into(),
+        };
+        assert_eq!(codes(damaged), ["ledger_damaged", "ledger_damaged"]);
+        let busy = || Error::Internal {
+            what: "busy".into(),
+        };
+        assert_eq!(codes(busy), ["ledger_unavailable", "ledger_unavailable"]);
     }
 }

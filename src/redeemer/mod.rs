@@ -11,7 +11,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod disclosure;
+mod keyed;
 mod sale;
+pub use disclosure::{Check, Disclosure, UnitInPlay};
+pub use keyed::batch_parts;
 pub use sale::{Marked, PlayView, Sale, StepView};
 
 use rayon::prelude::*;
@@ -24,7 +28,8 @@ use crate::game::{cents_to_euros, StopRefusal};
 use crate::ledger::ops::{Done, Op, UnitRef};
 use crate::ledger::target::LedgerTarget;
 use crate::ledger::writer::GroupCommit;
-use crate::ledger::{Entry, BUSY_TIMEOUT};
+use crate::ledger::{Committed, Entry, BUSY_TIMEOUT};
+use keyed::KeyedRequest;
 use crate::merkle::{self, Hash, PerfectTree};
 use crate::record::PREFIX_SIZE;
 use crate::redeem::{OwnedKeys, Redemption};
@@ -85,13 +90,20 @@ impl ChunkCache {
     }
 }
 
-/// Redeems units of one store with one set of keys, for as long as it
-/// lives (a command, a service).
-pub struct Redeemer {
+/// Finds and authenticates units (the ID, the block, the record and its
+/// proof), keeping each authenticated block and the recent chunks. Shared
+/// with the ledger writer, which vets a unit before its sale is recorded.
+pub(crate) struct Units {
     store: Store,
     keys: OwnedKeys,
     blocks: Mutex<HashMap<BlockKey, Arc<AuthenticBlock>>>,
     chunks: Mutex<ChunkCache>,
+}
+
+/// Redeems units of one store with one set of keys, for as long as it
+/// lives (a command, a service).
+pub struct Redeemer {
+    units: Arc<Units>,
     writer: Mutex<Option<Arc<GroupCommit>>>,
     busy: Duration,
     ledger: LedgerTarget,
@@ -108,13 +120,15 @@ impl Redeemer {
     #[must_use]
     pub fn new(store: Store, keys: OwnedKeys) -> Redeemer {
         Redeemer {
-            keys,
-            blocks: Mutex::new(HashMap::new()),
-            chunks: Mutex::new(ChunkCache::default()),
             writer: Mutex::new(None),
             busy: BUSY_TIMEOUT,
             ledger: LedgerTarget::Store(store.clone()),
-            store,
+            units: Arc::new(Units {
+                store,
+                keys,
+                blocks: Mutex::new(HashMap::new()),
+                chunks: Mutex::new(ChunkCache::default()),
+            }),
         }
     }
 
@@ -142,31 +156,80 @@ impl Redeemer {
     /// The store.
     #[must_use]
     pub fn store(&self) -> &Store {
-        &self.store
+        &self.units.store
     }
 
     /// Redeems `id`: authenticates it, then records it; returns once the
     /// redemption is durable. A unit played step by step is paid as the
     /// ledger recorded its play; a `stop` given must be that one.
     pub fn redeem(&self, id: &UnitId, stop: Option<u32>) -> Result<Redemption, Error> {
-        let stop = self.stop_as_played(id, stop)?;
-        let unit = self.authenticate(id, stop)?;
-        self.record(vec![unit]).pop().unwrap_or_else(|| {
-            Err(Error::Internal {
-                what: "the ledger writer gave no outcome".into(),
+        self.redeem_keyed(id, stop, None)
+    }
+
+    /// [`Redeemer::redeem`] under an idempotency key: the same key again
+    /// answers the same redemption (docs/API.md §Idempotency).
+    pub fn redeem_keyed(
+        &self,
+        id: &UnitId,
+        stop: Option<u32>,
+        key: Option<&str>,
+    ) -> Result<Redemption, Error> {
+        let stop_text = stop.map(|s| s.to_string()).unwrap_or_default();
+        let key = key
+            .map(|k| KeyedRequest::new(k, &["redeem", &id.to_string(), &stop_text]))
+            .transpose()?;
+        let unit = self.to_redeem(id, stop)?;
+        self.record_keyed(vec![(unit, key)])
+            .pop()
+            .unwrap_or_else(|| {
+                Err(Error::Internal {
+                    what: "the ledger writer gave no outcome".into(),
+                })
             })
-        })
+    }
+
+    /// A batch under idempotency key `key`, whose request is `request`
+    /// ([`keyed::batch_parts`] of its lines as given): unit `i` of `units`
+    /// is kept under `KEY#i`. The same key with another batch is refused
+    /// whole.
+    pub fn redeem_batch_keyed(
+        &self,
+        units: &[(UnitId, Option<u32>)],
+        key: &str,
+        request: &str,
+    ) -> Result<Vec<Result<Redemption, Error>>, Error> {
+        let batch = KeyedRequest::new(key, &["batch", request])?;
+        let earlier = self
+            .ledger
+            .read(self.busy, |tx| tx.kept_batch(batch.key()))?
+            .flatten();
+        if earlier.is_some_and(|r| r != batch.request_hex()) {
+            return Err(Error::IdempotencyKeyReused {
+                key: key.to_string(),
+                first: "another batch".into(),
+            });
+        }
+        let keys: Vec<_> = (0..units.len())
+            .map(|i| Some(batch.unit_of_batch(i)))
+            .collect();
+        Ok(self.redeem_many_keyed(units, &keys))
     }
 
     /// Redeems each of `units` independently; those that authenticate are
     /// recorded together (one commit when they fit one batch).
     pub fn redeem_many(&self, units: &[(UnitId, Option<u32>)]) -> Vec<Result<Redemption, Error>> {
+        self.redeem_many_keyed(units, &[])
+    }
+
+    /// [`Redeemer::redeem_many`], unit `i` under key `keys[i]` when given.
+    fn redeem_many_keyed(
+        &self,
+        units: &[(UnitId, Option<u32>)],
+        keys: &[Option<KeyedRequest>],
+    ) -> Vec<Result<Redemption, Error>> {
         let authenticated: Vec<_> = units
             .par_iter()
-            .map(|(id, stop)| {
-                let stop = self.stop_as_played(id, *stop)?;
-                self.authenticate(id, stop)
-            })
+            .map(|(id, stop)| self.to_redeem(id, *stop))
             .collect();
         let mut outcomes: Vec<Option<Result<Redemption, Error>>> = Vec::with_capacity(units.len());
         let mut ready = Vec::new();
@@ -174,14 +237,14 @@ impl Redeemer {
         for (i, unit) in authenticated.into_iter().enumerate() {
             match unit {
                 Ok(unit) => {
-                    ready.push(unit);
+                    ready.push((unit, keys.get(i).cloned().flatten()));
                     places.push(i);
                     outcomes.push(None);
                 }
                 Err(e) => outcomes.push(Some(Err(e))),
             }
         }
-        for (i, outcome) in places.into_iter().zip(self.record(ready)) {
+        for (i, outcome) in places.into_iter().zip(self.record_keyed(ready)) {
             outcomes[i] = Some(outcome);
         }
         outcomes
@@ -196,22 +259,77 @@ impl Redeemer {
             .collect()
     }
 
-    /// What redeeming `id` would give (with the player's `stop`, for an
-    /// auditor replaying a unit), and whether it was redeemed already;
-    /// records nothing and creates no ledger.
-    pub fn check(&self, id: &UnitId, stop: Option<u32>) -> Result<Redemption, Error> {
-        let mut r = self.authenticate(id, stop)?.redemption;
-        // A check creates nothing: no ledger yet means not redeemed yet.
-        let earlier = self
-            .ledger
-            .lookup(id.game, id.emission, id.block, id.index, self.busy)?;
-        r.already_redeemed_at = earlier.map(|e| e.redeemed_at);
-        Ok(r)
+    /// A unit authenticated and played as it is paid (§What an answer
+    /// shows): a unit whose play is not over is played to its end whatever
+    /// the stop asked, so that the ledger's refusal (`not_sold`,
+    /// `play_unfinished`) is the same for every stop and tells nothing of
+    /// the rolls to come.
+    fn to_redeem(&self, id: &UnitId, asked: Option<u32>) -> Result<Authenticated, Error> {
+        let located = self.units.locate(id)?;
+        let stop = match self.disclosure(id)? {
+            Disclosure::Whole { stop } => disclosure::paid_stop(id, asked, stop)?,
+            Disclosure::Partial { .. } => None,
+        };
+        located.play(stop)
+    }
+
+    /// What redeeming `id` would give, and whether it was redeemed already;
+    /// records nothing and creates no ledger. A unit whose play is not over
+    /// answers only what its player was shown ([`Check::InPlay`]); once it
+    /// is over, what its redemption pays (the recorded play), and a `stop`
+    /// given must be the recorded one.
+    pub fn check(&self, id: &UnitId, stop: Option<u32>) -> Result<Check, Error> {
+        let located = self.units.locate(id)?;
+        match self.disclosure(id)? {
+            Disclosure::Partial { sold, rolls } => {
+                if stop.is_some() {
+                    return Err(disclosure::unfinished(id, sold, rolls));
+                }
+                Ok(Check::InPlay(self.in_play(id, &located, sold, rolls)?))
+            }
+            Disclosure::Whole { stop: recorded } => {
+                let stop = disclosure::paid_stop(id, stop, recorded)?;
+                let mut r = located.play(stop)?.redemption;
+                // A check creates nothing: no ledger yet means not redeemed yet.
+                let earlier = self
+                    .ledger
+                    .lookup(id.game, id.emission, id.block, id.index, self.busy)?;
+                r.already_redeemed_at = earlier.map(|e| e.redeemed_at);
+                Ok(Check::Whole(r))
+            }
+        }
+    }
+
+    /// The whole unit `id` played with `stop`, whatever its play: an
+    /// operator's or auditor's replay with the keys (`show --reveal-all`),
+    /// never a platform's answer. Reads no ledger, records nothing.
+    pub fn replay(&self, id: &UnitId, stop: Option<u32>) -> Result<Redemption, Error> {
+        Ok(self.units.locate(id)?.play(stop)?.redemption)
+    }
+
+    /// What of `id` an answer may show now ([`Disclosure`]): read from the
+    /// ledger for a unit played step by step.
+    pub fn disclosure(&self, id: &UnitId) -> Result<Disclosure, Error> {
+        if !id.game.step_by_step() {
+            return Ok(Disclosure::Whole { stop: None });
+        }
+        let unit = UnitRef::of(id);
+        let play = self.ledger.play(unit, self.busy)?;
+        let sold = play.is_some() || self.ledger.sale(unit, self.busy)?.is_some();
+        Ok(Disclosure::of(sold, play.as_ref()))
     }
 
     /// Records authenticated units, each at most once; returns when they
     /// are durable. One outcome per unit, in order.
     pub fn record(&self, units: Vec<Authenticated>) -> Vec<Result<Redemption, Error>> {
+        self.record_keyed(units.into_iter().map(|u| (u, None)).collect())
+    }
+
+    /// [`Redeemer::record`], each unit under its key when given.
+    fn record_keyed(
+        &self,
+        units: Vec<(Authenticated, Option<KeyedRequest>)>,
+    ) -> Vec<Result<Redemption, Error>> {
         if units.is_empty() {
             return Vec::new();
         }
@@ -232,52 +350,18 @@ impl Redeemer {
         };
         let (answers, ops): (Vec<_>, Vec<_>) = units
             .into_iter()
-            .map(|u| (u.redemption, Op::Redeem(u.entry)))
+            .map(|(u, key)| (u.redemption, keyed::op(key, Op::Redeem(u.entry))))
             .unzip();
         answers
             .into_iter()
             .zip(writer.apply(ops))
-            .map(|(mut r, outcome)| match outcome? {
-                Done::Redeemed(committed) => {
-                    r.redeemed_at = Some(committed.redeemed_at.clone());
-                    r.ledger_entry = Some(committed);
-                    Ok(r)
-                }
+            .map(|(r, outcome)| match outcome? {
+                Done::Redeemed(committed) => Ok(redeemed(r, committed)),
                 _ => Err(Error::Internal {
                     what: "the ledger answered a redemption with another operation".into(),
                 }),
             })
             .collect()
-    }
-
-    /// The stop a unit is paid with: for a game played step by step, the
-    /// one the ledger recorded (a different `asked` stop is refused);
-    /// otherwise `asked`. A unit not sold or whose play goes on is refused
-    /// by the ledger transaction (`not_sold`, `play_unfinished`), after the
-    /// ID's own checks and the end of claims (§Order of checks): a forged
-    /// ID is named as such, not as unsold.
-    fn stop_as_played(&self, id: &UnitId, asked: Option<u32>) -> Result<Option<u32>, Error> {
-        if !id.game.step_by_step() {
-            return Ok(asked);
-        }
-        let play = self
-            .ledger
-            .play(UnitRef::of(id), self.busy)?
-            .unwrap_or_default();
-        if play.ended.is_none() {
-            return Ok(asked);
-        }
-        if asked.is_some() && asked != play.stop() {
-            return Err(Error::BadStop {
-                id: id.to_string(),
-                reason: format!(
-                    "the ledger's play {} after {} rolls; the unit is paid as played (omit --stopped-after-rolls)",
-                    if play.stop().is_some() { "stopped" } else { "ended by itself" },
-                    play.rolls
-                ),
-            });
-        }
-        Ok(play.stop())
     }
 
     /// The ledger writer, started on first use.
@@ -286,11 +370,20 @@ impl Redeemer {
         if let Some(w) = slot.as_ref() {
             return Ok(Arc::clone(w));
         }
-        let w = Arc::new(self.ledger.writer(&self.store, self.busy)?);
+        let w = Arc::new(self.ledger.writer(&self.units.store, self.busy)?);
         *slot = Some(Arc::clone(&w));
         Ok(w)
     }
+}
 
+/// A redemption recorded as `committed`.
+fn redeemed(mut r: Redemption, committed: Committed) -> Redemption {
+    r.redeemed_at = Some(committed.redeemed_at.clone());
+    r.ledger_entry = Some(committed);
+    r
+}
+
+impl Units {
     /// The block of `id`, authenticated once (steps 6 and 7).
     fn block(&self, id: &UnitId, normalised: &str) -> Result<Arc<AuthenticBlock>, Error> {
         let key = (id.game.code(), id.emission, id.block);
@@ -350,8 +443,9 @@ impl Redeemer {
     }
 
     /// Steps 3 to 8 of docs/REDEMPTION.md §Order of checks: the unit `id`
-    /// is found, authenticated and played with `stop`. Writes nothing.
-    pub fn authenticate(&self, id: &UnitId, stop: Option<u32>) -> Result<Authenticated, Error> {
+    /// is found and authenticated, with its inclusion proof. Writes
+    /// nothing, plays nothing.
+    pub(crate) fn locate(&self, id: &UnitId) -> Result<Located, Error> {
         let normalised = id.to_string();
         let out_of_range = |units: u32| Error::IndexOutOfRange {
             id: normalised.clone(),
@@ -394,23 +488,6 @@ impl Redeemer {
         if !same_code(&prefix.check_code, &id.check_code) {
             return Err(Error::CheckCodeMismatch { id: normalised });
         }
-        let payload = &record[PREFIX_SIZE..];
-        let played = id.game.outcome(payload, stop).map_err(|e| match e {
-            StopRefusal::Refused(reason) => Error::BadStop {
-                id: normalised.clone(),
-                reason,
-            },
-            StopRefusal::Invalid(m) => reject(format!("unit {}: {m}", id.index)),
-        })?;
-        let prize_cents = id
-            .game
-            .prize_cents(&played, &block.regulation)
-            .ok_or_else(|| {
-                reject(format!(
-                    "unit {}: lot {} has no amount",
-                    id.index, played.lot
-                ))
-            })?;
         let roots: Vec<Hash> = block.file.index.iter().map(|e| e.subtree_root).collect();
         // A full chunk's path is read from its kept tree; a partial (last)
         // chunk's is computed. Either way it is checked against the sealed
@@ -439,22 +516,73 @@ impl Redeemer {
                 "the unit's inclusion proof does not reach the sealed root".into(),
             ));
         }
+        Ok(Located {
+            id: *id,
+            normalised,
+            record: record.to_vec(),
+            proof,
+            block: Arc::clone(&block),
+        })
+    }
+}
+
+/// A unit found and authenticated, not played yet.
+pub(crate) struct Located {
+    id: UnitId,
+    normalised: String,
+    record: Vec<u8>,
+    proof: Vec<Hash>,
+    block: Arc<AuthenticBlock>,
+}
+
+impl Located {
+    /// The unit's payload (its record after the prefix), as authenticated.
+    pub(crate) fn payload(&self) -> &[u8] {
+        self.record.get(PREFIX_SIZE..).unwrap_or_default()
+    }
+
+    /// The error for a payload the block's own checks passed but the game
+    /// cannot read.
+    pub(crate) fn reject(&self, reason: impl std::fmt::Display) -> Error {
+        Error::BlockRejected {
+            path: self.block.file.path().to_path_buf(),
+            reason: format!("unit {}: {reason}", self.id.index),
+        }
+    }
+
+    /// The unit played with `stop` (`None`: to the end): its outcome, the
+    /// answer and the ledger row to record.
+    pub(crate) fn play(&self, stop: Option<u32>) -> Result<Authenticated, Error> {
+        let id = &self.id;
+        let h = &self.block.file.header;
+        let played = id.game.outcome(self.payload(), stop).map_err(|e| match e {
+            StopRefusal::Refused(reason) => Error::BadStop {
+                id: self.normalised.clone(),
+                reason,
+            },
+            StopRefusal::Invalid(m) => self.reject(m),
+        })?;
+        let prize_cents = id
+            .game
+            .prize_cents(&played, &self.block.regulation)
+            .ok_or_else(|| self.reject(format!("lot {} has no amount", played.lot)))?;
+        let record = &self.record;
         let entry = Entry {
             game: id.game,
             emission: id.emission,
             block: id.block,
             index: id.index,
-            unit_id: normalised.clone(),
+            unit_id: self.normalised.clone(),
             price_cents: h.price_cents,
             lot: played.lot,
             prize_cents,
             record_sha256: hex::encode(derive::sha256(record)),
-            record: record.to_vec(),
+            record: record.clone(),
             rules_version: h.rules_version,
             stopped_after_rolls: stop,
         };
         let redemption = Redemption {
-            id: normalised,
+            id: self.normalised.clone(),
             game: id.game.slug().into(),
             emission: id.emission,
             block: id.block,
@@ -465,7 +593,7 @@ impl Redeemer {
             record: hex::encode(record),
             leaf_index: u64::from(id.index),
             tree_size: u64::from(h.unit_count),
-            inclusion_proof: proof.iter().map(hex::encode).collect(),
+            inclusion_proof: self.proof.iter().map(hex::encode).collect(),
             merkle_root: hex::encode(h.merkle_root),
             redeemed_at: None,
             already_redeemed_at: None,

@@ -4,13 +4,14 @@
 
 use serde::Serialize;
 
-use super::Redeemer;
+use super::keyed::{self, KeyedRequest};
+use super::{Redeemer, Units};
 use crate::derive::CHECK_CODE_LEN;
 use crate::emission::Emission;
 use crate::error::Error;
 use crate::game::{cents_to_euros, tresors, Game, Tape};
 use crate::ledger::ops::{
-    Done, ForSale, Op, PlayAction, PlayOrder, PlayRow, UnitRef, PLAY_STOPPED,
+    Done, ForSale, Op, PlayAction, PlayOrder, PlayRow, Sold, UnitRef, Vetter, PLAY_STOPPED,
 };
 use crate::record::RecordPrefix;
 use crate::unit_id::UnitId;
@@ -125,7 +126,13 @@ pub struct PlayView {
 impl PlayView {
     /// The play after `rolls` rolls of `tape`, `stopped` there or not;
     /// `shown` are the steps to reveal.
-    fn at(id: &UnitId, tape: &Tape, rolls: u32, stopped: bool, shown: &[tresors::Step]) -> Self {
+    pub(super) fn at(
+        id: &UnitId,
+        tape: &Tape,
+        rolls: u32,
+        stopped: bool,
+        shown: &[tresors::Step],
+    ) -> Self {
         let done = &tape.steps[..(rolls as usize).min(tape.steps.len())];
         let last = done.last();
         let found_cents = last.map_or(0, |s| s.found_cents);
@@ -175,9 +182,9 @@ impl Redeemer {
     fn blocks_for_sale(&self, game: Game, price_cents: u32) -> Result<Vec<ForSale>, Error> {
         let price = cents_to_euros(price_cents);
         let mut blocks = Vec::new();
-        for number in self.store.emissions(game) {
-            let emission = Emission::new(&self.store, game, number);
-            let Some(manifest) = emission.load_manifest(&self.keys.public_key)? else {
+        for number in self.units.store.emissions(game) {
+            let emission = Emission::new(&self.units.store, game, number);
+            let Some(manifest) = emission.load_manifest(&self.units.keys.public_key)? else {
                 continue;
             };
             if !manifest.closed || emission.is_revealed() {
@@ -199,36 +206,84 @@ impl Redeemer {
     }
 
     /// Sells the next unsold unit of `game` at `price_cents`; returns once
-    /// the sale is durable.
+    /// the sale is durable. The unit is authenticated before its sale is
+    /// recorded: a sale that fails records nothing.
     pub fn sell(&self, game: Game, price_cents: u32) -> Result<Sale, Error> {
+        self.sell_keyed(game, price_cents, None)
+    }
+
+    /// [`Redeemer::sell`] under an idempotency key: the same key again
+    /// answers the same sale (docs/API.md §Idempotency).
+    pub fn sell_keyed(
+        &self,
+        game: Game,
+        price_cents: u32,
+        key: Option<&str>,
+    ) -> Result<Sale, Error> {
         // The game's prices only.
         game.lot_table(price_cents)?;
+        let key = key
+            .map(|k| KeyedRequest::new(k, &["sale", game.slug(), &price_cents.to_string()]))
+            .transpose()?;
         let blocks = self.blocks_for_sale(game, price_cents)?;
-        let sold = match self.apply_one(Op::Sell {
+        let units = std::sync::Arc::clone(&self.units);
+        let vet = Vetter(std::sync::Arc::new(move |unit| {
+            units.sale_view(unit).map(drop)
+        }));
+        let op = Op::Sell {
             game,
             price_cents,
             blocks,
-        })? {
-            Done::Sold(sold) => sold,
-            _ => return Err(self.wrong_answer()),
+            vet,
         };
+        match self.apply_one(keyed::op(key, op))? {
+            Done::Sold(sold) => self.sale_answer(&sold, price_cents),
+            _ => Err(self.wrong_answer()),
+        }
+    }
+
+    /// The sale recorded under idempotency key `key`, answered as when it
+    /// was made.
+    pub fn sale_under_key(&self, key: &str) -> Result<Sale, Error> {
+        crate::ledger::ops::check_key(key)?;
+        let no_sale = || Error::NoSaleUnderKey {
+            key: key.to_string(),
+        };
+        let row = self
+            .ledger
+            .read(self.busy, |tx| tx.kept(key))?
+            .flatten()
+            .ok_or_else(no_sale)?;
+        match row.answer.done() {
+            Some(Done::Sold(sold)) if row.what.starts_with("sale ") => {
+                let price = sold
+                    .unit
+                    .and_then(|u| {
+                        let e = Emission::new(&self.units.store, u.game, u.emission);
+                        let m = e.load_manifest(&self.units.keys.public_key).ok()??;
+                        let b = m.blocks.iter().find(|b| b.block == u.block)?;
+                        crate::game::parse_price(&b.price)
+                    })
+                    .ok_or_else(no_sale)?;
+                self.sale_answer(&sold, price)
+            }
+            _ => Err(no_sale()),
+        }
+    }
+
+    /// What a sale answers: the unit's ID and what the player is shown
+    /// before play.
+    fn sale_answer(&self, sold: &Sold, price_cents: u32) -> Result<Sale, Error> {
         let unit = sold.unit.ok_or_else(|| self.wrong_answer())?;
-        let id = self.unit_id_of(unit)?;
-        let authentic = self.authenticate(&id, None)?;
-        let view = game
-            .sale_view(authentic.payload())
-            .map_err(|m| Error::BlockRejected {
-                path: self.store.block_path(game, unit.emission, unit.block),
-                reason: format!("unit {}: {m}", unit.index),
-            })?;
+        let (id, view) = self.units.sale_view(unit)?;
         Ok(Sale {
             id: id.to_string(),
-            game: game.slug(),
+            game: unit.game.slug(),
             emission: unit.emission,
             block: unit.block,
             index: unit.index,
             price: cents_to_euros(price_cents).to_string(),
-            sold_at: sold.sold_at,
+            sold_at: sold.sold_at.clone(),
             ledger_entry: sold.seq,
             block_sold_out: sold.block_sold_out,
             unit: view,
@@ -245,7 +300,7 @@ impl Redeemer {
             if closed.insert((id.game, id.emission)) {
                 self.require_closed(id.game, id.emission)?;
             }
-            self.authenticate(id, None)?;
+            self.units.locate(id)?;
             ops.push(Op::MarkSold {
                 unit: UnitRef::of(id),
                 unit_id: id.to_string(),
@@ -265,7 +320,7 @@ impl Redeemer {
                 block: b.block,
                 index: 0,
             });
-            let block = self.block(&probe, &probe.to_string())?;
+            let block = self.units.block(&probe, &probe.to_string())?;
             let h = &block.file.header;
             let size = usize::from(h.record_size);
             for chunk in 0..block.file.index.len() as u32 {
@@ -318,8 +373,8 @@ impl Redeemer {
         game: Game,
         emission: u32,
     ) -> Result<crate::emission::Manifest, Error> {
-        let manifest =
-            Emission::new(&self.store, game, emission).require_manifest(&self.keys.public_key)?;
+        let manifest = Emission::new(&self.units.store, game, emission)
+            .require_manifest(&self.units.keys.public_key)?;
         if !manifest.closed {
             return Err(Error::EmissionNotClosed { emission });
         }
@@ -328,34 +383,38 @@ impl Redeemer {
 
     /// The tape of `id`, authenticated.
     fn tape(&self, id: &UnitId) -> Result<Tape, Error> {
-        let not_playable = || Error::NotPlayable {
-            id: id.to_string(),
-            game: id.game.slug(),
-        };
-        if !id.game.step_by_step() {
-            return Err(not_playable());
-        }
-        let authentic = self.authenticate(id, None)?;
-        id.game
-            .tape(authentic.payload())
-            .ok_or_else(not_playable)?
-            .map_err(|m| Error::BlockRejected {
-                path: self.store.block_path(id.game, id.emission, id.block),
-                reason: format!("unit {}: {m}", id.index),
-            })
+        self.units.tape(id, &self.units.locate(id)?)
     }
 
     /// Plays one step of `id` (a roll, or the stop); durable before it is
     /// answered, applied once (a retried roll or stop is answered again).
     pub fn play(&self, id: &UnitId, action: PlayAction) -> Result<PlayView, Error> {
+        self.play_keyed(id, action, None)
+    }
+
+    /// [`Redeemer::play`] under an idempotency key.
+    pub fn play_keyed(
+        &self,
+        id: &UnitId,
+        action: PlayAction,
+        key: Option<&str>,
+    ) -> Result<PlayView, Error> {
+        let normalised = id.to_string();
+        let key = key
+            .map(|k| match action {
+                PlayAction::Roll(n) => KeyedRequest::new(k, &["roll", &normalised, &n.to_string()]),
+                PlayAction::Stop => KeyedRequest::new(k, &["stop", &normalised]),
+            })
+            .transpose()?;
         let tape = self.tape(id)?;
-        let played = match self.apply_one(Op::Play(PlayOrder {
+        let op = Op::Play(PlayOrder {
             unit: UnitRef::of(id),
-            unit_id: id.to_string(),
+            unit_id: normalised,
             action,
             first_chest: tape.first_chest,
             end_roll: tape.end_roll,
-        }))? {
+        });
+        let played = match self.apply_one(keyed::op(key, op))? {
             Done::Played(p) => p,
             _ => return Err(self.wrong_answer()),
         };
@@ -369,6 +428,28 @@ impl Redeemer {
         view.replayed = played.replayed;
         view.ledger_entry = played.seq;
         Ok(view)
+    }
+
+    /// A check of a unit whose play is not over: the play so far.
+    pub(super) fn in_play(
+        &self,
+        id: &UnitId,
+        located: &super::Located,
+        sold: bool,
+        rolls: u32,
+    ) -> Result<super::UnitInPlay, Error> {
+        let tape = self.units.tape(id, located)?;
+        let shown = &tape.steps[..(rolls as usize).min(tape.steps.len())];
+        Ok(super::UnitInPlay {
+            id: id.to_string(),
+            game: id.game.slug().into(),
+            emission: id.emission,
+            block: id.block,
+            index: id.index,
+            in_play: true,
+            sold,
+            play: PlayView::at(id, &tape, rolls, false, shown),
+        })
     }
 
     /// Where the play of `id` stands, with every roll revealed so far.
@@ -403,6 +484,9 @@ impl Redeemer {
         }
     }
 
+}
+
+impl Units {
     /// The ID of `unit`: its check code read from its sealed record.
     fn unit_id_of(&self, unit: UnitRef) -> Result<UnitId, Error> {
         let probe = probe(unit);
@@ -431,6 +515,33 @@ impl Redeemer {
             check_code: prefix.check_code,
             ..probe
         })
+    }
+
+    /// The ID of `unit` and what its sale shows, the unit authenticated:
+    /// what a sale needs before it is recorded.
+    fn sale_view(&self, unit: UnitRef) -> Result<(UnitId, serde_json::Value), Error> {
+        let id = self.unit_id_of(unit)?;
+        let located = self.locate(&id)?;
+        let view = unit
+            .game
+            .sale_view(located.payload())
+            .map_err(|m| located.reject(m))?;
+        Ok((id, view))
+    }
+
+    /// The tape of the unit `located`.
+    fn tape(&self, id: &UnitId, located: &super::Located) -> Result<Tape, Error> {
+        let not_playable = || Error::NotPlayable {
+            id: id.to_string(),
+            game: id.game.slug(),
+        };
+        if !id.game.step_by_step() {
+            return Err(not_playable());
+        }
+        id.game
+            .tape(located.payload())
+            .ok_or_else(not_playable)?
+            .map_err(|m| located.reject(m))
     }
 }
 

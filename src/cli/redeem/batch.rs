@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::Serialize;
 use ticket_issuer::error::Error;
 use ticket_issuer::redeem::Redeemer;
+use ticket_issuer::redeemer::batch_parts;
 use ticket_issuer::unit_id::UnitId;
 
 use crate::cli::JSON_SCHEMA;
@@ -57,8 +58,10 @@ pub fn parse_line(text: &str) -> Option<Result<(UnitId, Option<u32>), Error>> {
 }
 
 /// Runs the batch; exit 0 when every line was redeemed, else the exit code
-/// of the worst refusal (each line's own result is on its line).
-pub fn run(redeemer: &Redeemer, from: &Path) -> Result<i32, Error> {
+/// of the worst refusal (each line's own result is on its line). Under an
+/// idempotency `key` the whole input is read first: the key names the
+/// batch as a whole (docs/API.md §Idempotency).
+pub fn run(redeemer: &Redeemer, from: &Path, key: Option<&str>) -> Result<i32, Error> {
     let input: Box<dyn BufRead> = if from.as_os_str() == "-" {
         Box::new(BufReader::new(std::io::stdin()))
     } else {
@@ -69,6 +72,7 @@ pub fn run(redeemer: &Redeemer, from: &Path) -> Result<i32, Error> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut worst = 0;
     let mut pending: Vec<Parsed> = Vec::new();
+    let mut raw: Vec<String> = Vec::new();
     let mut lines = input.lines();
     let mut number = 0u64;
     loop {
@@ -80,10 +84,15 @@ pub fn run(redeemer: &Redeemer, from: &Path) -> Result<i32, Error> {
                 .map_err(|e| Error::io(from, std::io::Error::new(e.kind(), e.to_string())))?;
             if let Some(parsed) = parse_line(line) {
                 pending.push((number, parsed));
+                if key.is_some() {
+                    raw.push(line.trim().to_string());
+                }
             }
         }
-        if pending.len() >= LINES_AT_ONCE || (next.is_none() && !pending.is_empty()) {
-            worst = worst.max(flush(redeemer, std::mem::take(&mut pending), &mut out)?);
+        let at_once = key.is_none() && pending.len() >= LINES_AT_ONCE;
+        if at_once || (next.is_none() && !pending.is_empty()) {
+            let request = key.map(|k| (k, raw.as_slice()));
+            worst = worst.max(flush(redeemer, std::mem::take(&mut pending), request, &mut out)?);
         }
         if next.is_none() {
             break;
@@ -95,12 +104,24 @@ pub fn run(redeemer: &Redeemer, from: &Path) -> Result<i32, Error> {
 }
 
 /// Redeems the parsed lines together and prints one result for each.
-fn flush(redeemer: &Redeemer, pending: Vec<Parsed>, out: &mut impl Write) -> Result<i32, Error> {
+fn flush(
+    redeemer: &Redeemer,
+    pending: Vec<Parsed>,
+    key: Option<(&str, &[String])>,
+    out: &mut impl Write,
+) -> Result<i32, Error> {
     let units: Vec<(UnitId, Option<u32>)> = pending
         .iter()
         .filter_map(|(_, p)| p.as_ref().ok().cloned())
         .collect();
-    let mut redeemed = redeemer.redeem_many(&units).into_iter();
+    let redeemed = match key {
+        Some((key, lines)) => {
+            let request = batch_parts(lines.iter().map(|l| (l.as_str(), None)));
+            redeemer.redeem_batch_keyed(&units, key, &request)?
+        }
+        None => redeemer.redeem_many(&units),
+    };
+    let mut redeemed = redeemed.into_iter();
     let mut worst = 0;
     for (line, parsed) in pending {
         let outcome = match parsed {
