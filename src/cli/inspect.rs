@@ -100,7 +100,8 @@ pub fn export(store: &Store, args: &ExportArgs) -> Result<i32, Error> {
 pub fn show(store: &Store, args: &ShowArgs) -> Result<i32, Error> {
     let id = args.id.parse()?;
     let keys = LoadedKeys::load(store, &args.keys)?;
-    let redeemer = Redeemer::new(store.clone(), keys.owned()).with_ledger(args.ledger.target(store)?);
+    let redeemer =
+        Redeemer::new(store.clone(), keys.owned()).with_ledger(args.ledger.target(store)?);
     let r = if args.reveal_all {
         redeemer.replay(&id, args.stopped_after_rolls)?
     } else {

@@ -328,14 +328,21 @@ impl Ledger {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
         // Created 0600 before SQLite opens it: SQLite gives its -wal and
-        // -shm files the database file's mode.
-        std::fs::OpenOptions::new()
+        // -shm files the database file's mode. Only ever a new file: closing
+        // any descriptor of an open database drops every POSIX lock this
+        // process holds on it, SQLite's included; another connection then
+        // believed itself the last, checkpointed nothing and deleted the
+        // -wal of a live writer (commits lost; found in issue 19).
+        match std::fs::OpenOptions::new()
             .write(true)
-            .create(true)
-            .truncate(false)
+            .create_new(true)
             .mode(0o600)
             .open(path)
-            .map_err(|e| Error::io(path, e))?;
+        {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(Error::io(path, e)),
+        }
         let err = |source| Error::Ledger {
             path: path.to_path_buf(),
             source,

@@ -431,8 +431,13 @@ pub trait LedgerTx {
     /// The first index from `from` up that has no sale (one query, however
     /// many units in a row are sold: `mark-sold --all` sells a whole block);
     /// may be `units` or more when none is left.
-    fn first_unsold(&mut self, game: &str, emission: u32, block: u32, from: u32)
-        -> Result<u32, Error>;
+    fn first_unsold(
+        &mut self,
+        game: &str,
+        emission: u32,
+        block: u32,
+        from: u32,
+    ) -> Result<u32, Error>;
     /// Moves a block's cursor.
     fn set_sale_cursor(
         &mut self,
@@ -824,7 +829,10 @@ impl Batch<'_> {
             }));
         }
         Ok(row.answer.done().ok_or_else(|| Error::Internal {
-            what: format!("the answer kept under key {:?} names an unknown game", k.key),
+            what: format!(
+                "the answer kept under key {:?} names an unknown game",
+                k.key
+            ),
         }))
     }
 }

@@ -29,13 +29,13 @@ use crate::ledger::ops::{Done, Op, UnitRef};
 use crate::ledger::target::LedgerTarget;
 use crate::ledger::writer::GroupCommit;
 use crate::ledger::{Committed, Entry, BUSY_TIMEOUT};
-use keyed::KeyedRequest;
 use crate::merkle::{self, Hash, PerfectTree};
 use crate::record::PREFIX_SIZE;
 use crate::redeem::{OwnedKeys, Redemption};
 use crate::store::Store;
 use crate::unit_id::UnitId;
 use crate::verify::check_unit;
+use keyed::KeyedRequest;
 
 /// Opened chunks kept (each about 4096 records and their leaf hashes).
 pub const CHUNK_CACHE: usize = 64;
@@ -291,9 +291,9 @@ impl Redeemer {
                 let stop = disclosure::paid_stop(id, stop, recorded)?;
                 let mut r = located.play(stop)?.redemption;
                 // A check creates nothing: no ledger yet means not redeemed yet.
-                let earlier = self
-                    .ledger
-                    .lookup(id.game, id.emission, id.block, id.index, self.busy)?;
+                let earlier =
+                    self.ledger
+                        .lookup(id.game, id.emission, id.block, id.index, self.busy)?;
                 r.already_redeemed_at = earlier.map(|e| e.redeemed_at);
                 Ok(Check::Whole(r))
             }

@@ -483,7 +483,6 @@ impl Redeemer {
             what: "the ledger writer gave no outcome or another operation's".into(),
         }
     }
-
 }
 
 impl Units {

@@ -24,6 +24,7 @@ mod pg;
 mod redeem;
 mod rng;
 mod sale;
+mod secrecy;
 mod service;
 mod tresors;
 mod vectors;

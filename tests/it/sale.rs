@@ -73,7 +73,7 @@ fn cents(euros: &str) -> u64 {
 
 /// One roll of the test's own replay.
 #[derive(Debug, Clone, PartialEq)]
-struct Roll {
+pub(crate) struct Roll {
     die: u64,
     to: u64,
     life: u64,
@@ -86,7 +86,7 @@ struct Roll {
 /// regulation's text (3.2, 3.3): move by the die (at most to 60), a life
 /// square adds, a trap takes (life within 0..=3), a chest opens (the k-th
 /// chest sits on square 6k); life 0 is a death, the gold chest the end.
-fn replay(unit: &Value) -> Vec<Roll> {
+pub(crate) fn replay(unit: &Value) -> Vec<Roll> {
     let board: Vec<&str> = unit["board"]
         .as_array()
         .unwrap()

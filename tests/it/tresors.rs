@@ -435,7 +435,14 @@ fn fixed_table_refusals_through_the_binary() {
     issuer(&store, &["show", &id]).expect_code(0);
     let run = issuer(
         &store,
-        &["show", &id, "--stopped-after-rolls", "0", "--json"],
+        &[
+            "show",
+            &id,
+            "--reveal-all",
+            "--stopped-after-rolls",
+            "0",
+            "--json",
+        ],
     )
     .expect_code(1);
     assert!(run.stdout.contains("bad_stop"), "{}", run.stdout);
@@ -492,17 +499,25 @@ fn a_te_unit_is_paid_only_sold_and_played_and_as_played() {
     let other_char = if code.starts_with('0') { '1' } else { '0' };
     let forged = format!("{head}-{other_char}{}", &code[1..]);
     assert_eq!(error(&["redeem", &forged], 1), "wrong_check_code");
-    // A stop on a redemption is a usage error; with --check an auditor's
-    // replay, which records nothing.
+    // A stop on a redemption is a usage error; a check with a stop of a
+    // unit whose play is not over is refused whatever the stop (issue 19);
+    // the auditor's replay is `show --reveal-all`, which records nothing.
     let stop = k.to_string();
     let usage = issuer(&s, &["redeem", id, "--stopped-after-rolls", &stop]).expect_code(2);
     assert!(usage.stderr.contains("--check"), "{}", usage.stderr);
+    assert_eq!(
+        error(
+            &["redeem", id, "--check", "--stopped-after-rolls", &stop],
+            1
+        ),
+        "not_sold"
+    );
     let replay_check = issuer(
         &s,
         &[
-            "redeem",
+            "show",
             id,
-            "--check",
+            "--reveal-all",
             "--stopped-after-rolls",
             &stop,
             "--json",

@@ -92,7 +92,12 @@ pub fn run(redeemer: &Redeemer, from: &Path, key: Option<&str>) -> Result<i32, E
         let at_once = key.is_none() && pending.len() >= LINES_AT_ONCE;
         if at_once || (next.is_none() && !pending.is_empty()) {
             let request = key.map(|k| (k, raw.as_slice()));
-            worst = worst.max(flush(redeemer, std::mem::take(&mut pending), request, &mut out)?);
+            worst = worst.max(flush(
+                redeemer,
+                std::mem::take(&mut pending),
+                request,
+                &mut out,
+            )?);
         }
         if next.is_none() {
             break;
