@@ -836,3 +836,209 @@ impl Batch<'_> {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeSet, HashMap};
+
+    use super::*;
+
+    /// A ledger in memory that counts the reads of unit rows.
+    #[derive(Default)]
+    struct Memory {
+        sold: BTreeSet<u32>,
+        cursor: u32,
+        unit_reads: usize,
+        kept: HashMap<String, KeptRow>,
+    }
+
+    impl LedgerTx for Memory {
+        fn claims_ended(&mut self, _: &str, _: u32) -> Result<Option<String>, Error> {
+            Ok(None)
+        }
+        fn redemption(&mut self, _: Place) -> Result<Option<(String, u32)>, Error> {
+            Ok(None)
+        }
+        fn insert_redemption(
+            &mut self,
+            _: &Entry,
+            _: &str,
+            _: u64,
+            _: &Hash,
+        ) -> Result<bool, Error> {
+            Ok(true)
+        }
+        fn sale(&mut self, p: Place) -> Result<Option<String>, Error> {
+            self.unit_reads += 1;
+            Ok(self.sold.contains(&p.index).then(|| "then".into()))
+        }
+        fn insert_sale(&mut self, p: Place, _: &str, _: u64, _: &Hash) -> Result<(), Error> {
+            assert!(self.sold.insert(p.index), "unit {} sold twice", p.index);
+            Ok(())
+        }
+        fn sale_cursor(&mut self, _: &str, _: u32, _: u32) -> Result<u32, Error> {
+            Ok(self.cursor)
+        }
+        fn first_unsold(&mut self, _: &str, _: u32, _: u32, from: u32) -> Result<u32, Error> {
+            self.unit_reads += 1;
+            Ok((from..)
+                .find(|i| !self.sold.contains(i))
+                .unwrap_or(u32::MAX))
+        }
+        fn set_sale_cursor(&mut self, _: &str, _: u32, _: u32, next: u32) -> Result<(), Error> {
+            self.cursor = next;
+            Ok(())
+        }
+        fn play(&mut self, _: Place) -> Result<Option<PlayRow>, Error> {
+            Ok(None)
+        }
+        fn kept(&mut self, key: &str) -> Result<Option<KeptRow>, Error> {
+            Ok(self.kept.get(key).cloned())
+        }
+        fn keep(&mut self, key: &str, row: &KeptRow, _: &str) -> Result<(), Error> {
+            assert!(self.kept.insert(key.into(), row.clone()).is_none());
+            Ok(())
+        }
+        fn kept_batch(&mut self, _: &str) -> Result<Option<String>, Error> {
+            Ok(None)
+        }
+        fn put_play(
+            &mut self,
+            _: Place,
+            _: &PlayRow,
+            _: &str,
+            _: Option<(u64, &Hash)>,
+        ) -> Result<(), Error> {
+            Ok(())
+        }
+    }
+
+    fn sell(vet: Vetter) -> Op {
+        Op::Sell {
+            game: Game::TRESORS_ENSABLES,
+            price_cents: 100,
+            blocks: vec![ForSale {
+                emission: 1,
+                block: 1,
+                units: 450_000,
+            }],
+            vet,
+        }
+    }
+
+    fn any_unit() -> Vetter {
+        Vetter(Arc::new(|_| Ok(())))
+    }
+
+    fn sold_index(outcome: &Result<Done, Error>) -> u32 {
+        match outcome {
+            Ok(Done::Sold(s)) => s.unit.unwrap().index,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_first_sale_after_a_block_was_marked_sold_reads_a_handful_of_rows_not_the_block() {
+        let mut tx = Memory {
+            sold: (0..449_999).filter(|i| *i != 300_000).collect(),
+            ..Memory::default()
+        };
+        let mut frontier = Frontier::default();
+        let done = apply(
+            &mut tx,
+            &mut frontier,
+            "now",
+            &[sell(any_unit()), sell(any_unit())],
+        )
+        .unwrap();
+        assert_eq!(
+            (sold_index(&done[0]), sold_index(&done[1])),
+            (300_000, 449_999)
+        );
+        assert!(
+            tx.unit_reads <= 8,
+            "{} unit reads under the write lock",
+            tx.unit_reads
+        );
+    }
+
+    #[test]
+    fn a_unit_the_vetter_refuses_is_not_sold_and_the_cursor_stays() {
+        let mut tx = Memory::default();
+        let mut frontier = Frontier::default();
+        let refuse = Vetter(Arc::new(|u| {
+            Err(Error::BlockRejected {
+                path: "b.tkb".into(),
+                reason: format!("unit {}: chunk 0 does not open", u.index),
+            })
+        }));
+        for _ in 0..3 {
+            let done = apply(&mut tx, &mut frontier, "now", &[sell(refuse.clone())]).unwrap();
+            assert!(matches!(done[0], Err(Error::BlockRejected { .. })));
+        }
+        assert!(tx.sold.is_empty());
+        assert_eq!(frontier.size(), 0, "nothing was logged");
+        let done = apply(&mut tx, &mut frontier, "now", &[sell(any_unit())]).unwrap();
+        assert_eq!(sold_index(&done[0]), 0, "no unit was burned");
+    }
+
+    fn keyed(key: &str, request: &str, op: Op) -> Op {
+        Op::Keyed(Keyed {
+            key: key.into(),
+            request: request_digest(&[request]),
+            what: request.into(),
+            op: Box::new(op),
+        })
+    }
+
+    #[test]
+    fn a_key_is_applied_once_in_a_batch_and_across_batches_and_refused_for_another_request() {
+        let mut tx = Memory::default();
+        let mut frontier = Frontier::default();
+        let ops = [
+            keyed("k1", "sale", sell(any_unit())),
+            keyed("k1", "sale", sell(any_unit())),
+            keyed("k1", "other", sell(any_unit())),
+            keyed("k2", "sale", sell(any_unit())),
+        ];
+        let done = apply(&mut tx, &mut frontier, "now", &ops).unwrap();
+        assert_eq!((sold_index(&done[0]), sold_index(&done[1])), (0, 0));
+        assert!(matches!(done[2], Err(Error::IdempotencyKeyReused { .. })));
+        assert_eq!(sold_index(&done[3]), 1);
+        let again = apply(&mut tx, &mut frontier, "later", &ops[..1]).unwrap();
+        assert_eq!(
+            KeptAnswer::of(again[0].as_ref().unwrap()),
+            KeptAnswer::of(done[0].as_ref().unwrap())
+        );
+        assert_eq!(tx.sold.len(), 2);
+        assert_eq!(tx.kept.len(), 2);
+        let reused = apply(&mut tx, &mut frontier, "later", &ops[2..3]).unwrap();
+        assert!(matches!(reused[0], Err(Error::IdempotencyKeyReused { .. })));
+    }
+
+    #[test]
+    fn keys_are_checked_and_kept_answers_round_trip() {
+        for good in ["a", "0f8c-uuid-like:1.2_3", &"k".repeat(128)] {
+            check_key(good).unwrap();
+        }
+        for bad in ["", "a b", "a#1", "é", &"k".repeat(129)] {
+            assert!(
+                matches!(check_key(bad), Err(Error::BadIdempotencyKey { .. })),
+                "{bad:?}"
+            );
+        }
+        let kept = KeptAnswer::Played {
+            rolls: 3,
+            ended: Some("stop".into()),
+            replayed: false,
+            seq: Some(9),
+        };
+        let text = serde_json::to_string(&kept).unwrap();
+        assert_eq!(
+            text,
+            r#"{"done":"played","rolls":3,"ended":"stop","replayed":false,"seq":9}"#
+        );
+        assert_eq!(serde_json::from_str::<KeptAnswer>(&text).unwrap(), kept);
+        assert_eq!(KeptAnswer::of(&kept.done().unwrap()), kept);
+    }
+}

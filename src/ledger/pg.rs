@@ -134,17 +134,10 @@ CREATE TABLE idempotency (
 );
 ";
 
-/// [`super::sqlite_tx::FIRST_UNSOLD`] in PostgreSQL's parameters.
-const FIRST_UNSOLD: &str = "
-SELECT CASE WHEN NOT EXISTS (
-    SELECT 1 FROM sales WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4)
-THEN $4
-ELSE (SELECT a.unit_index + 1 FROM sales a
-      WHERE a.game=$1 AND a.emission=$2 AND a.block=$3 AND a.unit_index >= $4
-        AND NOT EXISTS (SELECT 1 FROM sales b WHERE b.game=$1 AND b.emission=$2
-                        AND b.block=$3 AND b.unit_index = a.unit_index + 1)
-      ORDER BY a.unit_index LIMIT 1)
-END";
+/// [`super::sqlite_tx::FIRST_UNSOLD`] with PostgreSQL's parameters (`$1`
+/// for `?1`).
+static FIRST_UNSOLD: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| super::sqlite_tx::FIRST_UNSOLD.replace('?', "$"));
 
 type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
 
@@ -523,21 +516,13 @@ impl PgLedger {
         &self,
         f: impl FnOnce(&mut dyn LedgerTx) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let db = |e: postgres::Error| self.unavailable(e);
-        let mut conn = self.conn()?;
-        let mut tx = conn
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(db)?;
-        let out = f(&mut PgTx {
-            tx: &mut tx,
-            ledger: self,
-            statements: HashMap::new(),
-        })?;
-        tx.commit().map_err(db)?;
-        Ok(out)
+        self.snapshot(|tx| {
+            f(&mut PgTx {
+                tx,
+                ledger: self,
+                statements: HashMap::new(),
+            })
+        })
     }
 
     /// Runs `read` in one read-only REPEATABLE READ transaction: one
@@ -545,6 +530,14 @@ impl PgLedger {
     fn read<T>(
         &self,
         read: impl FnOnce(&mut postgres::Transaction) -> Result<T, postgres::Error>,
+    ) -> Result<T, Error> {
+        self.snapshot(|tx| read(tx).map_err(|e| self.unavailable(e)))
+    }
+
+    /// `f` in one read-only REPEATABLE READ transaction.
+    fn snapshot<T>(
+        &self,
+        f: impl FnOnce(&mut postgres::Transaction) -> Result<T, Error>,
     ) -> Result<T, Error> {
         let db = |e: postgres::Error| self.unavailable(e);
         let mut conn = self.conn()?;
@@ -554,7 +547,7 @@ impl PgLedger {
             .read_only(true)
             .start()
             .map_err(db)?;
-        let out = read(&mut tx).map_err(db)?;
+        let out = f(&mut tx)?;
         tx.commit().map_err(db)?;
         Ok(out)
     }
@@ -935,7 +928,7 @@ impl LedgerTx for PgTx<'_, '_> {
     ) -> Result<u32, Error> {
         Ok(self
             .query_opt(
-                FIRST_UNSOLD,
+                FIRST_UNSOLD.as_str(),
                 &[
                     &game,
                     &i64::from(emission),

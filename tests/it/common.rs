@@ -606,3 +606,46 @@ pub fn post(agent: &ureq::Agent, server: &Server, path: &str, body: Value) -> (u
 pub fn get(agent: &ureq::Agent, server: &Server, path: &str) -> (u16, String) {
     call(agent, "GET", &server.url(path), Some(TOKEN), None).unwrap()
 }
+
+/// A store with one closed Trésors Ensablés block of `units` units
+/// (emission 1, block 1): (temp dir, store folder).
+pub fn te_store(units: u32) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::TempDir::new().unwrap();
+    let store = dir.path().join("store");
+    issuer(&store, &["keygen"]).expect_code(0);
+    let units = units.to_string();
+    let generate = [
+        "generate",
+        "--game",
+        "tresors-ensables",
+        "--emission",
+        "1",
+        "--block",
+        "1",
+        "--units",
+        &units,
+        "--quiet",
+    ];
+    issuer(&store, &generate).expect_code(0);
+    issuer(&store, &["close", "--emission", "1"]).expect_code(0);
+    (dir, store)
+}
+
+/// The block file of `te_store`.
+pub fn te_block_path(store: &Path) -> PathBuf {
+    store.join("emissions/tresors-ensables/e000001/b000001.tkb")
+}
+
+/// A redeemer of `store` with its own keys (the master secret when
+/// `with_secrets`, else none: a node that holds no key to the records).
+pub fn store_redeemer(store: &Path, with_secrets: bool) -> Redeemer {
+    let s = Store::new(store);
+    Redeemer::new(
+        s.clone(),
+        ticket_issuer::OwnedKeys {
+            public_key: s.public_key().unwrap(),
+            secrets: with_secrets.then(|| s.secrets().unwrap()),
+            records_key: None,
+        },
+    )
+}

@@ -17,6 +17,7 @@ mod fuzz_entries;
 
 mod game;
 mod hostile;
+mod idempotency;
 mod independent_check;
 mod merkle;
 mod par;

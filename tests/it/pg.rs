@@ -277,7 +277,7 @@ fn pg_two_nodes_pay_a_unit_once_and_the_end_of_claims_stops_a_stale_node() {
     assert!(early.stderr.contains("ledger migrate"), "{}", early.stderr);
     pg.migrate(&a);
     let again = issuer(&a, &["ledger", "migrate", "--ledger", &url, "--json"]).expect_code(0);
-    assert_eq!(again.json()["from_version"], 2);
+    assert_eq!(again.json()["from_version"], 3);
     sellable(&a, Some(&url), &[4, 5, 6, 7].map(|i| id(&a, i)));
 
     // One unit, two nodes: paid once.

@@ -4,54 +4,18 @@
 //! redemption only of sold units, paying the recorded play.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 
 use serde_json::Value;
-use tempfile::TempDir;
 use ticket_issuer::ledger::ops::PlayAction;
-use ticket_issuer::redeem::{OwnedKeys, Redeemer};
-use ticket_issuer::store::Store;
+use ticket_issuer::redeem::Redeemer;
 use ticket_issuer::unit_id::UnitId;
 
-use crate::common::{issuer, shared_block};
-
-/// A store with one closed Trésors Ensablés block of `units` units.
-fn te_store(units: u32) -> (TempDir, PathBuf) {
-    let dir = TempDir::new().unwrap();
-    let store = dir.path().join("store");
-    issuer(&store, &["keygen"]).expect_code(0);
-    let units = units.to_string();
-    issuer(
-        &store,
-        &[
-            "generate",
-            "--game",
-            "tresors-ensables",
-            "--emission",
-            "1",
-            "--block",
-            "1",
-            "--units",
-            &units,
-            "--quiet",
-        ],
-    )
-    .expect_code(0);
-    issuer(&store, &["close", "--emission", "1"]).expect_code(0);
-    (dir, store)
-}
+use crate::common::{issuer, shared_block, te_store};
 
 fn redeemer(store: &Path) -> Redeemer {
-    let s = Store::new(store);
-    Redeemer::new(
-        s.clone(),
-        OwnedKeys {
-            public_key: s.public_key().unwrap(),
-            secrets: Some(s.secrets().unwrap()),
-            records_key: None,
-        },
-    )
+    crate::common::store_redeemer(store, true)
 }
 
 /// Every unit of block 1 of emission 1, as `export` writes it.

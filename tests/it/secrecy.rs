@@ -11,33 +11,13 @@ use std::path::Path;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-use crate::common::{agent, get, issuer, issuer_with_input, post, Server};
+use crate::common::{agent, get, issuer, issuer_with_input, post, te_block_path, te_store, Server};
 
 /// A store with one closed Trésors Ensablés block of `units` units; its
 /// export (the truth an attacker must not learn).
 fn te_block(units: u32) -> (TempDir, std::path::PathBuf, Vec<Value>) {
-    let dir = TempDir::new().unwrap();
-    let store = dir.path().join("store");
-    issuer(&store, &["keygen"]).expect_code(0);
-    let n = units.to_string();
-    issuer(
-        &store,
-        &[
-            "generate",
-            "--game",
-            "tresors-ensables",
-            "--emission",
-            "1",
-            "--block",
-            "1",
-            "--units",
-            &n,
-            "--quiet",
-        ],
-    )
-    .expect_code(0);
-    issuer(&store, &["close", "--emission", "1"]).expect_code(0);
-    let block = store.join("emissions/tresors-ensables/e000001/b000001.tkb");
+    let (dir, store) = te_store(units);
+    let block = te_block_path(&store);
     let lines = issuer(&store, &["export", block.to_str().unwrap(), "-q"])
         .expect_code(0)
         .stdout

@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use tempfile::TempDir;
 use ticket_issuer::ledger::log;
 use ticket_issuer::ledger::Ledger;
-use ticket_issuer::{Error, OwnedKeys, Redeemer, Store, UnitId};
+use ticket_issuer::{Error, Redeemer, Store, UnitId};
 
 use crate::common::{
     agent, call, get, issuer, post, shared_block, sold, sold_in, valid_id, Server, ISSUER, TOKEN,
@@ -34,15 +34,7 @@ fn store_copy() -> (TempDir, PathBuf) {
 
 /// A redeemer of `store` with its own keys.
 fn redeemer(store: &Path) -> Redeemer {
-    let s = Store::new(store);
-    Redeemer::new(
-        s.clone(),
-        OwnedKeys {
-            public_key: s.public_key().unwrap(),
-            secrets: Some(s.secrets().unwrap()),
-            records_key: None,
-        },
-    )
+    crate::common::store_redeemer(store, true)
 }
 
 fn id(store: &Path, index: u32) -> String {
@@ -830,17 +822,26 @@ fn a_tresors_ensables_stop_is_paid_over_http_and_bound_in_the_log() {
         .unwrap();
     let server = Server::start(&store);
     let a = agent();
-    // The first unit with an allowed stop, found by checks (which record
-    // nothing), then redeemed with it.
+    // The first unit with an allowed stop, found by the operator's replay
+    // with the keys (a platform's check of an unsold unit tells nothing of
+    // its rolls: docs/REDEMPTION.md §What an answer shows), then redeemed
+    // with it.
+    let operator = redeemer(&store);
     let (unit, stop) = (0..200u32)
         .find_map(|index| {
             let unit = crate::common::valid_id_of(&store, game, 1, 1, index);
+            let id: UnitId = unit.parse().unwrap();
             (1..40u32).find_map(|stop| {
-                let path = format!("/v1/units/{unit}?stopped_after_rolls={stop}");
-                (get(&a, &server, &path).0 == 200).then(|| (unit.clone(), stop))
+                operator
+                    .replay(&id, Some(stop))
+                    .is_ok()
+                    .then(|| (unit.clone(), stop))
             })
         })
         .expect("some unit of the block allows a stop");
+    let path = format!("/v1/units/{unit}?stopped_after_rolls={stop}");
+    let (status, refused) = get(&a, &server, &path);
+    assert_eq!(status, 409, "not sold: the check tells nothing: {refused}");
     // Sold, then played over HTTP one roll at a time and stopped there; the
     // redemption pays the play as recorded.
     sold(&store, &[&unit]);
