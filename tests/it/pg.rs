@@ -850,3 +850,121 @@ fn pg_sixteen_buyers_on_two_serve_nodes_get_a_thousand_distinct_units_in_order()
         assert_eq!(server.terminate(), Some(0));
     }
 }
+
+/// A POST to `server` under an idempotency key; (status, body).
+fn post_keyed(server: &Server, path: &str, key: &str, body: serde_json::Value) -> (u16, String) {
+    let mut response = agent()
+        .post(server.url(path))
+        .header("Authorization", format!("Bearer {TOKEN}"))
+        .header("Idempotency-Key", key)
+        .send(body.to_string())
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.body_mut().read_to_string().unwrap())
+}
+
+/// Issue 19: sixteen clients retrying four keys over two nodes make four
+/// sales, each answered the same to every client and found by its key on
+/// either node; a version 2 ledger is refused until `ledger migrate`
+/// upgrades it, and its log still verifies.
+#[test]
+fn pg_keys_sell_once_across_two_nodes_and_a_version_2_ledger_migrates() {
+    let Some((_pg, _dir, a, b, url)) =
+        migrated("pg_keys_sell_once_across_two_nodes_and_a_version_2_ledger_migrates")
+    else {
+        return;
+    };
+    for store in [&a, &b] {
+        issuer(store, &["close", "--emission", "2"]).expect_code(0);
+    }
+    // A version 2 ledger with a sale in it (as before issue 19).
+    issuer(
+        &a,
+        &["sell", "--game", "tresors-ensables", "--ledger", &url],
+    )
+    .expect_code(0);
+    sql(&url)
+        .batch_execute("DROP TABLE idempotency; UPDATE ledger_schema SET version = 2")
+        .unwrap();
+    let refused = issuer(
+        &a,
+        &["sell", "--game", "tresors-ensables", "--ledger", &url],
+    );
+    assert_eq!(refused.code, 3, "{}", refused.stdout);
+    assert!(
+        refused.stderr.contains("ledger migrate"),
+        "{}",
+        refused.stderr
+    );
+    let migrated = issuer(&a, &["ledger", "migrate", "--ledger", &url, "--json"])
+        .expect_code(0)
+        .json();
+    assert_eq!(
+        (
+            migrated["from_version"].as_i64(),
+            migrated["to_version"].as_i64()
+        ),
+        (Some(2), Some(3)),
+        "{migrated}"
+    );
+
+    let servers = [serve(&a, &url), serve(&b, &url)];
+    let answers: Vec<(usize, (u16, String))> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..16)
+            .map(|c| {
+                let server = &servers[c % 2];
+                s.spawn(move || {
+                    let key = format!("sale-{}", c % 4);
+                    (
+                        c % 4,
+                        post_keyed(
+                            server,
+                            "/v1/sales",
+                            &key,
+                            json!({"game": "tresors-ensables"}),
+                        ),
+                    )
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (key, (status, body)) in &answers {
+        assert_eq!(*status, 200, "{body}");
+        let first = &answers.iter().find(|(k, _)| k == key).unwrap().1 .1;
+        assert_eq!(body, first, "key {key}: every client gets the first answer");
+    }
+    let in_db: i64 = sql(&url)
+        .query_one("SELECT COUNT(*) FROM sales", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        in_db,
+        1 + 4,
+        "the sale before the migration and one per key"
+    );
+    // Found by its key on the other node, the same sale.
+    let (status, found) = get(&agent(), &servers[1], "/v1/sales/sale-0");
+    assert_eq!(status, 200, "{found}");
+    let found: serde_json::Value = serde_json::from_str(&found).unwrap();
+    let first: serde_json::Value =
+        serde_json::from_str(&answers.iter().find(|(k, _)| *k == 0).unwrap().1 .1).unwrap();
+    assert_eq!(found["id"], first["id"]);
+    assert_eq!(found["sold_at"], first["sold_at"]);
+    // A roll under a key on one node, retried on the other: one step.
+    let id = first["id"].as_str().unwrap();
+    let path = format!("/v1/plays/{id}/roll");
+    let one = post_keyed(&servers[0], &path, "roll-a", json!({"roll": 1}));
+    assert_eq!(one.0, 200, "{}", one.1);
+    assert_eq!(
+        post_keyed(&servers[1], &path, "roll-a", json!({"roll": 1})),
+        one
+    );
+    let reused = post_keyed(&servers[1], &path, "roll-a", json!({"roll": 2}));
+    assert_eq!(reused.0, 422, "{}", reused.1);
+    let log = verify(&url, &a, &b);
+    assert_eq!(log["ok"], true, "{log}");
+    for mut server in servers {
+        assert_eq!(server.terminate(), Some(0));
+    }
+}
