@@ -472,9 +472,37 @@ struct Batch<'t> {
     frontier: &'t mut Frontier,
     at: &'t str,
     ended: HashMap<(&'static str, u32), Option<String>>,
+    /// Sale cursors read or moved in this batch, written once at its end.
+    cursors: HashMap<(&'static str, u32, u32), (u32, bool)>,
 }
 
 impl Batch<'_> {
+    /// A block's sale cursor: every unit before it is sold.
+    fn cursor(&mut self, game: &'static str, emission: u32, block: u32) -> Result<u32, Error> {
+        let key = (game, emission, block);
+        if let Some((at, _)) = self.cursors.get(&key) {
+            return Ok(*at);
+        }
+        let at = self.tx.sale_cursor(game, emission, block)?;
+        self.cursors.insert(key, (at, false));
+        Ok(at)
+    }
+
+    /// Moves a block's sale cursor (written at the end of the batch).
+    fn move_cursor(&mut self, game: &'static str, emission: u32, block: u32, next: u32) {
+        self.cursors.insert((game, emission, block), (next, true));
+    }
+
+    /// Writes the cursors the batch moved.
+    fn write_cursors(&mut self) -> Result<(), Error> {
+        for (&(game, emission, block), &(next, moved)) in &self.cursors {
+            if moved {
+                self.tx.set_sale_cursor(game, emission, block, next)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Refuses a unit of an emission whose claims ended.
     fn open(&mut self, game: Game, emission: u32) -> Result<(), Error> {
         let key = (game.slug(), emission);
@@ -583,15 +611,15 @@ impl Batch<'_> {
                 index,
             };
             // Past units sold by `mark-sold`, in one query.
-            let cursor = self.tx.sale_cursor(slug, b.emission, b.block)?;
+            let cursor = self.cursor(slug, b.emission, b.block)?;
             let next = self
                 .tx
                 .first_unsold(slug, b.emission, b.block, cursor)?
                 .min(b.units);
+            if next != cursor {
+                self.move_cursor(slug, b.emission, b.block, next);
+            }
             if next >= b.units {
-                if next != cursor {
-                    self.tx.set_sale_cursor(slug, b.emission, b.block, next)?;
-                }
                 continue;
             }
             let index = next;
@@ -611,7 +639,7 @@ impl Batch<'_> {
                 .tx
                 .first_unsold(slug, b.emission, b.block, index + 1)?
                 .min(b.units);
-            self.tx.set_sale_cursor(slug, b.emission, b.block, next)?;
+            self.move_cursor(slug, b.emission, b.block, next);
             return Ok(Ok(Done::Sold(Sold {
                 unit: Some(unit),
                 sold_at: self.at.to_string(),
@@ -636,6 +664,12 @@ impl Batch<'_> {
             }));
         }
         let seq = self.record_sale(unit.place())?;
+        // The cursor follows units marked in order (`mark-sold --all`), so
+        // the next sale starts past them.
+        let slug = unit.game.slug();
+        if self.cursor(slug, unit.emission, unit.block)? == unit.index {
+            self.move_cursor(slug, unit.emission, unit.block, unit.index + 1);
+        }
         Ok(Ok(Done::Sold(Sold {
             unit: Some(unit),
             sold_at: self.at.to_string(),
@@ -732,6 +766,7 @@ pub fn apply(
         frontier,
         at,
         ended: HashMap::new(),
+        cursors: HashMap::new(),
     };
     let mut outcomes: Vec<Result<Done, Error>> = Vec::with_capacity(ops.len());
     // Keys applied in this batch: the first operation under each, to keep
@@ -753,6 +788,7 @@ pub fn apply(
         };
         outcomes.push(outcome);
     }
+    batch.write_cursors()?;
     let size = batch.frontier.size();
     let root = hex::encode(batch.frontier.root());
     for c in outcomes.iter_mut().flatten() {
@@ -960,6 +996,27 @@ mod tests {
             "{} unit reads under the write lock",
             tx.unit_reads
         );
+    }
+
+    #[test]
+    fn units_marked_in_order_move_the_cursor_and_out_of_order_never_past_a_gap() {
+        let mut tx = Memory::default();
+        let mut frontier = Frontier::default();
+        let mark = |index| Op::MarkSold {
+            unit: UnitRef {
+                game: Game::TRESORS_ENSABLES,
+                emission: 1,
+                block: 1,
+                index,
+            },
+            unit_id: format!("TE-1-1-{index}-X"),
+        };
+        let ops: Vec<Op> = [0, 1, 2, 5, 3].into_iter().map(mark).collect();
+        apply(&mut tx, &mut frontier, "now", &ops).unwrap();
+        assert_eq!(tx.cursor, 4, "past 0..=3, not past the unsold 4");
+        let done = apply(&mut tx, &mut frontier, "now", &[sell(any_unit())]).unwrap();
+        assert_eq!(sold_index(&done[0]), 4);
+        assert_eq!(tx.cursor, 6);
     }
 
     #[test]
