@@ -17,20 +17,18 @@ pub struct CompletionArgs {
 
 /// Prints the completion script for a shell.
 pub fn completions(args: &CompletionArgs) -> Result<i32, Error> {
-    clap_complete::generate(
-        args.shell,
-        &mut Cli::command(),
-        "issuer",
-        &mut std::io::stdout(),
-    );
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut Cli::command(), "issuer", &mut script);
+    super::out::bytes(&script);
     Ok(0)
 }
 
 /// Prints the manual page (roff).
 pub fn man() -> Result<i32, Error> {
-    let out = std::io::stdout();
+    let mut page = Vec::new();
     clap_mangen::Man::new(Cli::command())
-        .render(&mut out.lock())
+        .render(&mut page)
         .map_err(|e| Error::io("<standard output>".as_ref(), e))?;
+    super::out::bytes(&page);
     Ok(0)
 }

@@ -32,12 +32,12 @@ pub struct Args {
 /// Runs the demo.
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     if store.ensure_keys()? {
-        println!(
+        outln!(
             "1. created issuer keys in {}",
             store.root().join("keys").display()
         );
     } else {
-        println!(
+        outln!(
             "1. using the issuer keys in {}",
             store.root().join("keys").display()
         );
@@ -46,7 +46,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let game = Game::ILE_AU_TRESOR;
     let number = store.emissions(game).last().map_or(1, |n| n + 1);
     let emission = Emission::new(store, game, number);
-    println!(
+    outln!(
         "2. generating emission {number}: one block of {} units of {} at 1 €",
         game.block_units(),
         game.slug()
@@ -55,12 +55,13 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let blocks = emission.generate(&secrets, 100, BlockChoice::Count(1), &|n| bar.inc(n))?;
     bar.finish_and_clear();
     let block = &blocks[0];
-    println!(
+    outln!(
         "   sealed {}\n   merkle root {}",
-        block.summary.path, block.summary.merkle_root
+        block.summary.path,
+        block.summary.merkle_root
     );
 
-    println!("3. verifying emission {number} against its signed manifest");
+    outln!("3. verifying emission {number} against its signed manifest");
     let trusted = store.public_key()?;
     let access = KeyAccess {
         secrets: Some(&secrets),
@@ -72,7 +73,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         print_block(b);
     }
     if !report.ok {
-        println!("   emission {number} FAILED verification; stopping");
+        outln!("   emission {number} FAILED verification; stopping");
         return Ok(1);
     }
 
@@ -86,7 +87,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let mut out = std::io::BufWriter::new(store.output(&export_path, 0o600, false)?);
     let lines = export_jsonl(&opened, &mut out, &|_| {})?;
     Output::finish_buffered(out)?;
-    println!("4. exported {lines} units to {}", export_path.display());
+    outln!("4. exported {lines} units to {}", export_path.display());
 
     // The best lots in the first chunk: a winner to redeem.
     let records = opened.chunk_records(0)?.records;
@@ -98,7 +99,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         .collect();
     winners.sort_by_key(|p| (p.lot, p.index));
     emission.close(&secrets)?;
-    println!("5. closed emission {number}: its signed manifest is final; its units may be sold");
+    outln!("5. closed emission {number}: its signed manifest is final; its units may be sold");
     let redeemer = Redeemer::new(
         store.clone(),
         OwnedKeys {
@@ -108,13 +109,16 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         },
     );
     let sale = redeemer.sell(game, 100)?;
-    println!(
+    outln!(
         "6. sold the next unit, {} (block {} index {}), at {}",
-        sale.id, sale.block, sale.index, sale.sold_at
+        sale.id,
+        sale.block,
+        sale.index,
+        sale.sold_at
     );
     let sold: UnitId = sale.id.parse()?;
     let r = redeemer.redeem(&sold, None)?;
-    println!(
+    outln!(
         "   its player redeems it: {}",
         super::redeem::outcome_words(&r)
     );
@@ -128,32 +132,32 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         })?;
     let winner = unit_id(&opened, best);
     redeemer.mark_sold(std::slice::from_ref(&winner))?;
-    println!("7. a platform handing out IDs itself marked {winner} sold; redeeming it");
+    outln!("7. a platform handing out IDs itself marked {winner} sold; redeeming it");
     let r = redeemer.redeem(&winner, None)?;
-    print!("{}", super::redeem::picture(&r));
-    println!(
+    out!("{}", super::redeem::picture(&r));
+    outln!(
         "   {}; recorded at {}",
         super::redeem::outcome_words(&r),
         r.redeemed_at.as_deref().unwrap_or("-")
     );
-    println!(
+    outln!(
         "   inclusion proof: {} hashes up to root {}",
         r.inclusion_proof.len(),
         r.merkle_root
     );
     match redeemer.redeem(&winner, None) {
         Err(e @ Error::AlreadyRedeemed { .. }) => {
-            println!("   a second redemption is refused: {e}")
+            outln!("   a second redemption is refused: {e}")
         }
         Err(e) => return Err(e),
         Ok(_) => {
-            println!("   a second redemption was accepted: this is a bug");
+            outln!("   a second redemption was accepted: this is a bug");
             return Ok(1);
         }
     }
     drop(redeemer);
     let summary = Ledger::open(&store.ledger_path())?.summary()?;
-    println!(
+    outln!(
         "8. ledger: {} unit(s) redeemed, {} € paid, digest {}, {}",
         summary.units,
         summary.paid,

@@ -94,7 +94,7 @@ pub enum KeysCommand {
 pub fn close(store: &Store, args: &EmissionArg) -> Result<i32, Error> {
     let secrets = store.secrets()?;
     let manifest = args.open(store)?.close(&secrets)?;
-    println!(
+    outln!(
         "emission {} is closed: {} block(s); no more may be added",
         args.emission,
         manifest.blocks.len()
@@ -169,7 +169,7 @@ pub fn end_claims(store: &Store, args: &EndClaimsArgs) -> Result<i32, Error> {
     if args.json {
         print_json("end_of_claims", &stored);
     } else {
-        print!("{}", stored.statement);
+        out!("{}", stored.statement);
         eprintln!(
             "{} emission {}: claims ended at {} (published in {}); every node refuses its units from now on",
             stored.game,

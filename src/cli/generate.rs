@@ -102,7 +102,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         print_json("generate", &Report { blocks: &blocks });
     } else {
         for b in &blocks {
-            println!(
+            outln!(
                 "{} block {} of emission {} ({} €, {} units): {}\n  merkle root {}\n  file sha256 {}",
                 if b.fresh { "sealed" } else { "kept already sealed" },
                 b.summary.block,

@@ -128,11 +128,15 @@ pub fn show(store: &Store, args: &ShowArgs) -> Result<i32, Error> {
         print_json("unit", &shown);
         return Ok(0);
     }
-    println!(
+    outln!(
         "unit {} ({} emission {} block {} index {})",
-        r.id, r.game, r.emission, r.block, r.index
+        r.id,
+        r.game,
+        r.emission,
+        r.block,
+        r.index
     );
-    print!("{}", super::redeem::picture(&r));
-    println!("{}", super::redeem::outcome_words(&r));
+    out!("{}", super::redeem::picture(&r));
+    outln!("{}", super::redeem::outcome_words(&r));
     Ok(0)
 }

@@ -2,6 +2,9 @@
 //! per subcommand; each calls the library and prints. Errors are mapped to
 //! exit codes here, by kind (README §Exit codes, docs/CLI.md).
 
+#[macro_use]
+mod out;
+
 mod completions;
 mod demo;
 mod emission;
@@ -163,8 +166,10 @@ pub fn main() -> i32 {
         // not an error of ours, and nothing is left to say.
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
+            // A refusal keeps its exit code even when nobody reads it.
             if cli.command.wants_json() {
-                print_json("error", &e.report());
+                use std::io::Write;
+                let _ = writeln!(std::io::stdout(), "{}", json_line("error", &e.report()));
             }
             eprintln!("error: {e}");
             exit_code(e.kind())
@@ -179,7 +184,7 @@ pub fn run(cli: &Cli) -> Result<i32, Error> {
     match &cli.command {
         Command::Keygen => {
             store.keygen()?;
-            println!(
+            outln!(
                 "created issuer keys in {} (public key: {})",
                 store.root().join("keys").display(),
                 store.public_key_path().display()
@@ -247,15 +252,17 @@ struct Envelope<'a, T: Serialize> {
 
 /// Prints `body` as one line of JSON on stdout, as a report of `kind`.
 pub(crate) fn print_json<T: Serialize>(kind: &str, body: &T) {
+    outln!("{}", json_line(kind, body));
+}
+
+/// `body` as one line of JSON, a report of `kind`.
+fn json_line<T: Serialize>(kind: &str, body: &T) -> String {
     let envelope = Envelope {
         kind,
         schema: JSON_SCHEMA,
         body,
     };
-    println!(
-        "{}",
-        serde_json::to_string(&envelope).expect("reports serialise")
-    );
+    serde_json::to_string(&envelope).expect("reports serialise")
 }
 
 /// The key options shared by every command that reads a block.

@@ -195,16 +195,16 @@ fn print_report(r: &Report) {
         print_exact(e);
     }
     if let Some(o) = &r.optimal {
-        println!(
+        outln!(
             "\noptimal play (a player who sees the board, not the dice nor the chests): RTP {:.6} ± {:.6} over {} boards drawn from seed {}",
             o.rtp, o.standard_error, o.boards, o.seed
         );
-        println!(
+        outln!(
             "  never-stop RTP by the same induction on those boards: {}",
             z(&o.never_stop)
         );
         for b in &o.exact_boards {
-            println!(
+            outln!(
                 "  board {} in exact arithmetic: {} (f64 differs by {:.1e})",
                 b.board,
                 x(&b.exact),
@@ -213,19 +213,21 @@ fn print_report(r: &Report) {
         }
     }
     if let Some(m) = &r.monte_carlo {
-        println!(
+        outln!(
             "\ncross-check: {} units drawn and played by the game engine (z = (estimate − exact) / standard error)",
             m.units
         );
         print_sampled(&m.strategies);
     }
     if let Some(b) = &r.block {
-        println!(
+        outln!(
             "\ncross-check: block {} ({} units at {} €), played to the end",
-            b.path, b.units, b.price
+            b.path,
+            b.units,
+            b.price
         );
-        println!("  RTP            {}", z(&b.rtp));
-        println!("  hit frequency  {}", z(&b.hit_frequency));
+        outln!("  RTP            {}", z(&b.rtp));
+        outln!("  hit frequency  {}", z(&b.hit_frequency));
         if let Some(s) = &b.strategies {
             print_sampled(s);
         }
@@ -233,32 +235,40 @@ fn print_report(r: &Report) {
 }
 
 fn print_table_sheet(s: &TableSheet) {
-    println!(
+    outln!(
         "PAR sheet: {} at {} € (every block of {} units holds the lot table of article 3)",
-        s.game, s.price, s.block_units
+        s.game,
+        s.price,
+        s.block_units
     );
-    println!("  return to player  {}  ({})", x(&s.rtp), s.rtp.fraction());
-    println!(
+    outln!("  return to player  {}  ({})", x(&s.rtp), s.rtp.fraction());
+    outln!(
         "  hit frequency     {}  (1 in {}; {} winners a block)",
         x(&s.hit_frequency),
         s.one_in.decimal(2),
         s.winners
     );
-    println!(
+    outln!(
         "  expected prize    {} € (block: {} € of prizes for {} € of sales)",
         x(&s.expected_prize),
         s.block_prizes,
         s.block_sales
     );
-    println!(
+    outln!(
         "  largest lot       {} € = {}× the stake",
         s.max_lot,
         s.max_multiple.decimal(2)
     );
     let row = |cells: [&str; 7]| {
-        println!(
+        outln!(
             "  {:<16} {:>9} {:>9} {:>10} {:>16} {:>12} {:>16}",
-            cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6]
+            cells[0],
+            cells[1],
+            cells[2],
+            cells[3],
+            cells[4],
+            cells[5],
+            cells[6]
         )
     };
     row([
@@ -281,18 +291,24 @@ fn print_table_sheet(s: &TableSheet) {
             &x(&l.rtp_share),
         ]);
     }
-    println!();
+    outln!();
 }
 
 fn print_exact(e: &ExactSheet) {
-    println!(
+    outln!(
         "PAR sheet: tresors-ensables at {} € (exact: rational arithmetic over the boards, dice and chests)",
         e.price
     );
     let row = |cells: [&str; 7]| {
-        println!(
+        outln!(
             "  {:<12} {:>15} {:>15} {:>15} {:>15} {:>15} {:>15}",
-            cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6]
+            cells[0],
+            cells[1],
+            cells[2],
+            cells[3],
+            cells[4],
+            cells[5],
+            cells[6]
         )
     };
     row([
@@ -315,18 +331,18 @@ fn print_exact(e: &ExactSheet) {
             &x(&s.expected_rolls),
         ]);
     }
-    println!("  chests opened when the unit ends, never stopping:");
+    outln!("  chests opened when the unit ends, never stopping:");
     for (n, p) in e.strategies[0].chests_opened.iter().enumerate() {
-        println!("    {n:>2}: {}", x(p));
+        outln!("    {n:>2}: {}", x(p));
     }
-    println!(
+    outln!(
         "  largest prize {} € = {}× the stake (3.3.4)",
         e.max_prize,
         e.max_multiple.decimal(2)
     );
-    println!("  gold chest tables admitted by the published odds (never-stop RTP):");
+    outln!("  gold chest tables admitted by the published odds (never-stop RTP):");
     for g in &e.gold_alternatives {
-        println!(
+        outln!(
             "    {:<10} mean {} €  RTP {}  {}",
             g.name,
             g.gold_mean.decimal(5),
@@ -342,7 +358,7 @@ fn print_exact(e: &ExactSheet) {
 
 fn print_sampled(strategies: &[ticket_issuer::par::sample::SampledStrategy]) {
     for s in strategies {
-        println!(
+        outln!(
             "  {:<12} RTP {}  RTP without 10 000 € {}  hit {}  gold {}  rolls {}",
             s.strategy,
             z(&s.rtp),

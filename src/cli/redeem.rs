@@ -158,7 +158,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
 
 /// A unit whose play is not over, as a check shows it: the rolls revealed.
 pub fn print_in_play(u: &UnitInPlay) {
-    println!(
+    outln!(
         "unit {} ({} emission {} block {} index {}): {}; its play is not over, so only the rolls revealed are shown",
         u.id,
         u.game,
@@ -172,28 +172,32 @@ pub fn print_in_play(u: &UnitInPlay) {
 
 /// A redemption or a check of a unit shown whole.
 fn print_redemption(r: &Redemption) {
-    println!(
+    outln!(
         "unit {} ({} emission {} block {} index {})",
-        r.id, r.game, r.emission, r.block, r.index
+        r.id,
+        r.game,
+        r.emission,
+        r.block,
+        r.index
     );
-    print!("{}", picture(r));
-    println!("{}", outcome_words(r));
+    out!("{}", picture(r));
+    outln!("{}", outcome_words(r));
     match (&r.redeemed_at, &r.already_redeemed_at) {
-        (Some(at), _) if r.lot.is_some() => println!("redeemed at {at}: pay {} €", r.prize),
-        (Some(at), _) => println!("redeemed at {at}: nothing to pay; the unit's play is closed"),
-        (None, Some(at)) => println!("check only: already redeemed at {at}"),
-        (None, None) => println!("check only: not redeemed yet; nothing recorded"),
+        (Some(at), _) if r.lot.is_some() => outln!("redeemed at {at}: pay {} €", r.prize),
+        (Some(at), _) => outln!("redeemed at {at}: nothing to pay; the unit's play is closed"),
+        (None, Some(at)) => outln!("check only: already redeemed at {at}"),
+        (None, None) => outln!("check only: not redeemed yet; nothing recorded"),
     }
-    println!(
+    outln!(
         "proof: leaf {} of {} under root {} ({} hashes, RFC 9162 §2.1.3)",
         r.leaf_index,
         r.tree_size,
         r.merkle_root,
         r.inclusion_proof.len()
     );
-    println!("record {}", r.record);
+    outln!("record {}", r.record);
     for (level, hash) in r.inclusion_proof.iter().enumerate() {
-        println!("  proof[{level:>2}] {hash}");
+        outln!("  proof[{level:>2}] {hash}");
     }
 }
 
@@ -215,9 +219,9 @@ pub fn ledger(store: &Store, args: &LedgerArgs) -> Result<i32, Error> {
     if args.json {
         print_json("ledger", &summary);
     } else {
-        println!("ledger {}", summary.path);
+        outln!("ledger {}", summary.path);
         for b in &summary.blocks {
-            println!(
+            outln!(
                 "  {} emission {} block {}: {} unit(s) redeemed, {} winner(s), {} € paid{}",
                 b.game,
                 b.emission,
@@ -232,12 +236,13 @@ pub fn ledger(store: &Store, args: &LedgerArgs) -> Result<i32, Error> {
                 }
             );
         }
-        println!(
+        outln!(
             "  total: {} unit(s), {} € paid",
-            summary.units, summary.paid
+            summary.units,
+            summary.paid
         );
-        println!("  digest {}", summary.digest);
-        println!(
+        outln!("  digest {}", summary.digest);
+        outln!(
             "  integrity {}, totals {}",
             if summary.integrity_ok { "ok" } else { "FAILED" },
             if summary.reconciled {

@@ -112,7 +112,7 @@ pub fn sell(store: &Store, args: &SellArgs) -> Result<i32, Error> {
     if args.json {
         print_json("sale", &sale);
     } else {
-        println!(
+        outln!(
             "sold {} ({} emission {} block {} index {}, {} €) at {}{}",
             sale.id,
             sale.game,
@@ -127,7 +127,7 @@ pub fn sell(store: &Store, args: &SellArgs) -> Result<i32, Error> {
                 ""
             }
         );
-        println!("{}", sale.unit);
+        outln!("{}", sale.unit);
     }
     Ok(0)
 }
@@ -170,7 +170,7 @@ pub fn mark_sold(store: &Store, args: &MarkSoldArgs) -> Result<i32, Error> {
     if args.json {
         print_json("mark_sold", &marked);
     } else {
-        println!(
+        outln!(
             "{} emission {}: {} unit(s) marked sold, {} sold already",
             emission.game.slug(),
             args.emission.emission,
@@ -202,7 +202,7 @@ pub fn play(store: &Store, args: &PlayArgs) -> Result<i32, Error> {
 /// A play as text: the rolls shown, then where it stands.
 pub fn print_play(view: &PlayView) {
     for s in &view.steps {
-        println!(
+        outln!(
             "roll {:>2}: die {} -> square {:>2} {:<7} life {}{}",
             s.roll,
             s.die,
@@ -215,7 +215,7 @@ pub fn print_play(view: &PlayView) {
                 .unwrap_or_default()
         );
     }
-    println!(
+    outln!(
         "{}: {} roll(s), square {}, life {}, {} € found{}{}",
         view.id,
         view.rolls,

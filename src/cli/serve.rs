@@ -57,7 +57,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         &config,
         |bound| {
             // Scripts and tests read the bound address (with port 0) from here.
-            println!("listening on {scheme}://{bound}");
+            let _ = writeln!(std::io::stdout(), "listening on {scheme}://{bound}");
             let _ = std::io::stdout().flush();
         },
     )?;

@@ -20,7 +20,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         print_json("status", &status);
         return Ok(0);
     }
-    println!(
+    outln!(
         "store {} ({})",
         status.store,
         if status.has_secrets {
@@ -30,7 +30,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         }
     );
     if status.emissions.is_empty() {
-        println!("  no emissions yet");
+        outln!("  no emissions yet");
     }
     for e in &status.emissions {
         let state = match e.state {
@@ -43,7 +43,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
             SignatureCheck::Failed => "  MANIFEST SIGNATURE FAILS: run `issuer verify --emission`",
             SignatureCheck::Unchecked => "  (manifest signature not checked: no public key)",
         };
-        println!(
+        outln!(
             "  {} emission {}: {state}, {} block(s), {} units at {} €; redeemed {} unit(s), {} € paid{signature}",
             e.game,
             e.emission,

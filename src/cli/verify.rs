@@ -142,7 +142,7 @@ fn listed_units(emission: &Emission) -> u64 {
 
 /// Prints one block report in words.
 pub fn print_block(r: &BlockReport) {
-    println!(
+    outln!(
         "{}: {} emission {} block {}, {} €, {} units",
         r.summary.path,
         r.summary.game,
@@ -157,10 +157,10 @@ pub fn print_block(r: &BlockReport) {
             Status::Failed => "FAILED",
             Status::NotDone => "not done",
         };
-        println!("  {status:<9} {:<16} {}", c.check, c.detail);
+        outln!("  {status:<9} {:<16} {}", c.check, c.detail);
     }
     for f in &r.failures {
-        println!(
+        outln!(
             "  ! [{}] {}",
             serde_json::to_value(f.kind)
                 .unwrap_or_default()
@@ -170,7 +170,7 @@ pub fn print_block(r: &BlockReport) {
         );
     }
     if r.failure_count > r.failures.len() {
-        println!(
+        outln!(
             "  ! … and {} more failures",
             r.failure_count - r.failures.len()
         );
@@ -191,11 +191,11 @@ pub fn print_block(r: &BlockReport) {
         }
         (false, _, _) => format!("FAILED: {} failure(s)", r.failure_count),
     };
-    println!("  {verdict}");
+    outln!("  {verdict}");
 }
 
 fn print_emission(r: &EmissionReport) {
-    println!(
+    outln!(
         "emission {} ({}), {} block(s), {}, manifest signature {}",
         r.emission,
         r.game,
@@ -211,9 +211,9 @@ fn print_emission(r: &EmissionReport) {
         print_block(b);
     }
     for p in &r.problems {
-        println!("! {}", p.message);
+        outln!("! {}", p.message);
     }
-    println!(
+    outln!(
         "{}",
         if r.ok && !r.complete {
             format!(

@@ -490,3 +490,76 @@ fn running_as_root() -> bool {
         })
         .unwrap_or(false)
 }
+
+/// Runs `issuer --store STORE ARGS…` with its standard output a pipe whose
+/// reader is already closed: (exit code, stderr).
+fn with_stdout_closed(store: &std::path::Path, args: &[&str]) -> (i32, String) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(crate::common::ISSUER)
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    (
+        out.status.code().expect("exited, not killed by a signal"),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Issue 19: a closed standard output (`issuer show ID | head -1`) ends
+/// every command that prints with exit 0 and no panic (docs/CLI.md §Exit
+/// codes); what the command did is done (a redemption is recorded).
+#[test]
+fn every_command_that_prints_exits_0_when_its_reader_is_gone() {
+    let (_dir, store, block) = shared_block(100).copy_store();
+    let block = block.to_str().unwrap().to_string();
+    let ids: Vec<String> = (0..3)
+        .map(|i| crate::common::valid_id(&store, 1, 1, i))
+        .collect();
+    crate::common::sold(&store, &[&ids[0], &ids[1]]);
+    issuer(&store, &["redeem", &ids[1]]).expect_code(0);
+    let fresh = TempDir::new().unwrap();
+    let fresh_store = fresh.path().join("store");
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["show", &ids[2]],
+        vec!["show", &ids[2], "--json"],
+        vec!["redeem", &ids[0]],
+        vec!["redeem", &ids[2], "--check"],
+        vec!["redeem", &ids[2], "--check", "--json"],
+        vec!["par", "--game", "ile-au-tresor", "--price", "1"],
+        vec!["par", "--game", "ile-au-tresor", "--price", "1", "--json"],
+        vec!["status"],
+        vec!["status", "--json"],
+        vec!["verify", &block, "--scope", "structure"],
+        vec!["verify", &block, "--scope", "structure", "--json"],
+        vec!["export", &block, "-q"],
+        vec!["ledger"],
+        vec!["ledger", "--json"],
+        vec!["ledger", "head"],
+        vec!["ledger", "verify", "--json"],
+        vec!["completions", "bash"],
+        vec!["man"],
+    ];
+    for args in &commands {
+        let (code, stderr) = with_stdout_closed(&store, args);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    let (code, stderr) = with_stdout_closed(&fresh_store, &["keygen"]);
+    assert_eq!(code, 0, "keygen: {stderr}");
+    // The redemption whose answer went nowhere is recorded.
+    let again = issuer(&store, &["redeem", &ids[0], "--json"]).expect_code(1);
+    assert!(
+        again.stdout.contains("already_redeemed"),
+        "{}",
+        again.stdout
+    );
+    // A refusal keeps its exit code when nobody reads it.
+    let (code, _) = with_stdout_closed(&store, &["redeem", &ids[0], "--json"]);
+    assert_eq!(code, 1);
+}

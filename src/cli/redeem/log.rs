@@ -60,9 +60,9 @@ pub fn run(
                     },
                 );
             } else if from == to {
-                println!("ledger {}: schema version {to}, up to date", pg.name());
+                outln!("ledger {}: schema version {to}, up to date", pg.name());
             } else {
-                println!(
+                outln!(
                     "ledger {}: schema upgraded from version {from} to {to}",
                     pg.name()
                 );
@@ -79,7 +79,7 @@ pub fn run(
             if json {
                 print_json("ledger_head", &head);
             } else {
-                print!("{}", head.checkpoint);
+                out!("{}", head.checkpoint);
             }
             Ok(0)
         }
@@ -114,8 +114,8 @@ pub fn run(
                 if json {
                     print_json("ledger_inclusion", &proof);
                 } else {
-                    print!("entry {}", proof.entry);
-                    println!(
+                    out!("entry {}", proof.entry);
+                    outln!(
                         "leaf {} of {} under root {} ({} hashes, RFC 9162 §2.1.3)",
                         proof.leaf_index,
                         proof.tree_size,
@@ -123,9 +123,9 @@ pub fn run(
                         proof.inclusion_proof.len()
                     );
                     for (level, hash) in proof.inclusion_proof.iter().enumerate() {
-                        println!("  proof[{level:>2}] {hash}");
+                        outln!("  proof[{level:>2}] {hash}");
                     }
-                    print!("{}", proof.checkpoint);
+                    out!("{}", proof.checkpoint);
                 }
                 Ok(0)
             }
@@ -140,12 +140,15 @@ pub fn run(
                 if json {
                     print_json("ledger_consistency", &proof);
                 } else {
-                    println!(
+                    outln!(
                         "size {} (root {}) is a prefix of size {} (root {}) (RFC 9162 §2.1.4)",
-                        proof.from, proof.from_root, proof.to, proof.to_root
+                        proof.from,
+                        proof.from_root,
+                        proof.to,
+                        proof.to_root
                     );
                     for (i, hash) in proof.consistency_proof.iter().enumerate() {
-                        println!("  proof[{i:>2}] {hash}");
+                        outln!("  proof[{i:>2}] {hash}");
                     }
                 }
                 Ok(0)
@@ -171,20 +174,22 @@ fn print_verify(name: &str, report: &log::LogReport, summary: &Summary, json: bo
             }),
         );
     } else {
-        println!(
+        outln!(
             "ledger {name}: {} entries, root {}, {} signed head(s) checked",
-            report.size, report.root, report.heads_checked
+            report.size,
+            report.root,
+            report.heads_checked
         );
         for f in &report.findings {
             match f.entry {
-                Some(e) => println!("  entry {e}: {}", f.problem),
-                None => println!("  {}", f.problem),
+                Some(e) => outln!("  entry {e}: {}", f.problem),
+                None => outln!("  {}", f.problem),
             }
         }
         if !summary.reconciled {
-            println!("  totals DO NOT RECONCILE (run `issuer ledger`)");
+            outln!("  totals DO NOT RECONCILE (run `issuer ledger`)");
         }
-        println!(
+        outln!(
             "{}",
             if ok {
                 "log verifies"

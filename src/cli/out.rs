@@ -1,0 +1,59 @@
+//! Standard output for every command: one place that decides what a
+//! failed write means. A reader that went away (`issuer show ID | head -1`:
+//! a closed pipe) ends the command with exit 0, as docs/CLI.md promises:
+//! whatever the command did is done and nothing is left to say. Any other
+//! write failure (a full disk behind a redirection) is exit 3.
+
+use std::io::Write;
+
+/// Writes `text` to standard output.
+pub fn bytes(text: &[u8]) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text).and_then(|()| out.flush()) {
+        gone(&e);
+    }
+}
+
+/// Writes formatted text, with a newline when `newline`.
+pub fn fmt(args: std::fmt::Arguments, newline: bool) {
+    let mut out = std::io::stdout().lock();
+    let written = out
+        .write_fmt(args)
+        .and_then(|()| {
+            if newline {
+                out.write_all(b"\n")
+            } else {
+                Ok(())
+            }
+        })
+        .and_then(|()| out.flush());
+    if let Err(e) = written {
+        gone(&e);
+    }
+}
+
+/// Ends the process after a failed write to standard output.
+pub fn gone(e: &std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(super::EXIT_OK);
+    }
+    eprintln!("error: standard output: {e}");
+    std::process::exit(super::EXIT_UNAVAILABLE)
+}
+
+/// `println!` through [`fmt`].
+macro_rules! outln {
+    () => {
+        $crate::cli::out::fmt(format_args!(""), true)
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::out::fmt(format_args!($($arg)*), true)
+    };
+}
+
+/// `print!` through [`fmt`].
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::out::fmt(format_args!($($arg)*), false)
+    };
+}
