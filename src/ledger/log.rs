@@ -205,35 +205,51 @@ pub struct Checkpoint {
 
 /// Opens a signed note as a checkpoint of the log of `public`: the body is
 /// origin, size and base64 root; a signature line by the key's name and key
-/// ID must verify over the body. `Err` says what is wrong.
+/// ID must verify over the body. Newlines after the last signature line
+/// are one (a note saved with `jq -r` or an editor has more). `Err` says
+/// what is wrong.
 pub fn open_checkpoint(note: &str, public: &VerifyingKey) -> Result<Checkpoint, String> {
+    let note = format!("{}\n", note.trim_end_matches('\n'));
     let split = note
         .rfind("\n\n")
-        .ok_or("not a signed note (no blank line before the signatures)")?;
+        .ok_or("not a signed note: no blank line between its text and its signatures")?;
     let (body, signatures) = (&note[..=split], &note[split + 2..]);
     let name = origin(public);
     let id = key_id(&name, public);
-    let prefix = format!("\u{2014} {name} ");
+    let mut others = Vec::new();
     let mut signed = false;
-    for line in signatures.lines() {
-        let Some(b64) = line.strip_prefix(&prefix) else {
-            continue;
-        };
+    for (n, line) in signatures.lines().enumerate() {
+        let (signer, b64) = line
+            .strip_prefix("\u{2014} ")
+            .and_then(|rest| rest.rsplit_once(' '))
+            .ok_or_else(|| {
+                format!(
+                    "signature line {} is not \"— <key name> <base64>\": {line:?}",
+                    n + 1
+                )
+            })?;
         let blob = BASE64
             .decode(b64)
-            .map_err(|_| "a signature line is not base64")?;
-        if blob.len() != 68 || blob[..4] != id {
+            .map_err(|_| format!("the signature by {signer} is not base64"))?;
+        if signer != name || blob.len() != 68 || blob[..4] != id {
+            others.push(signer.to_string());
             continue;
         }
         let sig: [u8; 64] = blob[4..].try_into().map_err(|_| "bad signature length")?;
         if !seal::verify(public, body.as_bytes(), &sig) {
-            return Err("the ledger key's signature does not verify".into());
+            return Err(format!(
+                "the signature by the ledger key {name} does not verify: the note's text was altered"
+            ));
         }
         signed = true;
         break;
     }
     if !signed {
-        return Err(format!("no signature by the ledger key {name}"));
+        return Err(format!(
+            "signed by {} but not by the ledger key given ({name}, key ID {}): check --ledger-key",
+            others.join(", "),
+            hex::encode(id)
+        ));
     }
     let mut lines = body.lines();
     let origin_line = lines.next().unwrap_or_default().to_string();

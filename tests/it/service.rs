@@ -1125,3 +1125,69 @@ fn a_kept_chunk_tree_gives_the_same_paths_as_the_rfc() {
     }
     assert!(PerfectTree::new(&[[0; 32]; 3]).is_none());
 }
+
+/// Issue 19: the head saved with API.md's recipe (`curl … | jq -r
+/// .checkpoint > head.txt`, which adds a newline) verifies, and a file that
+/// does not is named for what is wrong with it.
+#[test]
+fn a_head_saved_with_the_api_recipe_verifies_and_a_broken_one_says_why() {
+    let (dir, store) = store_copy();
+    let units: Vec<String> = (80..83).map(|i| id(&store, i)).collect();
+    sold(
+        &store,
+        &units.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    batch(
+        &store,
+        &units.iter().map(|u| format!("{u}\n")).collect::<String>(),
+    );
+    let server = Server::start(&store);
+    let (status, head) = get(&agent(), &server, "/v1/ledger/head");
+    assert_eq!(status, 200, "{head}");
+    let note = serde_json::from_str::<Value>(&head).unwrap()["checkpoint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    drop(server);
+    let verify_head = |text: &str| {
+        let path = dir.path().join("head.txt");
+        std::fs::write(&path, text).unwrap();
+        issuer(
+            &store,
+            &[
+                "ledger",
+                "verify",
+                "--head",
+                path.to_str().unwrap(),
+                "--json",
+            ],
+        )
+    };
+    // As `jq -r` writes it, and as a text editor may (two newlines more).
+    for saved in [format!("{note}\n"), format!("{note}\n\n"), note.clone()] {
+        let run = verify_head(&saved).expect_code(0);
+        assert_eq!(run.json()["ok"], true, "{}", run.stdout);
+    }
+    let (text, signatures) = note.split_at(note.find("\n\n").unwrap() + 2);
+    let name = signatures.split(' ').nth(1).unwrap();
+    let size = text.lines().nth(1).unwrap();
+    let altered = note.replacen(&format!("\n{size}\n"), &format!("\n{size}0\n"), 1);
+    let cases = [
+        ("no blank line\n".to_string(), "not a signed note"),
+        (text.to_string(), "not a signed note"),
+        (format!("{text}signature\n"), "signature line 1 is not"),
+        (altered, "does not verify: the note's text was altered"),
+        (
+            note.replace(&format!("\u{2014} {name} "), "\u{2014} witness.example "),
+            "signed by witness.example but not by the ledger key given",
+        ),
+    ];
+    for (saved, why) in cases {
+        let run = verify_head(&saved).expect_code(1);
+        let findings = run.json()["log"]["findings"].to_string();
+        assert!(
+            findings.contains(why),
+            "{saved:?}: want {why:?} in {findings}"
+        );
+    }
+}
