@@ -319,24 +319,44 @@ pub(super) fn catch_up(
 }
 
 /// Signs and stores the head of `frontier`, keeping the frontier beside it.
+/// A signed head is never replaced: a head of that size stored already
+/// means the log was cut back below it (rows deleted) and is growing again
+/// over it, and is refused as a damaged ledger.
 pub(super) fn store_head(
     tx: &Transaction,
     key: &LedgerKey,
     frontier: &Frontier,
     at: &str,
-) -> Result<(), rusqlite::Error> {
+    path: &Path,
+) -> Result<(), Error> {
     let root = frontier.root();
-    tx.prepare_cached(
-        "INSERT OR REPLACE INTO ledger_heads (size, root, signed_at, checkpoint, frontier)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?
-    .execute(params![
-        frontier.size(),
-        &root[..],
-        at,
-        key.sign_checkpoint(frontier.size(), &root),
-        frontier.to_bytes()
-    ])?;
+    let inserted = tx
+        .prepare_cached(
+            "INSERT INTO ledger_heads (size, root, signed_at, checkpoint, frontier)
+             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (size) DO NOTHING",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                frontier.size(),
+                &root[..],
+                at,
+                key.sign_checkpoint(frontier.size(), &root),
+                frontier.to_bytes()
+            ])
+        })
+        .map_err(|source| Error::Ledger {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if inserted == 0 {
+        return Err(Error::LedgerDamaged {
+            path: path.to_path_buf(),
+            reason: format!(
+                "a signed head of size {} is stored already: the log was cut back below it and would grow over it; nothing was recorded; run `issuer ledger verify`",
+                frontier.size()
+            ),
+        });
+    }
     Ok(())
 }
 

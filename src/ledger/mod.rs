@@ -493,7 +493,7 @@ impl Ledger {
             ops,
         )?;
         if frontier.size() > before {
-            log::store_head(&tx, key, &frontier, &at).map_err(err)?;
+            log::store_head(&tx, key, &frontier, &at, &path)?;
         }
         tx.commit().map_err(err)?;
         self.frontier = frontier;

@@ -417,18 +417,29 @@ impl PgLedger {
                 &[&frontier.to_bytes()],
             )
             .map_err(db)?;
-            tx.execute(
-                "INSERT INTO ledger_heads (size, root, signed_at, checkpoint, signer)
-                 VALUES ($1, $2, $3, $4, $5)",
-                &[
-                    &size,
-                    &&root[..],
-                    &at,
-                    &key.sign_checkpoint(frontier.size(), &root),
-                    &log::verifier_key(&key.public()),
-                ],
-            )
-            .map_err(db)?;
+            // A signed head is never replaced (as on SQLite).
+            let stored = tx
+                .execute(
+                    "INSERT INTO ledger_heads (size, root, signed_at, checkpoint, signer)
+                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (size) DO NOTHING",
+                    &[
+                        &size,
+                        &&root[..],
+                        &at,
+                        &key.sign_checkpoint(frontier.size(), &root),
+                        &log::verifier_key(&key.public()),
+                    ],
+                )
+                .map_err(db)?;
+            if stored == 0 {
+                return Err(Error::LedgerDamaged {
+                    path: PathBuf::from(&self.name),
+                    reason: format!(
+                        "a signed head of size {} is stored already while log_state is behind it; nothing was recorded; run `issuer ledger verify`",
+                        frontier.size()
+                    ),
+                });
+            }
         }
         if let Err(e) = tx.commit() {
             drop(conn);

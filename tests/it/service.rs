@@ -22,7 +22,8 @@ use ticket_issuer::ledger::Ledger;
 use ticket_issuer::{Error, Redeemer, Store, UnitId};
 
 use crate::common::{
-    agent, call, get, issuer, post, shared_block, sold, sold_in, valid_id, Server, ISSUER, TOKEN,
+    agent, call, get, issuer, issuer_with_input, post, shared_block, sold, sold_in, valid_id,
+    Server, ISSUER, TOKEN,
 };
 use crate::redeem::{hash_of, rfc9162_verify_inclusion, rfc_leaf_hash, sha256, Hash};
 
@@ -1190,4 +1191,54 @@ fn a_head_saved_with_the_api_recipe_verifies_and_a_broken_one_says_why() {
             "{saved:?}: want {why:?} in {findings}"
         );
     }
+}
+
+/// Issue 19: a signed head is never overwritten. A log cut back below a
+/// stored head (rows deleted, the heads' kept frontiers gone, as in a ledger
+/// written before they were kept) that would grow over it is refused as
+/// damaged, and the head stays as signed.
+#[test]
+fn a_signed_head_is_never_overwritten() {
+    let (_dir, store) = store_copy();
+    let units: Vec<String> = (90..96).map(|i| id(&store, i)).collect();
+    sold(
+        &store,
+        &units.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let first: String = units[..4].iter().map(|u| format!("{u}\n")).collect();
+    batch(&store, &first);
+    let path = Store::new(&store).ledger_path();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let size: u64 = conn
+        .query_row("SELECT MAX(size) FROM ledger_heads", [], |r| r.get(0))
+        .unwrap();
+    let head = |conn: &rusqlite::Connection| -> (Vec<u8>, String) {
+        conn.query_row(
+            "SELECT root, checkpoint FROM ledger_heads WHERE size = ?1",
+            [size],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+    };
+    let signed = head(&conn);
+    conn.execute_batch(&format!(
+        "DELETE FROM redemptions WHERE seq >= {};
+         UPDATE ledger_heads SET frontier = NULL;",
+        size - 2
+    ))
+    .unwrap();
+    let run = issuer_with_input(
+        &store,
+        &["redeem", "--batch", "-"],
+        &format!("{}\n{}\n", units[4], units[5]),
+    );
+    assert!(
+        run.stdout.contains("ledger_damaged")
+            && run
+                .stdout
+                .contains(&format!("a signed head of size {size} is stored already")),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(head(&conn), signed, "the signed head is as it was");
 }
