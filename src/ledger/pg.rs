@@ -162,8 +162,12 @@ ON CONFLICT (game, emission, block) DO UPDATE
 SET units = block_totals.units + 1, paid_cents = block_totals.paid_cents + excluded.paid_cents";
 
 /// The current time in the database, as the ledger writes it.
+/// Milliseconds, as the SQLite ledger writes them (`strftime('%f')`): the
+/// time goes into hashed leaves, so both backends write one format
+/// (docs/REDEMPTION.md §Tamper-evident log). Rows written before issue 19
+/// keep their microseconds: a leaf is recomputed from the stored text.
 const NOW: &str =
-    "SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')";
+    "SELECT to_char(date_trunc('milliseconds', clock_timestamp()) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')";
 
 impl PgLedger {
     /// A pool on `url` (`postgres://…`); connects lazily, so a node starts

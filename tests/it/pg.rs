@@ -951,6 +951,9 @@ fn pg_keys_sell_once_across_two_nodes_and_a_version_2_ledger_migrates() {
         serde_json::from_str(&answers.iter().find(|(k, _)| *k == 0).unwrap().1 .1).unwrap();
     assert_eq!(found["id"], first["id"]);
     assert_eq!(found["sold_at"], first["sold_at"]);
+    // Milliseconds, as on SQLite: `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+    let at = first["sold_at"].as_str().unwrap();
+    assert_eq!((at.len(), &at[19..20], &at[23..]), (24, ".", "Z"), "{at}");
     // A roll under a key on one node, retried on the other: one step.
     let id = first["id"].as_str().unwrap();
     let path = format!("/v1/plays/{id}/roll");

@@ -458,3 +458,42 @@ fn ledger_verify_names_an_edited_sale_and_an_edited_play() {
         "{text}"
     );
 }
+
+/// Issue 19: both ledgers write times with milliseconds; a row written
+/// with microseconds (a PostgreSQL ledger before issue 19) still verifies,
+/// its leaf recomputed from the time as stored.
+#[test]
+fn times_have_milliseconds_and_an_older_microsecond_row_still_verifies() {
+    let (_dir, store) = te_store(20);
+    let first = issuer(&store, &["sell", "--game", "tresors-ensables", "--json"])
+        .expect_code(0)
+        .json();
+    let at = first["sold_at"].as_str().unwrap();
+    assert_eq!(at.len(), "2026-12-01T09:50:11.921Z".len(), "{at}");
+    assert!(at.ends_with('Z') && at.as_bytes()[19] == b'.', "{at}");
+    // Unit 1 sold at entry 1 with a microsecond time, its leaf as the log
+    // line says (docs/REDEMPTION.md §Tamper-evident log).
+    let micro = "2026-11-30T07:24:55.533123Z";
+    let line = format!("sale/v1|1|tresors-ensables|1|1|1|{micro}\n");
+    let leaf = crate::redeem::sha256(&[&[0u8], line.as_bytes()]);
+    let db = rusqlite::Connection::open(store.join("ledger.sqlite")).unwrap();
+    db.execute(
+        "INSERT INTO sales (game, emission, block, unit_index, sold_at, seq, leaf_hash)
+         VALUES ('tresors-ensables', 1, 1, 1, ?1, 1, ?2)",
+        rusqlite::params![micro, &leaf[..]],
+    )
+    .unwrap();
+    drop(db);
+    let next = issuer(&store, &["sell", "--game", "tresors-ensables", "--json"])
+        .expect_code(0)
+        .json();
+    assert_eq!(
+        (next["index"].as_u64(), next["ledger_entry"].as_u64()),
+        (Some(2), Some(2))
+    );
+    let verified = issuer(&store, &["ledger", "verify", "--json"])
+        .expect_code(0)
+        .json();
+    assert_eq!(verified["ok"], true, "{verified}");
+    assert_eq!(verified["log"]["size"], 3);
+}
