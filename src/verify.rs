@@ -340,7 +340,8 @@ struct ChunkOutcome {
 /// `ok == false`.
 pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Error> {
     let block = BlockFile::open(path)?;
-    let file_sha = file_sha256(path)?;
+    // The digest reported is of the file the checks read (one open).
+    let file_sha = block.sha256()?;
     let h = &block.header;
     let mut f = Findings {
         checks: vec![Check {

@@ -87,6 +87,24 @@ impl BlockFile {
         BlockFile::from_source(path, Source::File(file), file_len)
     }
 
+    /// SHA-256 of the whole file, read through the descriptor every check
+    /// reads (not the path again: a file put in its place meanwhile is not
+    /// what was checked), up to the length found at open.
+    pub fn sha256(&self) -> Result<crate::merkle::Hash, Error> {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        let mut offset = 0u64;
+        while offset < self.file_len {
+            let piece = read_at(&self.source, &self.path, self.file_len, offset, 1 << 20)?;
+            if piece.is_empty() {
+                break;
+            }
+            hasher.update(&piece);
+            offset += piece.len() as u64;
+        }
+        Ok(hasher.finalize().into())
+    }
+
     /// A block held in memory, read exactly as [`BlockFile::open`] reads a
     /// file; `path` only names it in messages.
     pub fn from_bytes(path: &Path, bytes: Vec<u8>) -> Result<BlockFile, Error> {

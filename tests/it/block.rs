@@ -724,3 +724,31 @@ fn a_revealed_seed_regenerates_the_block_or_fails_it() {
         wrong.failure_count
     );
 }
+
+/// Issue 19: the SHA-256 `verify` reports is of the file its checks read,
+/// through the one descriptor they read (it used to open the path a second
+/// time): a file renamed over the path meanwhile is not what is hashed.
+#[test]
+fn the_reported_digest_is_of_the_file_the_checks_read() {
+    let fx = crate::common::Fixture::new();
+    let path = fx.test_block(1, 100);
+    let original = std::fs::read(&path).unwrap();
+    let report = fx.verify(&path, true);
+    assert!(report.ok);
+    assert_eq!(
+        report.summary.file_sha256,
+        hex::encode(Sha256::digest(&original))
+    );
+    let block = BlockFile::open(&path).unwrap();
+    let other = fx.test_block(2, 100);
+    std::fs::rename(&other, &path).unwrap();
+    assert_eq!(
+        block.sha256().unwrap(),
+        <[u8; 32]>::from(Sha256::digest(&original))
+    );
+    assert_ne!(
+        std::fs::read(&path).unwrap(),
+        original,
+        "the path now names another file"
+    );
+}
