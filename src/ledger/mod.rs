@@ -357,9 +357,14 @@ impl Ledger {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(Error::io(&file, e)),
             };
+            // Another user's ledger can't be made private by us: it is
+            // read as it is, and a write to it is refused by SQLite below.
             if mode != 0o600 {
-                std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
-                    .map_err(|e| Error::io(&file, e))?;
+                match std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {}
+                    Err(e) => return Err(Error::io(&file, e)),
+                }
             }
         }
         conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")

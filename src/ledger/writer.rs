@@ -139,10 +139,24 @@ fn for_each_caller(e: &Error, path: PathBuf) -> Error {
             path,
             reason: reason.clone(),
         },
+        Error::Ledger { source, .. } => Error::LedgerUnavailable {
+            path,
+            reason: sqlite_reason(source),
+        },
         e => Error::LedgerUnavailable {
             path,
             reason: e.to_string(),
         },
+    }
+}
+
+/// What an SQLite failure means for the operator.
+fn sqlite_reason(e: &rusqlite::Error) -> String {
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::ReadOnly) => format!(
+            "{e}: the ledger file is not writable by this user; run the command as the ledger's owner or give it write access"
+        ),
+        _ => e.to_string(),
     }
 }
 

@@ -563,3 +563,60 @@ fn every_command_that_prints_exits_0_when_its_reader_is_gone() {
     let (code, _) = with_stdout_closed(&store, &["redeem", &ids[0], "--json"]);
     assert_eq!(code, 1);
 }
+
+/// Issue 19: a ledger this user can read but not write (another user's
+/// file) is read by read-only commands, and a write is refused as
+/// `ledger_unavailable`, exit 3, as docs/CLI.md says, naming the remedy; it
+/// used to be exit 2 `io` from a failed chmod, on reads too.
+#[test]
+fn a_ledger_readable_but_not_writable_is_read_and_a_write_is_exit_3() {
+    if !running_as_root() {
+        eprintln!("\n*** SKIPPED: needs root to hand the store to another user ***\n");
+        return;
+    }
+    let (dir, store) = crate::common::te_store(10);
+    issuer(&store, &["sell", "--game", "tresors-ensables"]).expect_code(0);
+    let chown =
+        |args: &[&str]| assert!(Command::new("chown").args(args).status().unwrap().success());
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    chown(&["-R", "nobody", store.to_str().unwrap()]);
+    let ledger = store.join("ledger.sqlite");
+    chown(&["root", ledger.to_str().unwrap()]);
+    std::fs::set_permissions(&ledger, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let as_nobody = |args: &[&str]| {
+        Command::new("runuser")
+            .args([
+                "-u",
+                "nobody",
+                "--",
+                crate::common::ISSUER,
+                "--store",
+                store.to_str().unwrap(),
+            ])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let read = as_nobody(&["ledger", "--json"]);
+    assert_eq!(
+        read.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    let write = as_nobody(&["sell", "--game", "tresors-ensables", "--json"]);
+    let out = String::from_utf8_lossy(&write.stdout);
+    assert_eq!(write.status.code(), Some(3), "{out}");
+    assert!(
+        out.contains("\"ledger_unavailable\"") && out.contains("not writable by this user"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("ledger.sqlite: ledger"),
+        "the ledger is named once: {out}"
+    );
+}
