@@ -21,6 +21,11 @@ use crate::verify::file_sha256;
 const MANIFEST_KIND: &str = "ticket-issuer emission manifest";
 const REVEAL_KIND: &str = "ticket-issuer emission reveal";
 
+/// Reads of a manifest and its signature before a pair that does not
+/// verify is reported (10, 20, 40 and 80 ms apart: a save in progress
+/// completes within them).
+const MANIFEST_READS: u32 = 5;
+
 /// One block as the manifest lists it.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ManifestBlock {
@@ -211,16 +216,48 @@ impl<'s> Emission<'s> {
     /// has none yet.
     /// It reads only: an interrupted save is completed by `recover`, which
     /// the writing commands run first.
+    ///
+    /// A save writes `manifest.json.next`, then the signature, then the
+    /// manifest (each an atomic rename), then removes `.next`; a reader may
+    /// fall between two of those and read an old manifest with a new
+    /// signature. The pair read is then completed by `.next` (which the new
+    /// signature signs while it exists), or read again once the save has
+    /// moved on: only a pair that stays unsigned over a few reads is a bad
+    /// signature.
     pub fn load_manifest(&self, trusted: &VerifyingKey) -> Result<Option<Manifest>, Error> {
         let path = self.manifest_path();
-        let Some(bytes) = fsutil::read_small_if_exists(&path, fsutil::MANIFEST_LIMIT)? else {
-            return Ok(None);
-        };
-        let sig_path = self.signature_path();
-        if self.signature_verifies(trusted, &bytes)? {
-            return Manifest::parse(&path, &bytes).map(Some);
+        for attempt in 0..MANIFEST_READS {
+            if attempt > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(5 << attempt));
+            }
+            let Some(bytes) = fsutil::read_small_if_exists(&path, fsutil::MANIFEST_LIMIT)? else {
+                return Ok(None);
+            };
+            let signature = self.signature()?;
+            if signature.is_some_and(|s| seal::verify(trusted, &bytes, &s)) {
+                return Manifest::parse(&path, &bytes).map(Some);
+            }
+            let next = self.next_manifest_path();
+            if let (Some(next_bytes), Some(s)) = (
+                fsutil::read_small_if_exists(&next, fsutil::MANIFEST_LIMIT)?,
+                signature,
+            ) {
+                if seal::verify(trusted, &next_bytes, &s) {
+                    return Manifest::parse(&path, &next_bytes).map(Some);
+                }
+            }
         }
-        Err(bad_signature(path, &sig_path))
+        Err(bad_signature(path, &self.signature_path()))
+    }
+
+    /// The signature file's 64 bytes, if it holds that many.
+    fn signature(&self) -> Result<Option<[u8; 64]>, Error> {
+        let sig = fsutil::read_small_if_exists(&self.signature_path(), fsutil::SIGNATURE_LIMIT)
+            .or_else(|e| match e {
+                Error::FileTooLarge { .. } => Ok(None),
+                e => Err(e),
+            })?;
+        Ok(sig.and_then(|s| <[u8; 64]>::try_from(s.as_slice()).ok()))
     }
 
     /// True when `manifest.json.sig` is the issuer's signature of `bytes`.
@@ -229,13 +266,8 @@ impl<'s> Emission<'s> {
         trusted: &VerifyingKey,
         bytes: &[u8],
     ) -> Result<bool, Error> {
-        let sig = fsutil::read_small_if_exists(&self.signature_path(), fsutil::SIGNATURE_LIMIT)
-            .or_else(|e| match e {
-                Error::FileTooLarge { .. } => Ok(None),
-                e => Err(e),
-            })?;
-        Ok(sig
-            .and_then(|s| <[u8; 64]>::try_from(s.as_slice()).ok())
+        Ok(self
+            .signature()?
             .is_some_and(|s| seal::verify(trusted, bytes, &s)))
     }
 

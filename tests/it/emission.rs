@@ -638,3 +638,61 @@ fn two_emissions_reveal_unrelated_seeds() {
         ]
     );
 }
+
+/// Issue 19: a manifest and its signature are one unit for readers. While
+/// another emission of the game is generated block after block (its
+/// manifest and signature rewritten after each), sales of a closed
+/// emission and reads of the growing manifest never see a torn pair.
+#[test]
+fn a_manifest_being_rewritten_is_never_read_torn() {
+    use ticket_issuer::emission::Emission;
+    use ticket_issuer::game::Game;
+    let (_dir, store) = crate::common::te_store(5000);
+    let generating = std::process::Command::new(crate::common::ISSUER)
+        .arg("--store")
+        .arg(&store)
+        .args([
+            "generate",
+            "--game",
+            "tresors-ensables",
+            "--emission",
+            "2",
+            "--blocks",
+            "150",
+            "--units",
+            "3",
+            "--quiet",
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn();
+    let mut generating = generating.unwrap();
+    let redeemer = crate::common::store_redeemer(&store, true);
+    let s = ticket_issuer::Store::new(&store);
+    let trusted = s.public_key().unwrap();
+    let second = Emission::new(&s, Game::TRESORS_ENSABLES, 2);
+    let (mut sales, mut reads, mut torn) = (0, 0, Vec::new());
+    while generating.try_wait().unwrap().is_none() {
+        match redeemer.sell(Game::TRESORS_ENSABLES, 100) {
+            Ok(_) => sales += 1,
+            Err(e) => torn.push(format!("sale: {e}")),
+        }
+        for _ in 0..20 {
+            match second.load_manifest(&trusted) {
+                Ok(_) => reads += 1,
+                Err(e) => torn.push(format!("read: {e}")),
+            }
+        }
+    }
+    assert!(generating.wait().unwrap().success());
+    assert!(
+        torn.is_empty(),
+        "{} of {} reads or sales torn: {:?}",
+        torn.len(),
+        reads + sales,
+        &torn[..torn.len().min(3)]
+    );
+    assert!(
+        sales > 10 && reads > 200,
+        "{sales} sales, {reads} reads while generating"
+    );
+}
