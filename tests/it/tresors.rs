@@ -2,7 +2,7 @@
 //! every stop against a plain replay of the export, the regulation's draws
 //! (chi-square), determinism, tampering, block bounds, the ledger and the
 //! golden vector. The replay and the expected distributions are written
-//! here from docs/GAMES.md, not taken from src/game/tresors.rs.
+//! here from docs/GAMES.md, not taken from crates/core/src/game/tresors.rs.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,8 +1,10 @@
-//! Redemption as an HTTP service (docs/API.md): axum on tokio, rustls when
+//! ticket-issuer's sales, plays and redemption as an HTTP service (docs/API.md): axum on tokio, rustls when
 //! a certificate is given, bearer tokens compared in constant time, every
 //! redemption through the one [`Redeemer`] (called off the async workers
 //! with `spawn_blocking`), errors mapped to statuses by their kind, and
 //! Prometheus metrics. SIGTERM (or Ctrl-C) drains in-flight requests.
+
+#![deny(missing_docs)]
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -24,12 +26,12 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::error::{Error, ErrorKind};
-use crate::game::Game;
-use crate::ledger::ops::PlayAction;
-use crate::redeem::Redemption;
-use crate::redeemer::{batch_parts, Redeemer};
-use crate::unit_id::UnitId;
+use ticket_issuer_core::error::{Error, ErrorKind};
+use ticket_issuer_core::game::Game;
+use ticket_issuer_core::unit_id::UnitId;
+use ticket_issuer_ledger::ledger::ops::PlayAction;
+use ticket_issuer_ledger::redeem::Redemption;
+use ticket_issuer_ledger::redeemer::{batch_parts, Redeemer};
 
 /// Most units in one `POST /v1/redemptions/batch`.
 pub const MAX_BATCH: usize = 1000;

@@ -2,9 +2,10 @@
 //! log): each row is an entry at a position `seq`, hashed as an RFC 9162
 //! leaf ([`crate::merkle`]); after each commit the log's head (size, root)
 //! is signed with the ledger key as a C2SP tlog-checkpoint signed note and
-//! stored. [`Ledger::verify_log`] replays every entry against its stored
-//! leaf hash and every stored head; inclusion and consistency proofs let an
-//! auditor check a redemption is in the log and that the log only grew.
+//! stored. [`Snapshot::verify`] replays every entry against its stored
+//! leaf hash and every stored head, from one snapshot of either database
+//! ([`LogSource`]); inclusion and consistency proofs let an auditor check a
+//! redemption is in the log and that the log only grew.
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -281,9 +282,9 @@ pub(super) fn catch_up(
     frontier: &mut Frontier,
     path: &Path,
 ) -> Result<(), Error> {
-    let err = |source| Error::Ledger {
+    let err = |source: rusqlite::Error| Error::Ledger {
         path: path.to_path_buf(),
-        source,
+        source: source.into(),
     };
     let kept: Option<Option<Vec<u8>>> = tx
         .prepare_cached("SELECT frontier FROM ledger_heads ORDER BY size DESC LIMIT 1")
@@ -346,7 +347,7 @@ pub(super) fn store_head(
         })
         .map_err(|source| Error::Ledger {
             path: path.to_path_buf(),
-            source,
+            source: source.into(),
         })?;
     if inserted == 0 {
         return Err(Error::LedgerDamaged {
@@ -1036,9 +1037,9 @@ impl Ledger {
     /// yet): in time, then key order. A ledger with heads is never renumbered.
     pub fn adopt_unlogged_rows(&mut self) -> Result<(), Error> {
         let path = self.path.clone();
-        let err = |source| Error::Ledger {
+        let err = |source: rusqlite::Error| Error::Ledger {
             path: path.clone(),
-            source,
+            source: source.into(),
         };
         let tx = self
             .conn

@@ -261,11 +261,7 @@ impl<'s> Emission<'s> {
     }
 
     /// True when `manifest.json.sig` is the issuer's signature of `bytes`.
-    pub(crate) fn signature_verifies(
-        &self,
-        trusted: &VerifyingKey,
-        bytes: &[u8],
-    ) -> Result<bool, Error> {
+    pub fn signature_verifies(&self, trusted: &VerifyingKey, bytes: &[u8]) -> Result<bool, Error> {
         Ok(self
             .signature()?
             .is_some_and(|s| seal::verify(trusted, bytes, &s)))

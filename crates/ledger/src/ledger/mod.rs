@@ -1,9 +1,10 @@
-//! The redemption ledger: an SQLite database in the store (WAL, synchronous
-//! FULL) where each unit is recorded at most once, under a primary key, in
-//! one transaction with its block's running totals (docs/REDEMPTION.md).
-//! Its rows are also an append-only log hashed into an RFC 9162 tree whose
-//! heads are signed ([`log`]); one writer commits redemptions in batches
-//! ([`writer`]).
+//! The ledger (docs/REDEMPTION.md): sales, play ends and redemptions, each
+//! recorded at most once under a primary key, in the store's SQLite
+//! database (WAL, synchronous FULL; [`Ledger`]) or a shared PostgreSQL one
+//! ([`pg`]), chosen by [`target`]. What one transaction does is written
+//! once for both ([`ops`]); its rows are an append-only log hashed into an
+//! RFC 9162 tree whose heads are signed ([`log`]); one writer per process
+//! commits operations in batches ([`writer`]).
 
 pub mod claims;
 pub mod log;
@@ -343,9 +344,9 @@ impl Ledger {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(Error::io(path, e)),
         }
-        let err = |source| Error::Ledger {
+        let err = |source: rusqlite::Error| Error::Ledger {
             path: path.to_path_buf(),
-            source,
+            source: source.into(),
         };
         let conn = Connection::open(path).map_err(err)?;
         conn.busy_timeout(busy).map_err(err)?;
@@ -397,7 +398,7 @@ impl Ledger {
     fn err(&self, source: rusqlite::Error) -> Error {
         Error::Ledger {
             path: self.path.clone(),
-            source,
+            source: source.into(),
         }
     }
 
@@ -440,9 +441,9 @@ impl Ledger {
         &self,
         f: impl FnOnce(&mut dyn ops::LedgerTx) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let err = |source| Error::Ledger {
+        let err = |source: rusqlite::Error| Error::Ledger {
             path: self.path.clone(),
-            source,
+            source: source.into(),
         };
         let tx = self.conn.unchecked_transaction().map_err(err)?;
         let out = f(&mut SqliteTx {
@@ -472,9 +473,9 @@ impl Ledger {
         key: &log::LedgerKey,
     ) -> Result<Vec<Result<ops::Done, Error>>, Error> {
         let path = self.path.clone();
-        let err = |source| Error::Ledger {
+        let err = |source: rusqlite::Error| Error::Ledger {
             path: path.clone(),
-            source,
+            source: source.into(),
         };
         let mut frontier = self.frontier.clone();
         let tx = self
@@ -509,9 +510,9 @@ impl Ledger {
     /// of claims stands).
     pub fn publish_end_of_claims(&mut self, statement: &claims::EndOfClaims) -> Result<(), Error> {
         let path = self.path.clone();
-        let err = |source| Error::Ledger {
+        let err = |source: rusqlite::Error| Error::Ledger {
             path: path.clone(),
-            source,
+            source: source.into(),
         };
         let tx = self
             .conn

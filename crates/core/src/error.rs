@@ -318,8 +318,8 @@ pub enum Error {
     Ledger {
         /// The ledger file.
         path: PathBuf,
-        /// The SQLite error.
-        source: rusqlite::Error,
+        /// The database's error (SQLite's, in the ledger crate).
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The ledger did not answer in time or its writer stopped; nothing
     /// was recorded by this request.

@@ -141,7 +141,7 @@ fn for_each_caller(e: &Error, path: PathBuf) -> Error {
         },
         Error::Ledger { source, .. } => Error::LedgerUnavailable {
             path,
-            reason: sqlite_reason(source),
+            reason: sqlite_reason(source.as_ref()),
         },
         e => Error::LedgerUnavailable {
             path,
@@ -150,9 +150,10 @@ fn for_each_caller(e: &Error, path: PathBuf) -> Error {
     }
 }
 
-/// What an SQLite failure means for the operator.
-fn sqlite_reason(e: &rusqlite::Error) -> String {
-    match e.sqlite_error_code() {
+/// What a database failure means for the operator.
+fn sqlite_reason(e: &(dyn std::error::Error + Send + Sync + 'static)) -> String {
+    let sqlite = e.downcast_ref::<rusqlite::Error>();
+    match sqlite.and_then(rusqlite::Error::sqlite_error_code) {
         Some(rusqlite::ErrorCode::ReadOnly) => format!(
             "{e}: the ledger file is not writable by this user; run the command as the ledger's owner or give it write access"
         ),

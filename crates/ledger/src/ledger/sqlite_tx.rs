@@ -63,7 +63,7 @@ impl SqliteTx<'_> {
     fn err(&self, source: rusqlite::Error) -> Error {
         Error::Ledger {
             path: self.path.to_path_buf(),
-            source,
+            source: source.into(),
         }
     }
 

@@ -2,9 +2,10 @@
 //!
 //! A game is a module that implements [`GameRules`] (its constants, unit
 //! model, record payload, rule check, outcome, export line and picture)
-//! and one line in [`GAMES`]. Shared modules (block, verify, export,
-//! redeem, ledger) only ever hold a [`Game`] and call through it; none
-//! imports a game module.
+//! and one line in [`GAMES`]. Shared modules (block, verify, export)
+//! hold a [`Game`] and call through it. Not yet all of them: the play
+//! views of the ledger crate's redeemer, [`Tape`] and the PAR sheets still
+//! name Trésors Ensablés' types (issue 20 makes them game-neutral).
 
 pub mod ile;
 pub mod tresors;

@@ -24,7 +24,7 @@
 //! (see [`root_from_hashes`] and [`chunked_inclusion_proof`]).
 //!
 //! ```
-//! use ticket_issuer::merkle::{inclusion_proof, leaf_hash, root_from_hashes, verify_inclusion};
+//! use ticket_issuer_core::merkle::{inclusion_proof, leaf_hash, root_from_hashes, verify_inclusion};
 //!
 //! let leaves: Vec<_> = [&b"a"[..], b"b", b"c"].iter().map(|d| leaf_hash(d)).collect();
 //! let root = root_from_hashes(&leaves);

@@ -1,0 +1,91 @@
+//! ticket-issuer's core: the games and their units, the reproducible
+//! draws, fixed-width unit records, the RFC 9162 Merkle tree, the Ed25519
+//! seal, chunk encryption, the block file and its verification, unit IDs,
+//! money, stores and emission manifests. What an auditor's tool or another
+//! program builds on: it depends on no server, database or command-line
+//! crate (docs/ARCHITECTURE.md).
+//!
+//! The pipeline, one module per concept:
+//! [`game`] (lot tables and unit models) → [`rng`] (the reproducible stream)
+//! → [`record`] (fixed-width unit records) → [`merkle`] (RFC 9162 tree)
+//! → chunk encryption → [`block`] (the sealed file) → [`verify`],
+//! [`export`]. The ledger (sales, plays, redemptions) is the
+//! `ticket-issuer-ledger` crate; the HTTP service `ticket-issuer-service`.
+//!
+//! ```
+//! use ticket_issuer_core::emission::{BlockChoice, Emission};
+//! use ticket_issuer_core::game::Game;
+//! use ticket_issuer_core::records_key::KeyAccess;
+//! use ticket_issuer_core::store::Store;
+//! use ticket_issuer_core::verify::{verify_block, VerifyOptions};
+//!
+//! # fn main() -> Result<(), ticket_issuer_core::Error> {
+//! let dir = tempfile::tempdir().expect("a temp dir");
+//! let store = Store::new(dir.path().join("issuer-data"));
+//! store.keygen()?;
+//! let secrets = store.secrets()?;
+//! // Block 1 of emission 1, 450,000 units at 1 € (100 cents).
+//! let made = Emission::new(&store, Game::ILE_AU_TRESOR, 1)
+//!     .generate(&secrets, 100, BlockChoice::Number(1), &|_units| {})?;
+//! let trusted = store.public_key()?;
+//! let report = verify_block(
+//!     made[0].summary.path.as_ref(),
+//!     &VerifyOptions::new(&trusted, KeyAccess { secrets: Some(&secrets), file: None }),
+//! )?;
+//! assert!(report.ok && report.complete);
+//! # Ok(())
+//! # }
+//! ```
+
+#![deny(missing_docs)]
+
+// The format and its checks: what an auditor's program builds on.
+pub mod block;
+pub mod derive;
+pub mod merkle;
+pub mod record;
+pub mod rng;
+pub mod seal;
+pub mod verify;
+
+// The games.
+pub mod game;
+pub mod unit_id;
+
+// The issuer's store and its emissions.
+pub mod audit;
+pub mod emission;
+pub mod export;
+pub mod par;
+pub mod records_key;
+pub mod store;
+
+pub mod error;
+
+// Mechanisms behind the modules above, not an interface of their own: the
+// ledger crate and this project's tests reach into them.
+pub(crate) mod cipher;
+#[doc(hidden)]
+pub mod fsutil;
+pub(crate) mod stats;
+
+// The short list another program starts from.
+pub use audit::{verify_emission, EmissionReport};
+pub use emission::{BlockChoice, Emission, Manifest, Reveal};
+pub use error::{Error, ErrorKind, ErrorReport};
+pub use fsutil::Output;
+pub use game::Game;
+pub use records_key::{KeyAccess, RecordsKeyFile};
+pub use store::{Secrets, Store};
+pub use unit_id::UnitId;
+pub use verify::{verify_block, BlockReport, Scope, VerifyOptions};
+
+/// Internals this project's own tests, fuzz targets and benchmarks reach
+/// into (to forge chunks, to probe size caps). Not an interface: it may
+/// change in any release.
+#[doc(hidden)]
+pub mod test_support {
+    pub use crate::cipher::{seal_chunk, ChunkPlace, OpenProblem};
+    pub use crate::fsutil::{read_small, KEY_FILE_LIMIT};
+    pub use crate::stats::{chi_square, ChiSquare};
+}
