@@ -1,0 +1,102 @@
+//! The store's files in the states an operator or a second process puts
+//! them in: a ledger this user cannot write, a manifest rewritten while it
+//! is read, a block file replaced while it is verified.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::{played, te_store, ISSUER};
+
+/// `issuer --store STORE ARGS…`, as `nobody` when `as_nobody`:
+/// (exit code, stdout, stderr).
+fn issuer_as(store: &Path, as_nobody: bool, args: &[&str]) -> (i32, String, String) {
+    let mut command = if as_nobody {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "nobody", "--", ISSUER]);
+        c
+    } else {
+        Command::new(ISSUER)
+    };
+    let out = command
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().expect("exited, not killed"),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn running_as_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+/// Contract 19: a ledger database this user can read but not write (the
+/// file is another user's, or read-only) makes a writing command exit 3
+/// `ledger_unavailable` naming the cause, nothing recorded (docs/CLI.md);
+/// a reading command still reads it, and the file keeps the mode its owner
+/// gave it. As root, whom permission bits do not stop, the commands run as
+/// `nobody` on a store of theirs whose ledger is root's, mode 0644 (before
+/// the fix: exit 2 `io`, "Operation not permitted"); otherwise the ledger
+/// is made 0400 (before the fix: turned back to 0600 by the next open).
+#[test]
+fn a_ledger_this_user_cannot_write_is_ledger_unavailable_exit_3() {
+    let (dir, store) = te_store(20);
+    let sold = crate::common::issuer(&store, &["sell", "--game", "tresors-ensables", "--json"])
+        .expect_code(0)
+        .json();
+    let id = sold["id"].as_str().unwrap().to_string();
+    played(&store, None, &id, None);
+    let ledger = store.join("ledger.sqlite");
+    let as_root = running_as_root();
+    let read_only_mode = if as_root {
+        let chown = |owner: &str, path: &Path, recursive: bool| {
+            let mut c = Command::new("chown");
+            if recursive {
+                c.arg("-R");
+            }
+            assert!(c.arg(owner).arg(path).status().unwrap().success());
+        };
+        chown("nobody:nogroup", dir.path(), true);
+        chown("root:root", &ledger, false);
+        std::fs::set_permissions(&ledger, std::os::unix::fs::PermissionsExt::from_mode(0o644))
+            .unwrap();
+        0o644
+    } else {
+        std::fs::set_permissions(&ledger, std::os::unix::fs::PermissionsExt::from_mode(0o400))
+            .unwrap();
+        0o400
+    };
+    for args in [
+        &["redeem", &id, "--json"][..],
+        &["sell", "--game", "tresors-ensables", "--json"],
+    ] {
+        let (code, stdout, stderr) = issuer_as(&store, as_root, args);
+        assert_eq!(code, 3, "{args:?}: {stdout}{stderr}");
+        let error: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(error["error"], "ledger_unavailable", "{args:?}: {stdout}");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("not writable by this user"),
+            "{args:?}: {stdout}"
+        );
+        assert_eq!(mode(&ledger), read_only_mode, "{args:?}");
+    }
+    // Reading commands read it; nothing was recorded.
+    let (code, stdout, stderr) = issuer_as(&store, as_root, &["ledger", "--json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(summary["units"], 0, "{summary}");
+    assert_eq!(mode(&ledger), read_only_mode);
+}
