@@ -100,3 +100,71 @@ fn a_ledger_this_user_cannot_write_is_ledger_unavailable_exit_3() {
     assert_eq!(summary["units"], 0, "{summary}");
     assert_eq!(mode(&ledger), read_only_mode);
 }
+
+/// Contract 19: `verify` reports the SHA-256 of the bytes it checked
+/// (STYLE.md: check the bytes as read), not of a second open of the path.
+/// Another thread keeps replacing the path by one of two blocks (a rename,
+/// as a copy tool or a rerun puts a file in place) while it is verified
+/// over and over; every report's digest must be that of the block whose
+/// header it reports (before the fix, some named one block and hashed the
+/// other).
+#[test]
+fn verify_reports_the_digest_of_the_bytes_it_checked() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use ticket_issuer::verify::{verify_block, Scope, VerifyOptions};
+
+    let fixture = crate::common::Fixture::new();
+    let blocks = [fixture.test_block(1, 100), fixture.test_block(2, 100)];
+    let digests: Vec<String> = blocks
+        .iter()
+        .map(|b| hex::encode(crate::redeem::sha256(&[&std::fs::read(b).unwrap()])))
+        .collect();
+    let path = fixture.dir.path().join("replaced.tkb");
+    let staging = fixture.dir.path().join("staging.tkb");
+    std::fs::copy(&blocks[0], &path).unwrap();
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for b in blocks.iter().cycle() {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                std::fs::hard_link(b, &staging).unwrap();
+                std::fs::rename(&staging, &path).unwrap();
+            }
+        });
+        let opts = VerifyOptions {
+            scope: Scope::Structure,
+            allow_test_sizes: true,
+            ..VerifyOptions::new(&fixture.trusted, fixture.access(false))
+        };
+        let mut mismatched = 0;
+        for _ in 0..1000 {
+            let report = verify_block(&path, &opts).unwrap();
+            assert!(report.ok, "{:?}", report.failures);
+            let block = report.summary.block as usize;
+            if report.summary.file_sha256 != digests[block - 1] {
+                mismatched += 1;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        assert_eq!(mismatched, 0, "reports whose digest is another file's");
+    });
+    // A block whose pieces do not tile the file is still reported with the
+    // digest of the whole file (read through the same open file).
+    let whole = std::fs::read(&blocks[0]).unwrap();
+    for (name, bytes) in [
+        ("trailing", [&whole[..], b"tail"].concat()),
+        ("truncated", whole[..whole.len() - 10].to_vec()),
+    ] {
+        let path = fixture.dir.path().join(format!("{name}.tkb"));
+        std::fs::write(&path, &bytes).unwrap();
+        let report = fixture.verify(&path, false);
+        assert!(!report.ok, "{name}");
+        assert_eq!(
+            report.summary.file_sha256,
+            hex::encode(crate::redeem::sha256(&[&bytes])),
+            "{name}"
+        );
+    }
+}
