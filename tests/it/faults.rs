@@ -168,3 +168,66 @@ fn verify_reports_the_digest_of_the_bytes_it_checked() {
         );
     }
 }
+
+/// Contract 19: a manifest and its signature are one unit for readers. A
+/// writer saves the manifest (`manifest.json.next`, then the signature,
+/// then `manifest.json`, then `.next` removed) for each new block while
+/// another thread loads it, and reads the store's status, thousands of
+/// times: every load gets a manifest whose signature verifies (before the
+/// fix some failed `bad_file`, which made a sale of another, closed emission
+/// of the game fail with HTTP 400), and `status` always finds the signature
+/// good (before: `failed` now and then, as `verify --emission` did).
+#[test]
+fn a_manifest_read_while_it_is_saved_is_never_torn() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use ticket_issuer::emission::{BlockChoice, Emission};
+    use ticket_issuer::game::Game;
+    use ticket_issuer::status::store_status;
+    use ticket_issuer::store::Store;
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path().join("store"));
+    store.keygen().unwrap();
+    let secrets = store.secrets().unwrap();
+    let trusted = store.public_key().unwrap();
+    let emission = Emission::new(&store, Game::TRESORS_ENSABLES, 1)
+        .with_units(10)
+        .unwrap();
+    let generate = |block: u32| {
+        emission
+            .generate(&secrets, 100, BlockChoice::Number(block), &|_| {})
+            .unwrap();
+    };
+    generate(1);
+    let done = AtomicBool::new(false);
+    let (loads, failures) = std::thread::scope(|s| {
+        s.spawn(|| {
+            for block in 2..=120 {
+                generate(block);
+            }
+            done.store(true, Ordering::Relaxed);
+        });
+        let (mut loads, mut failures) = (0u64, Vec::new());
+        while !done.load(Ordering::Relaxed) || loads < 3000 {
+            match emission.load_manifest(&trusted) {
+                Ok(Some(m)) => assert!(!m.blocks.is_empty()),
+                Ok(None) => panic!("the manifest vanished"),
+                Err(e) => failures.push(e.to_string()),
+            }
+            // `status` reads the pair too (as `verify --emission` does).
+            let status = serde_json::to_value(store_status(&store).unwrap()).unwrap();
+            let signature = &status["emissions"][0]["manifest_signature"];
+            if signature != "ok" {
+                failures.push(format!("status: manifest_signature {signature}"));
+            }
+            loads += 1;
+        }
+        (loads, failures)
+    });
+    assert!(
+        failures.is_empty(),
+        "{} of {loads} loads failed: {:?}",
+        failures.len(),
+        failures.first()
+    );
+}
