@@ -6,6 +6,7 @@ mod cli;
 mod common;
 mod contract;
 mod emission;
+mod faults;
 mod format;
 mod fuzz_replay;
 mod fuzz_seeds;

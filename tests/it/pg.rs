@@ -971,3 +971,128 @@ fn pg_keys_sell_once_across_two_nodes_and_a_version_2_ledger_migrates() {
         assert_eq!(server.terminate(), Some(0));
     }
 }
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ`: the ledger's time format (docs/REDEMPTION.md
+/// §Tamper-evident log).
+fn is_millisecond_time(t: &str) -> bool {
+    t.len() == 24
+        && t.bytes().enumerate().all(|(i, c)| match i {
+            4 | 7 => c == b'-',
+            10 => c == b'T',
+            13 | 16 => c == b':',
+            19 => c == b'.',
+            23 => c == b'Z',
+            _ => c.is_ascii_digit(),
+        })
+}
+
+/// Contract 19: a PostgreSQL ledger writes its times as the SQLite one
+/// does, to the millisecond (`…:SS.mmmZ`, UTC; before, to the microsecond),
+/// in every log line and head. A ledger holding an entry written before,
+/// with a microsecond time, still verifies: each leaf is recomputed from
+/// the time string as stored (the same row whose stored leaf was made
+/// from its time rounded to milliseconds is caught as edited).
+#[test]
+fn pg_times_have_milliseconds_and_an_old_microsecond_entry_still_verifies() {
+    use ticket_issuer::ledger::log::{sale_line, verifier_key, LedgerKey, Place};
+
+    let Some((_pg, _dir, a, b, url)) =
+        migrated("pg_times_have_milliseconds_and_an_old_microsecond_entry_still_verifies")
+    else {
+        return;
+    };
+    let ids = [id(&a, 0), id(&a, 1)];
+    sellable(&a, Some(&url), &ids);
+    issuer(&a, &["redeem", &ids[0], "--ledger", &url]).expect_code(0);
+    issuer(
+        &a,
+        &["sell", "--game", "tresors-ensables", "--ledger", &url],
+    )
+    .expect_code(0);
+    let times: Vec<String> = sql(&url)
+        .query(
+            "SELECT redeemed_at FROM redemptions UNION ALL SELECT sold_at FROM sales
+             UNION ALL SELECT updated_at FROM plays UNION ALL SELECT ended_at FROM plays
+             UNION ALL SELECT signed_at FROM ledger_heads",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .filter_map(|r| r.get::<_, Option<String>>(0))
+        .collect();
+    assert!(times.len() >= 8, "{times:?}");
+    for t in &times {
+        assert!(
+            is_millisecond_time(t),
+            "{t:?} is not YYYY-MM-DDTHH:MM:SS.mmmZ"
+        );
+    }
+
+    // An entry as the ledger wrote it before: a sale at a microsecond time,
+    // under a head signed over it.
+    let old = "2026-11-30T20:15:05.584123Z";
+    let seq = leaf_hashes(&url).len() as i64;
+    let place = Place {
+        game: "tresors-ensables",
+        emission: 2,
+        block: 1,
+        index: 2999,
+    };
+    let leaf = ticket_issuer::merkle::leaf_hash(sale_line(seq as u64, place, old).as_bytes());
+    let mut db = sql(&url);
+    db.execute(
+        "INSERT INTO sales (game, emission, block, unit_index, sold_at, seq, leaf_hash)
+         VALUES ('tresors-ensables', 2, 1, 2999, $1, $2, $3)",
+        &[&old, &seq, &&leaf[..]],
+    )
+    .unwrap();
+    let root = mth(&leaf_hashes(&url));
+    let key = LedgerKey::load_or_create(&Store::new(&a)).unwrap();
+    db.execute(
+        "INSERT INTO ledger_heads (size, root, signed_at, checkpoint, signer)
+         VALUES ($1, $2, $3, $4, $5)",
+        &[
+            &(seq + 1),
+            &&root[..],
+            &old,
+            &key.sign_checkpoint(seq as u64 + 1, &root),
+            &verifier_key(&key.public()),
+        ],
+    )
+    .unwrap();
+    let log = verify(&url, &a, &b);
+    assert_eq!(log["ok"], true, "{log}");
+    assert_eq!(log["log"]["size"], seq + 1, "{log}");
+    assert_eq!(log["log"]["last_head_size"], seq + 1, "{log}");
+
+    // The same row holding its time rounded to milliseconds no longer
+    // hashes to its leaf.
+    db.execute(
+        "UPDATE sales SET sold_at = '2026-11-30T20:15:05.584Z' WHERE seq = $1",
+        &[&seq],
+    )
+    .unwrap();
+    let ka = a.join("keys/ledger.pub.pem").display().to_string();
+    let run = issuer(
+        &a,
+        &[
+            "ledger",
+            "verify",
+            "--ledger",
+            &url,
+            "--json",
+            "--ledger-key",
+            &ka,
+        ],
+    )
+    .expect_code(1);
+    let report = run.json();
+    assert_eq!(report["ok"], false, "{report}");
+    assert!(
+        report["log"]["findings"][0]["problem"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("entry {seq} (")),
+        "{report}"
+    );
+}

@@ -84,7 +84,6 @@ pub fn verify_emission(
 ) -> Result<EmissionReport, Error> {
     let trusted = opts.public_key;
     let manifest_path = emission.manifest_path();
-    let bytes = fsutil::read_small(&manifest_path, fsutil::MANIFEST_LIMIT)?;
     let mut problems = Vec::new();
     let mut problem = |kind, block, message: String| {
         problems.push(Problem {
@@ -94,12 +93,18 @@ pub fn verify_emission(
         })
     };
     let sig_path = emission.signature_path();
+    // The manifest and its signature as one unit (a save may be under way).
     // An unreadable signature is a failed one: reported, not fatal.
-    let signature_ok = emission
-        .signature_verifies(trusted, &bytes)
-        .unwrap_or(false);
+    let (read_path, bytes, signature_ok) = match emission.read_signed_manifest(trusted) {
+        Ok(Some(read)) => (read.path, read.bytes, read.signed),
+        Ok(None) | Err(_) => (
+            manifest_path.clone(),
+            fsutil::read_small(&manifest_path, fsutil::MANIFEST_LIMIT)?,
+            false,
+        ),
+    };
     // The same reading as everywhere else: kind, version and prices checked.
-    let manifest = Manifest::parse(&manifest_path, &bytes)?;
+    let manifest = Manifest::parse(&read_path, &bytes)?;
     if !signature_ok {
         // An unsigned manifest is no evidence: comparing the blocks with it
         // would blame them for its alteration. Each block file is still

@@ -21,11 +21,6 @@ use crate::verify::file_sha256;
 const MANIFEST_KIND: &str = "ticket-issuer emission manifest";
 const REVEAL_KIND: &str = "ticket-issuer emission reveal";
 
-/// Reads of a manifest and its signature before a pair that does not
-/// verify is reported (10, 20, 40 and 80 ms apart: a save in progress
-/// completes within them).
-const MANIFEST_READS: u32 = 5;
-
 /// One block as the manifest lists it.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ManifestBlock {
@@ -103,6 +98,32 @@ pub enum BlockChoice {
     /// Every block from 1 to this one that the emission lacks; with none
     /// lacking, nothing is made (safe to rerun).
     Until(u32),
+}
+
+/// How many times a reader reads a manifest and its signature that do not
+/// match before it reports the signature as failed, 10, 20, 40 and 80 ms
+/// apart ([`Emission::read_signed_manifest`]).
+const MANIFEST_READS: u32 = 5;
+
+/// A manifest's bytes as read with its signature.
+pub struct SignedManifest {
+    /// The file they were read from (`manifest.json`, or `.next` during a
+    /// save).
+    pub path: PathBuf,
+    /// Its bytes as read.
+    pub bytes: Vec<u8>,
+    /// The signature read with them is the trusted key's signature of them.
+    pub signed: bool,
+}
+
+impl SignedManifest {
+    fn new(path: PathBuf, bytes: Vec<u8>, signed: bool) -> SignedManifest {
+        SignedManifest {
+            path,
+            bytes,
+            signed,
+        }
+    }
 }
 
 /// An emission's exclusive lock, held by `generate`, `close` and `reveal`
@@ -216,42 +237,66 @@ impl<'s> Emission<'s> {
     /// has none yet.
     /// It reads only: an interrupted save is completed by `recover`, which
     /// the writing commands run first.
-    ///
-    /// A save writes `manifest.json.next`, then the signature, then the
-    /// manifest (each an atomic rename), then removes `.next`; a reader may
-    /// fall between two of those and read an old manifest with a new
-    /// signature. The pair read is then completed by `.next` (which the new
-    /// signature signs while it exists), or read again once the save has
-    /// moved on: only a pair that stays unsigned over a few reads is a bad
-    /// signature.
     pub fn load_manifest(&self, trusted: &VerifyingKey) -> Result<Option<Manifest>, Error> {
+        match self.read_signed_manifest(trusted)? {
+            None => Ok(None),
+            Some(read) if read.signed => Manifest::parse(&read.path, &read.bytes).map(Some),
+            Some(read) => Err(bad_signature(read.path, &self.signature_path())),
+        }
+    }
+
+    /// Reads the manifest and its signature as one unit, though
+    /// `save_manifest` replaces them one after the other; `None` if the
+    /// emission has no manifest yet.
+    ///
+    /// A save of manifest N signed T over manifest M signed S goes: (w1)
+    /// `.next` = N, (w2) signature = T, (w3) `manifest.json` = N, (w4) `.next`
+    /// removed, each step atomic. A read takes (r1) `manifest.json`, then (r2)
+    /// the signature, then, if they do not match, (r3) `.next`:
+    /// - r2 before w2: M and S, which match.
+    /// - r1 after w3: N, and r2 (later still) T, which match.
+    /// - r1 before w3, r2 after w2: M and T, torn. Then r3 is after w2: before
+    ///   w4 it reads N, which T signs: the manifest being put in place (what
+    ///   `recover` completes after a crash), taken. After w4 `.next` is gone
+    ///   (or is a later save's, which T does not sign) and `manifest.json` is
+    ///   N already: the pair is read again.
+    ///
+    /// Only a save tearing every one of `MANIFEST_READS` reads in a row (each
+    /// a few microseconds, against a save's fsyncs, and further apart each
+    /// time) makes a sound pair look unsigned; a pair that never matches is reported unsigned (`signed` is
+    /// false, the bytes of `manifest.json` as last read).
+    pub fn read_signed_manifest(
+        &self,
+        trusted: &VerifyingKey,
+    ) -> Result<Option<SignedManifest>, Error> {
         let path = self.manifest_path();
-        for attempt in 0..MANIFEST_READS {
-            if attempt > 0 {
-                std::thread::sleep(std::time::Duration::from_millis(5 << attempt));
-            }
+        let mut attempt = 1;
+        loop {
             let Some(bytes) = fsutil::read_small_if_exists(&path, fsutil::MANIFEST_LIMIT)? else {
                 return Ok(None);
             };
-            let signature = self.signature()?;
-            if signature.is_some_and(|s| seal::verify(trusted, &bytes, &s)) {
-                return Manifest::parse(&path, &bytes).map(Some);
+            let signature = self.read_signature()?;
+            let signs = |bytes: &[u8]| signature.is_some_and(|s| seal::verify(trusted, bytes, &s));
+            if signs(&bytes) {
+                return Ok(Some(SignedManifest::new(path, bytes, true)));
             }
-            let next = self.next_manifest_path();
-            if let (Some(next_bytes), Some(s)) = (
-                fsutil::read_small_if_exists(&next, fsutil::MANIFEST_LIMIT)?,
-                signature,
-            ) {
-                if seal::verify(trusted, &next_bytes, &s) {
-                    return Manifest::parse(&path, &next_bytes).map(Some);
+            let next_path = self.next_manifest_path();
+            if let Some(next) = fsutil::read_small_if_exists(&next_path, fsutil::MANIFEST_LIMIT)? {
+                if signs(&next) {
+                    return Ok(Some(SignedManifest::new(next_path, next, true)));
                 }
             }
+            if attempt == MANIFEST_READS {
+                return Ok(Some(SignedManifest::new(path, bytes, false)));
+            }
+            // 10, 20, 40, 80 ms: a save in progress moves on meanwhile.
+            std::thread::sleep(std::time::Duration::from_millis(5 << attempt));
+            attempt += 1;
         }
-        Err(bad_signature(path, &self.signature_path()))
     }
 
-    /// The signature file's 64 bytes, if it holds that many.
-    fn signature(&self) -> Result<Option<[u8; 64]>, Error> {
+    /// `manifest.json.sig` as 64 bytes; `None` if absent or of another size.
+    fn read_signature(&self) -> Result<Option<[u8; 64]>, Error> {
         let sig = fsutil::read_small_if_exists(&self.signature_path(), fsutil::SIGNATURE_LIMIT)
             .or_else(|e| match e {
                 Error::FileTooLarge { .. } => Ok(None),
@@ -261,9 +306,9 @@ impl<'s> Emission<'s> {
     }
 
     /// True when `manifest.json.sig` is the issuer's signature of `bytes`.
-    pub fn signature_verifies(&self, trusted: &VerifyingKey, bytes: &[u8]) -> Result<bool, Error> {
+    fn signature_verifies(&self, trusted: &VerifyingKey, bytes: &[u8]) -> Result<bool, Error> {
         Ok(self
-            .signature()?
+            .read_signature()?
             .is_some_and(|s| seal::verify(trusted, bytes, &s)))
     }
 

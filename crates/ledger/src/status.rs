@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 
+use ed25519_dalek::VerifyingKey;
 use rust_decimal::Decimal;
 use serde::Serialize;
 
@@ -88,17 +89,7 @@ pub fn store_status(store: &Store) -> Result<StoreStatus, Error> {
     for game in Game::all() {
         for number in store.emissions(game) {
             let emission = Emission::new(store, game, number);
-            let manifest = read_manifest(&emission)?;
-            let manifest_signature = match (&trusted, &manifest) {
-                (None, _) => SignatureCheck::Unchecked,
-                (Some(key), Some((bytes, _)))
-                    if emission.signature_verifies(key, bytes).unwrap_or(false) =>
-                {
-                    SignatureCheck::Ok
-                }
-                (Some(_), _) => SignatureCheck::Failed,
-            };
-            let manifest = manifest.map(|(_, m)| m);
+            let (manifest, manifest_signature) = read_manifest(&emission, trusted.as_ref())?;
             let state = match (
                 emission.is_revealed(),
                 manifest.as_ref().is_some_and(|m| m.closed),
@@ -142,12 +133,26 @@ pub fn store_status(store: &Store) -> Result<StoreStatus, Error> {
     })
 }
 
-/// The manifest's bytes and contents, `None` when it has none yet.
-fn read_manifest(emission: &Emission) -> Result<Option<(Vec<u8>, Manifest)>, Error> {
-    let path = emission.manifest_path();
-    let Some(bytes) = fsutil::read_small_if_exists(&path, fsutil::MANIFEST_LIMIT)? else {
-        return Ok(None);
+/// The manifest (`None` when it has none yet) and whether `trusted` signed
+/// it, read as one unit with its signature.
+fn read_manifest(
+    emission: &Emission,
+    trusted: Option<&VerifyingKey>,
+) -> Result<(Option<Manifest>, SignatureCheck), Error> {
+    let (path, bytes, check) = match trusted {
+        None => {
+            let path = emission.manifest_path();
+            let bytes = fsutil::read_small_if_exists(&path, fsutil::MANIFEST_LIMIT)?;
+            (path, bytes, SignatureCheck::Unchecked)
+        }
+        Some(key) => match emission.read_signed_manifest(key)? {
+            Some(read) if read.signed => (read.path, Some(read.bytes), SignatureCheck::Ok),
+            Some(read) => (read.path, Some(read.bytes), SignatureCheck::Failed),
+            None => (emission.manifest_path(), None, SignatureCheck::Failed),
+        },
     };
-    let manifest = Manifest::parse(&path, &bytes)?;
-    Ok(Some((bytes, manifest)))
+    let manifest = bytes
+        .map(|bytes| Manifest::parse(&path, &bytes))
+        .transpose()?;
+    Ok((manifest, check))
 }

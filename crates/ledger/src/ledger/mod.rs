@@ -17,7 +17,9 @@ pub mod writer;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
+use rusqlite::{
+    params, Connection, DatabaseName, ErrorCode, OptionalExtension, TransactionBehavior,
+};
 use serde::Serialize;
 use sha2::{Digest as _, Sha256};
 
@@ -316,8 +318,8 @@ impl Summary {
 
 impl Ledger {
     /// Opens (creating if needed) the ledger at `path`. The database and
-    /// its `-wal` and `-shm` files are the owner's alone (0600), whatever
-    /// the umask.
+    /// its `-wal` and `-shm` files are the owner's alone (0600, or 0400 if
+    /// the owner made it read-only), whatever the umask.
     pub fn open(path: &Path) -> Result<Ledger, Error> {
         Ledger::open_waiting(path, BUSY_TIMEOUT)
     }
@@ -351,6 +353,9 @@ impl Ledger {
         let conn = Connection::open(path).map_err(err)?;
         conn.busy_timeout(busy).map_err(err)?;
         set_wal(&conn, busy).map_err(err)?;
+        // SQLite opens a database this user cannot write read-only; a write
+        // then fails as `ledger_unavailable` (exit 3), which names the cause.
+        let read_only = conn.is_readonly(DatabaseName::Main).map_err(err)?;
         for suffix in ["", "-wal", "-shm"] {
             let file = PathBuf::from(format!("{}{suffix}", path.display()));
             let mode = match std::fs::metadata(&file) {
@@ -358,12 +363,15 @@ impl Ledger {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(Error::io(&file, e)),
             };
-            // Another user's ledger can't be made private by us: it is
-            // read as it is, and a write to it is refused by SQLite below.
-            if mode != 0o600 {
-                match std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)) {
+            // Only group and other bits are taken away: a ledger its owner
+            // made read-only stays read-only.
+            if mode & 0o077 != 0 {
+                match std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode & 0o700))
+                {
                     Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {}
+                    // Another user's file: not ours to change, and never
+                    // written through this read-only connection.
+                    Err(e) if read_only && e.kind() == std::io::ErrorKind::PermissionDenied => {}
                     Err(e) => return Err(Error::io(&file, e)),
                 }
             }
