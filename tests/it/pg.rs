@@ -693,6 +693,9 @@ fn pg_kill_9_of_a_serve_node_under_http_load_loses_nothing_acknowledged_and_the_
         .collect();
     sellable(&a, Some(&url), &chunks.concat());
     let acked: [Mutex<Vec<String>>; 2] = Default::default();
+    // Answers node a gave (200 or 409): the two nodes race for every unit,
+    // so how many node a wins depends on scheduling, not on the code.
+    let victim_answers = std::sync::atomic::AtomicUsize::new(0);
     // A bound for a machine far too slow, not a timing check: the survivor
     // must answer all 1,000 units before it.
     let deadline = Instant::now() + Duration::from_secs(300);
@@ -701,6 +704,7 @@ fn pg_kill_9_of_a_serve_node_under_http_load_loses_nothing_acknowledged_and_the_
             .map(|c| {
                 let (acked, ids) = (&acked[c % 2], &chunks[c / 2]);
                 let url = [&victim, &survivor][c % 2].url("/v1/redemptions");
+                let victim_answers = &victim_answers;
                 s.spawn(move || {
                     let agent = agent();
                     let mut answered = 0;
@@ -716,14 +720,23 @@ fn pg_kill_9_of_a_serve_node_under_http_load_loses_nothing_acknowledged_and_the_
                             Err(_) => break, // the node died
                         }
                         answered += 1;
+                        if c % 2 == 0 {
+                            victim_answers.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
                     }
                     answered
                 })
             })
             .collect();
-        // SIGKILL node a once it has acknowledged some units, with more
-        // in flight.
-        while acked[0].lock().unwrap().len() < 150 && Instant::now() < deadline {
+        // SIGKILL node a once it has acknowledged some units and answered a
+        // fifth of them, with more in flight. (It waited for 150 wins of
+        // node a: on a loaded machine node b won most races, node a's
+        // clients finished below 150 and the test waited out its deadline.)
+        let answers = || victim_answers.load(std::sync::atomic::Ordering::SeqCst);
+        while (acked[0].lock().unwrap().len() < 20 || answers() < 200)
+            && answers() < 1000
+            && Instant::now() < deadline
+        {
             std::thread::sleep(Duration::from_millis(5));
         }
         victim.child.kill().unwrap();
@@ -732,11 +745,7 @@ fn pg_kill_9_of_a_serve_node_under_http_load_loses_nothing_acknowledged_and_the_
         answered.iter().skip(1).step_by(2).sum::<usize>()
     });
     let [by_a, by_b] = acked.map(|m| m.into_inner().unwrap());
-    assert!(
-        by_a.len() >= 150 && by_a.len() < 1000,
-        "{} by a",
-        by_a.len()
-    );
+    assert!(by_a.len() >= 20 && by_a.len() < 1000, "{} by a", by_a.len());
     // The other node carried on: it answered every unit, 200 or 409.
     assert_eq!(answered_by_survivor, 1000);
     let a_set: HashSet<&String> = by_a.iter().collect();
