@@ -340,11 +340,13 @@ pub enum Error {
         reason: String,
     },
     /// An idempotency key already used for another request.
-    #[error("idempotency key {key:?} was used for another request ({first}); use a new key for a new request, the same key only to retry the same request")]
+    #[error("idempotency key {key:?} was used for another request (a {first}); nothing was done; use a new key for a new request, the same key only to retry the same request")]
     IdempotencyKeyReused {
         /// The key.
         key: String,
-        /// What the key was first used for.
+        /// The kind of request the key was first used for (`sale`,
+        /// `roll`, …); never its unit or roll, which another client may
+        /// not know.
         first: String,
     },
     /// An idempotency key that is empty, too long or has other characters.

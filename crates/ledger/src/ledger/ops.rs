@@ -220,12 +220,7 @@ impl KeptAnswer {
                 root: c.root.clone(),
             },
             Done::Sold(s) => {
-                let u = s.unit.unwrap_or(UnitRef {
-                    game: Game::ILE_AU_TRESOR,
-                    emission: 0,
-                    block: 0,
-                    index: 0,
-                });
+                let u = s.unit;
                 KeptAnswer::Sold {
                     game: u.game.slug().into(),
                     emission: u.emission,
@@ -271,12 +266,12 @@ impl KeptAnswer {
                 seq,
                 block_sold_out,
             } => Done::Sold(Sold {
-                unit: Some(UnitRef {
+                unit: UnitRef {
                     game: Game::from_slug(&game)?,
                     emission,
                     block,
                     index,
-                }),
+                },
                 sold_at,
                 seq,
                 block_sold_out,
@@ -304,6 +299,47 @@ pub struct KeptRow {
     pub what: String,
     /// The first answer, as kept.
     pub answer: KeptAnswer,
+}
+
+impl KeptRow {
+    /// A row as a database returns it; an answer that does not parse is a
+    /// damaged ledger (`ledger` names it), named with its key.
+    pub(crate) fn read(
+        ledger: &std::path::Path,
+        key: &str,
+        request: String,
+        what: String,
+        answer: &str,
+    ) -> Result<KeptRow, Error> {
+        let answer = serde_json::from_str(answer).map_err(|e| Error::LedgerDamaged {
+            path: ledger.to_path_buf(),
+            reason: format!("the answer kept under idempotency key {key:?} does not parse: {e}"),
+        })?;
+        Ok(KeptRow {
+            request,
+            what,
+            answer,
+        })
+    }
+
+    /// The answer as a database stores it (docs/API.md §Idempotency).
+    pub(crate) fn answer_json(&self) -> String {
+        serde_json::to_string(&self.answer).expect("a kept answer serialises")
+    }
+
+    /// The kind of the first request (`sale`, `roll`, `stop`, `redeem`,
+    /// `batch`): what a refusal may say of it. The rest (a unit ID, a roll)
+    /// belongs to whoever made it, and keys are shared by every client of
+    /// the ledger.
+    #[must_use]
+    pub fn kind(&self) -> &str {
+        kind_of(&self.what)
+    }
+}
+
+/// The kind of a request described as `what` (its first word).
+fn kind_of(what: &str) -> &str {
+    what.split(' ').next().unwrap_or_default()
 }
 
 /// One operation of a ledger transaction.
@@ -375,7 +411,7 @@ impl PlayRow {
 pub struct Sold {
     /// The unit sold.
     #[serde(skip)]
-    pub unit: Option<UnitRef>,
+    pub unit: UnitRef,
     /// When.
     pub sold_at: String,
     /// Its log entry.
@@ -641,7 +677,7 @@ impl Batch<'_> {
                 .min(b.units);
             self.move_cursor(slug, b.emission, b.block, next);
             return Ok(Ok(Done::Sold(Sold {
-                unit: Some(unit),
+                unit,
                 sold_at: self.at.to_string(),
                 seq,
                 block_sold_out: next >= b.units,
@@ -671,7 +707,7 @@ impl Batch<'_> {
             self.move_cursor(slug, unit.emission, unit.block, unit.index + 1);
         }
         Ok(Ok(Done::Sold(Sold {
-            unit: Some(unit),
+            unit,
             sold_at: self.at.to_string(),
             seq,
             block_sold_out: false,
@@ -827,7 +863,7 @@ fn same_key_again(
         (Op::Keyed(f), Ok(done)) if f.request == k.request => Ok(done.clone()),
         (Op::Keyed(f), _) => Err(Error::IdempotencyKeyReused {
             key: k.key.clone(),
-            first: f.what.clone(),
+            first: kind_of(&f.what).to_string(),
         }),
         _ => Err(Error::Internal {
             what: "a kept key points at an operation without a key".into(),
@@ -861,7 +897,7 @@ impl Batch<'_> {
         if row.request != hex::encode(k.request) {
             return Ok(Err(Error::IdempotencyKeyReused {
                 key: k.key.clone(),
-                first: row.what,
+                first: row.kind().to_string(),
             }));
         }
         Ok(row.answer.done().ok_or_else(|| Error::Internal {
@@ -968,7 +1004,7 @@ mod tests {
 
     fn sold_index(outcome: &Result<Done, Error>) -> u32 {
         match outcome {
-            Ok(Done::Sold(s)) => s.unit.unwrap().index,
+            Ok(Done::Sold(s)) => s.unit.index,
             other => panic!("{other:?}"),
         }
     }

@@ -22,7 +22,6 @@ use super::log::{
     self, LedgerKey, LogSource, OwnedFields, Place, Snapshot, StoredEntry, StoredHead,
 };
 use super::ops::{self, Done, KeptRow, LedgerTx, Op, PlayRow};
-use super::sqlite_tx::{answer_json, kept_row};
 use super::writer::LedgerStorage;
 use super::{Entry, Recorded};
 use crate::error::Error;
@@ -963,7 +962,7 @@ impl LedgerTx for PgTx<'_, '_> {
             return Ok(None);
         };
         let answer: String = row.get(2);
-        kept_row(
+        KeptRow::read(
             Path::new(&self.ledger.name),
             key,
             row.get(0),
@@ -976,7 +975,7 @@ impl LedgerTx for PgTx<'_, '_> {
     fn keep(&mut self, key: &str, row: &KeptRow, at: &str) -> Result<(), Error> {
         self.execute(
             "INSERT INTO idempotency (key, request, what, answer, kept_at) VALUES ($1, $2, $3, $4, $5)",
-            &[&key, &row.request, &row.what, &answer_json(&row.answer), &at],
+            &[&key, &row.request, &row.what, &row.answer_json(), &at],
         )
         .map(drop)
     }

@@ -31,31 +31,6 @@ ELSE (SELECT a.unit_index + 1 FROM sales a
       ORDER BY a.unit_index LIMIT 1)
 END";
 
-/// A kept answer as stored (docs/API.md §Idempotency).
-pub(super) fn answer_json(answer: &super::ops::KeptAnswer) -> String {
-    serde_json::to_string(answer).expect("a kept answer serialises")
-}
-
-/// A key's row read back; an answer that does not parse is a damaged
-/// ledger, named with its key.
-pub(super) fn kept_row(
-    path: &Path,
-    key: &str,
-    request: String,
-    what: String,
-    answer: &str,
-) -> Result<KeptRow, Error> {
-    let answer = serde_json::from_str(answer).map_err(|e| Error::LedgerDamaged {
-        path: path.to_path_buf(),
-        reason: format!("the answer kept under idempotency key {key:?} does not parse: {e}"),
-    })?;
-    Ok(KeptRow {
-        request,
-        what,
-        answer,
-    })
-}
-
 /// The key columns of a unit.
 const UNIT: &str = "game=?1 AND emission=?2 AND block=?3 AND unit_index=?4";
 
@@ -203,14 +178,14 @@ impl LedgerTx for SqliteTx<'_> {
                     .optional()
             })
             .map_err(|e| self.err(e))?;
-        row.map(|(request, what, answer)| kept_row(self.path, key, request, what, &answer))
+        row.map(|(request, what, answer)| KeptRow::read(self.path, key, request, what, &answer))
             .transpose()
     }
 
     fn keep(&mut self, key: &str, row: &KeptRow, at: &str) -> Result<(), Error> {
         self.execute(
             "INSERT INTO idempotency (key, request, what, answer, kept_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![key, row.request, row.what, answer_json(&row.answer), at],
+            params![key, row.request, row.what, row.answer_json(), at],
         )
         .map(drop)
     }

@@ -25,7 +25,7 @@ use crate::derive;
 use crate::emission::Emission;
 use crate::error::Error;
 use crate::game::{cents_to_euros, StopRefusal};
-use crate::ledger::ops::{Done, Op, UnitRef};
+use crate::ledger::ops::{Done, Op, PlayRow, UnitRef};
 use crate::ledger::target::LedgerTarget;
 use crate::ledger::writer::GroupCommit;
 use crate::ledger::{Committed, Entry, BUSY_TIMEOUT};
@@ -206,7 +206,7 @@ impl Redeemer {
         if earlier.is_some_and(|r| r != batch.request_hex()) {
             return Err(Error::IdempotencyKeyReused {
                 key: key.to_string(),
-                first: "another batch".into(),
+                first: "batch".into(),
             });
         }
         let keys: Vec<_> = (0..units.len())
@@ -313,10 +313,20 @@ impl Redeemer {
         if !id.game.step_by_step() {
             return Ok(Disclosure::Whole { stop: None });
         }
-        let unit = UnitRef::of(id);
-        let play = self.ledger.play(unit, self.busy)?;
-        let sold = play.is_some() || self.ledger.sale(unit, self.busy)?.is_some();
+        let (sold, play) = self.sale_and_play(id)?;
         Ok(Disclosure::of(sold, play.as_ref()))
+    }
+
+    /// Whether `id` is sold and its play, from one snapshot of the ledger
+    /// (not sold, no play: no ledger yet).
+    fn sale_and_play(&self, id: &UnitId) -> Result<(bool, Option<PlayRow>), Error> {
+        let p = UnitRef::of(id).place();
+        let read = self.ledger.read(self.busy, |tx| {
+            let play = tx.play(p)?;
+            let sold = play.is_some() || tx.sale(p)?.is_some();
+            Ok((sold, play))
+        })?;
+        Ok(read.unwrap_or((false, None)))
     }
 
     /// Records authenticated units, each at most once; returns when they

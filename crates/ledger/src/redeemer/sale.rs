@@ -124,15 +124,16 @@ pub struct PlayView {
 }
 
 impl PlayView {
+    /// The play after `rolls` rolls of `tape`, with every roll revealed so
+    /// far.
+    fn so_far(id: &UnitId, tape: &Tape, rolls: u32, stopped: bool) -> Self {
+        let shown = &tape.steps[..(rolls as usize).min(tape.steps.len())];
+        PlayView::at(id, tape, rolls, stopped, shown)
+    }
+
     /// The play after `rolls` rolls of `tape`, `stopped` there or not;
     /// `shown` are the steps to reveal.
-    pub(super) fn at(
-        id: &UnitId,
-        tape: &Tape,
-        rolls: u32,
-        stopped: bool,
-        shown: &[tresors::Step],
-    ) -> Self {
+    fn at(id: &UnitId, tape: &Tape, rolls: u32, stopped: bool, shown: &[tresors::Step]) -> Self {
         let done = &tape.steps[..(rolls as usize).min(tape.steps.len())];
         let last = done.last();
         let found_cents = last.map_or(0, |s| s.found_cents);
@@ -255,12 +256,11 @@ impl Redeemer {
             .flatten()
             .ok_or_else(no_sale)?;
         match row.answer.done() {
-            Some(Done::Sold(sold)) if row.what.starts_with("sale ") => {
-                let price = sold
-                    .unit
-                    .and_then(|u| {
-                        let e = Emission::new(&self.units.store, u.game, u.emission);
-                        let m = e.load_manifest(&self.units.keys.public_key).ok()??;
+            Some(Done::Sold(sold)) if row.kind() == "sale" => {
+                let u = sold.unit;
+                let price = Emission::new(&self.units.store, u.game, u.emission)
+                    .load_manifest(&self.units.keys.public_key)?
+                    .and_then(|m| {
                         let b = m.blocks.iter().find(|b| b.block == u.block)?;
                         crate::game::parse_price(&b.price)
                     })
@@ -274,7 +274,7 @@ impl Redeemer {
     /// What a sale answers: the unit's ID and what the player is shown
     /// before play.
     fn sale_answer(&self, sold: &Sold, price_cents: u32) -> Result<Sale, Error> {
-        let unit = sold.unit.ok_or_else(|| self.wrong_answer())?;
+        let unit = sold.unit;
         let (id, view) = self.units.sale_view(unit)?;
         Ok(Sale {
             id: id.to_string(),
@@ -439,7 +439,6 @@ impl Redeemer {
         rolls: u32,
     ) -> Result<super::UnitInPlay, Error> {
         let tape = self.units.tape(id, located)?;
-        let shown = &tape.steps[..(rolls as usize).min(tape.steps.len())];
         Ok(super::UnitInPlay {
             id: id.to_string(),
             game: id.game.slug().into(),
@@ -448,25 +447,23 @@ impl Redeemer {
             index: id.index,
             in_play: true,
             sold,
-            play: PlayView::at(id, &tape, rolls, false, shown),
+            play: PlayView::so_far(id, &tape, rolls, false),
         })
     }
 
     /// Where the play of `id` stands, with every roll revealed so far.
     pub fn play_state(&self, id: &UnitId) -> Result<PlayView, Error> {
         let tape = self.tape(id)?;
-        let unit = UnitRef::of(id);
-        if self.ledger.sale(unit, self.busy)?.is_none() {
+        let (sold, play) = self.sale_and_play(id)?;
+        if !sold {
             return Err(Error::NotSold { id: id.to_string() });
         }
-        let row: PlayRow = self.ledger.play(unit, self.busy)?.unwrap_or_default();
-        let shown = &tape.steps[..(row.rolls as usize).min(tape.steps.len())];
-        Ok(PlayView::at(
+        let row: PlayRow = play.unwrap_or_default();
+        Ok(PlayView::so_far(
             id,
             &tape,
             row.rolls,
             row.ended.as_deref() == Some(PLAY_STOPPED),
-            shown,
         ))
     }
 
