@@ -94,7 +94,17 @@ pub struct PlayOrder {
 /// opens, its record authenticates): a sale that would fail records
 /// nothing.
 #[derive(Clone)]
-pub struct Vetter(pub Arc<dyn Fn(UnitRef) -> Result<(), Error> + Send + Sync>);
+pub struct Vetter(pub Arc<dyn Fn(UnitRef) -> Result<Vetted, Error> + Send + Sync>);
+
+/// What vetting a unit found, carried to the sale's answer so the unit is
+/// not authenticated a second time.
+#[derive(Clone, Debug)]
+pub struct Vetted {
+    /// The unit's ID, its check code read from its record.
+    pub id: String,
+    /// What the player is shown before play.
+    pub shown: serde_json::Value,
+}
 
 impl std::fmt::Debug for Vetter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -275,6 +285,7 @@ impl KeptAnswer {
                 sold_at,
                 seq,
                 block_sold_out,
+                vetted: None,
             }),
             KeptAnswer::Played {
                 rolls,
@@ -418,6 +429,10 @@ pub struct Sold {
     pub seq: u64,
     /// No unsold unit is left in its block.
     pub block_sold_out: bool,
+    /// What vetting found, for a sale just made (none for a unit marked
+    /// sold, or a sale answered again from its idempotency key).
+    #[serde(skip)]
+    pub vetted: Option<Vetted>,
 }
 
 /// A play step, once durable.
@@ -667,9 +682,10 @@ impl Batch<'_> {
             };
             // Nothing is recorded for a unit that cannot be handed out; the
             // cursor stays, so the refusal repeats until the block is mended.
-            if let Err(refused) = (vet.0)(unit) {
-                return Ok(Err(refused));
-            }
+            let vetted = match (vet.0)(unit) {
+                Ok(vetted) => vetted,
+                Err(refused) => return Ok(Err(refused)),
+            };
             let seq = self.record_sale(place(index))?;
             let next = self
                 .tx
@@ -681,6 +697,7 @@ impl Batch<'_> {
                 sold_at: self.at.to_string(),
                 seq,
                 block_sold_out: next >= b.units,
+                vetted: Some(vetted),
             })));
         }
         Ok(Err(Error::SoldOut {
@@ -711,6 +728,7 @@ impl Batch<'_> {
             sold_at: self.at.to_string(),
             seq,
             block_sold_out: false,
+            vetted: None,
         })))
     }
 
@@ -999,7 +1017,12 @@ mod tests {
     }
 
     fn any_unit() -> Vetter {
-        Vetter(Arc::new(|_| Ok(())))
+        Vetter(Arc::new(|u| {
+            Ok(Vetted {
+                id: format!("TE-1-1-{}-X", u.index),
+                shown: serde_json::Value::Null,
+            })
+        }))
     }
 
     fn sold_index(outcome: &Result<Done, Error>) -> u32 {

@@ -11,7 +11,7 @@ use crate::emission::Emission;
 use crate::error::Error;
 use crate::game::{cents_to_euros, tresors, Game, Tape};
 use crate::ledger::ops::{
-    Done, ForSale, Op, PlayAction, PlayOrder, PlayRow, Sold, UnitRef, Vetter, PLAY_STOPPED,
+    Done, ForSale, Op, PlayAction, PlayOrder, PlayRow, Sold, UnitRef, Vetted, Vetter, PLAY_STOPPED,
 };
 use crate::record::RecordPrefix;
 use crate::unit_id::UnitId;
@@ -229,7 +229,10 @@ impl Redeemer {
         let blocks = self.blocks_for_sale(game, price_cents)?;
         let units = std::sync::Arc::clone(&self.units);
         let vet = Vetter(std::sync::Arc::new(move |unit| {
-            units.sale_view(unit).map(drop)
+            units.sale_view(unit).map(|(id, shown)| Vetted {
+                id: id.to_string(),
+                shown,
+            })
         }));
         let op = Op::Sell {
             game,
@@ -275,9 +278,17 @@ impl Redeemer {
     /// before play.
     fn sale_answer(&self, sold: &Sold, price_cents: u32) -> Result<Sale, Error> {
         let unit = sold.unit;
-        let (id, view) = self.units.sale_view(unit)?;
+        // Vetted in the sale's transaction; a sale answered again from its
+        // key is authenticated now.
+        let (id, view) = match &sold.vetted {
+            Some(v) => (v.id.clone(), v.shown.clone()),
+            None => {
+                let (id, view) = self.units.sale_view(unit)?;
+                (id.to_string(), view)
+            }
+        };
         Ok(Sale {
-            id: id.to_string(),
+            id,
             game: unit.game.slug(),
             emission: unit.emission,
             block: unit.block,
