@@ -105,6 +105,9 @@ pub enum BlockChoice {
 /// apart ([`Emission::read_signed_manifest`]).
 const MANIFEST_READS: u32 = 5;
 
+/// How long `Emission::lock` waits for a lock held elsewhere.
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// A manifest's bytes as read with its signature.
 pub struct SignedManifest {
     /// The file they were read from (`manifest.json`, or `.next` during a
@@ -312,19 +315,34 @@ impl<'s> Emission<'s> {
             .is_some_and(|s| seal::verify(trusted, bytes, &s)))
     }
 
-    /// Takes the emission's exclusive lock, or refuses at once if another
-    /// command holds it. The lock is on the emission folder itself (flock),
-    /// so it leaves no file behind and dies with its process.
+    /// Takes the emission's exclusive lock, or refuses if another command
+    /// holds it for `LOCK_PATIENCE`. The lock is on the emission folder
+    /// itself (flock), so it leaves no file behind and dies with its process.
+    ///
+    /// It waits a moment before refusing because a flock is held by every
+    /// copy of the descriptor: a process that spawns a program (another
+    /// thread's `Command`) briefly copies all its descriptors into the child,
+    /// until the child's `exec` closes them, so the lock a command has just
+    /// released can still be held for a few milliseconds. Another `generate`,
+    /// `close` or `reveal` holds it for far longer and is still refused.
     pub fn lock(&self) -> Result<EmissionLock, Error> {
         let dir = self.dir();
-        let file = std::fs::File::open(&dir).map_err(|e| Error::io(&dir, e))?;
-        match file.try_lock() {
-            Ok(()) => Ok(EmissionLock { _dir: file }),
-            Err(std::fs::TryLockError::WouldBlock) => Err(Error::EmissionBusy {
-                emission: self.number,
-                lock: dir,
-            }),
-            Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&dir, e)),
+        let started = std::time::Instant::now();
+        loop {
+            let file = std::fs::File::open(&dir).map_err(|e| Error::io(&dir, e))?;
+            match file.try_lock() {
+                Ok(()) => return Ok(EmissionLock { _dir: file }),
+                Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < LOCK_PATIENCE => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(Error::EmissionBusy {
+                        emission: self.number,
+                        lock: dir,
+                    })
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&dir, e)),
+            }
         }
     }
 
