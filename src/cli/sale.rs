@@ -199,33 +199,10 @@ pub fn play(store: &Store, args: &PlayArgs) -> Result<i32, Error> {
     Ok(0)
 }
 
-/// A play as text: the rolls shown, then where it stands.
+/// A play as text: the steps shown, then where it stands (the game's
+/// lines).
 pub fn print_play(view: &PlayView) {
-    for s in &view.steps {
-        outln!(
-            "roll {:>2}: die {} -> square {:>2} {:<7} life {}{}",
-            s.roll,
-            s.die,
-            s.to,
-            s.square,
-            s.life,
-            s.chest
-                .as_ref()
-                .map(|c| format!(", chest {c} € (found {} €)", s.found))
-                .unwrap_or_default()
-        );
+    for line in &view.lines {
+        outln!("{line}");
     }
-    outln!(
-        "{}: {} roll(s), square {}, life {}, {} € found{}{}",
-        view.id,
-        view.rolls,
-        view.position,
-        view.life,
-        view.found,
-        match (&view.end, &view.prize) {
-            (Some(end), Some(prize)) => format!("; over ({end}): pays {prize} €"),
-            _ => String::new(),
-        },
-        if view.may_stop { "; may stop" } else { "" }
-    );
 }

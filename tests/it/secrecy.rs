@@ -377,12 +377,13 @@ fn a_check_after_a_stop_reports_what_the_redemption_pays() {
         let mut n = 0;
         let state = loop {
             n += 1;
-            let (_, step) = post(
+            let (status, step) = post(
                 &agent,
                 &server,
                 &format!("/v1/plays/{id}/roll"),
                 json!({"roll": n}),
             );
+            assert_eq!(status, 200, "roll {n}: {step}");
             if step["may_stop"] == true || step["over"] == true {
                 break step;
             }

@@ -275,7 +275,7 @@ pub enum Error {
         /// The price asked.
         price: Decimal,
     },
-    /// A Trésors Ensablés unit redeemed before its play is over.
+    /// A unit played step by step redeemed before its play is over.
     #[error("unit {id}: its play is not over ({rolls} rolls revealed); roll to the end or stop (where allowed) through the play API first: the unit is paid as played")]
     PlayUnfinished {
         /// The ID.
@@ -304,9 +304,7 @@ pub enum Error {
         next: u32,
     },
     /// A play step on a game without one.
-    #[error(
-        "unit {id}: {game} units are not played step by step (only Trésors Ensablés units are)"
-    )]
+    #[error("unit {id}: {game} units are revealed whole, not played step by step")]
     NotPlayable {
         /// The ID.
         id: String,

@@ -8,7 +8,10 @@
 //! name Trésors Ensablés' types (issue 20 makes them game-neutral).
 
 pub mod ile;
+pub mod play;
 pub mod tresors;
+
+pub use play::{Ending, Fields, State, Step, Tape};
 
 use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::Decimal;
@@ -109,18 +112,11 @@ pub trait GameRules: Send + Sync + 'static {
     fn step_by_step(&self) -> bool {
         false
     }
-}
-
-/// A unit played one step at a time: every step of its play to the end,
-/// where a stop is first allowed, and the step that ends it by itself.
-#[derive(Clone, Debug)]
-pub struct Tape {
-    /// Every roll played to the end, in order.
-    pub steps: Vec<tresors::Step>,
-    /// The roll that opens the first chest (a stop is allowed from there).
-    pub first_chest: Option<u32>,
-    /// The roll that ends the play by itself (a death or the gold chest).
-    pub end_roll: u32,
+    /// Why a stop after `steps` steps, before [`Tape::first_stop`], is
+    /// refused, in the game's words (citing its rules).
+    fn early_stop_refusal(&self, steps: u32) -> String {
+        format!("no stop is allowed after {steps} steps")
+    }
 }
 
 /// A player's decision the rules don't allow, or a payload that can't be

@@ -1157,17 +1157,85 @@ impl super::GameRules for Rules {
     }
 
     fn tape(&self, payload: &[u8]) -> Option<Result<super::Tape, String>> {
-        Some(Unit::decode(payload).map(|unit| {
-            let steps: Vec<Step> = unit.steps().collect();
-            super::Tape {
-                first_chest: steps
-                    .iter()
-                    .find(|s| s.chest_cents.is_some())
-                    .map(|s| s.roll),
-                end_roll: steps.last().map_or(0, |s| s.roll),
-                steps,
+        Some(Unit::decode(payload).map(|unit| unit.tape()))
+    }
+
+    fn early_stop_refusal(&self, rolls: u32) -> String {
+        format!(
+            "no chest opened after {rolls} rolls; the player must roll until a first gain (3.2.4, 3.2.6)"
+        )
+    }
+}
+
+impl Unit {
+    /// The play to the end as the shared machinery sees it: each roll in
+    /// this game's words, a stop allowed from the first chest (3.2.6), a
+    /// death (paying nothing) or the gold chest ending it by itself.
+    pub fn tape(&self) -> super::Tape {
+        let steps: Vec<Step> = self.steps().collect();
+        let mut chests_opened = 0u8;
+        let state = |rolls: u32, position: u8, life: u8, chests: u8, found_cents: u32| {
+            let found = cents_to_euros(found_cents).to_string();
+            super::State {
+                text: format!("{rolls} roll(s), square {position}, life {life}, {found} € found"),
+                fields: super::Fields::new()
+                    .with("position", position)
+                    .with("life", life)
+                    .with("chests_opened", chests)
+                    .with("found", found),
+                found_cents,
             }
-        }))
+        };
+        super::Tape {
+            start: state(0, 0, MAX_LIFE, 0, 0),
+            first_stop: steps
+                .iter()
+                .find(|s| s.chest_cents.is_some())
+                .map(|s| s.roll),
+            steps: steps
+                .iter()
+                .map(|s| {
+                    chests_opened += u8::from(s.chest_cents.is_some());
+                    let found = cents_to_euros(s.found_cents).to_string();
+                    let chest = s.chest_cents.map(|c| cents_to_euros(c).to_string());
+                    let mut shown = super::Fields::new()
+                        .with("roll", s.roll)
+                        .with("die", s.die)
+                        .with("from", s.from)
+                        .with("to", s.to)
+                        .with("square", s.square.token())
+                        .with("life", s.life);
+                    if let Some(chest) = &chest {
+                        shown = shown.with("chest", chest.as_str());
+                    }
+                    super::Step {
+                        text: format!(
+                            "roll {:>2}: die {} -> square {:>2} {:<7} life {}{}",
+                            s.roll,
+                            s.die,
+                            s.to,
+                            s.square.token(),
+                            s.life,
+                            chest
+                                .map(|c| format!(", chest {c} € (found {found} €)"))
+                                .unwrap_or_default()
+                        ),
+                        shown: shown.with("found", found),
+                        state: state(s.roll, s.to, s.life, chests_opened, s.found_cents),
+                        ends: s.end.map(|end| match end {
+                            End::Death => super::Ending {
+                                name: "death",
+                                prize_cents: 0,
+                            },
+                            End::Gold | End::Stopped => super::Ending {
+                                name: if end == End::Gold { "gold" } else { "stopped" },
+                                prize_cents: s.found_cents,
+                            },
+                        }),
+                    }
+                })
+                .collect(),
+        }
     }
 }
 

@@ -64,7 +64,7 @@ pub struct ForSale {
     pub units: u32,
 }
 
-/// A step of a Trésors Ensablés play.
+/// A step of a play (a game played step by step).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PlayAction {
     /// Reveal roll `n` (from 1): the next roll, or a roll already revealed
@@ -83,10 +83,11 @@ pub struct PlayOrder {
     pub unit_id: String,
     /// What the player asks.
     pub action: PlayAction,
-    /// The roll that opens the first chest (a stop is allowed from there).
-    pub first_chest: Option<u32>,
-    /// The roll that ends the play by itself (a death or the gold chest).
-    pub end_roll: u32,
+    /// The first step after which a stop is allowed (the game's
+    /// [`Tape::first_stop`](crate::game::Tape::first_stop)).
+    pub first_stop: Option<u32>,
+    /// The step that ends the play by itself.
+    pub end_step: u32,
 }
 
 /// Checks, inside the sale's transaction and before anything is
@@ -770,18 +771,15 @@ impl Batch<'_> {
             }
             PlayAction::Roll(n) => {
                 row.rolls = n;
-                if n >= o.end_roll {
+                if n >= o.end_step {
                     row.ended = Some(PLAY_ENDED.into());
                 }
             }
             PlayAction::Stop => {
-                if o.first_chest.is_none_or(|f| row.rolls < f) {
+                if o.first_stop.is_none_or(|f| row.rolls < f) {
                     return Ok(Err(Error::BadStop {
                         id: id(),
-                        reason: format!(
-                            "no chest opened after {} rolls; the player must roll until a first gain (3.2.4, 3.2.6)",
-                            row.rolls
-                        ),
+                        reason: o.unit.game.early_stop_refusal(row.rolls),
                     }));
                 }
                 row.ended = Some(PLAY_STOPPED.into());

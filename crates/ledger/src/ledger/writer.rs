@@ -215,8 +215,8 @@ mod tests {
             },
             unit_id: "TE-1-1-0-X".into(),
             action: PlayAction::Roll(1),
-            first_chest: None,
-            end_roll: 9,
+            first_stop: None,
+            end_step: 9,
         })
     }
 

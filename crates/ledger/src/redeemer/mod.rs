@@ -16,7 +16,7 @@ mod keyed;
 mod sale;
 pub use disclosure::{Check, Disclosure, UnitInPlay};
 pub use keyed::batch_parts;
-pub use sale::{Marked, PlayView, Sale, StepView};
+pub use sale::{Marked, PlayView, Sale};
 
 use rayon::prelude::*;
 

@@ -1,6 +1,7 @@
 //! Selling and playing units (docs/REDEMPTION.md §Sales and plays): the
 //! ledger hands out each unit once, in block then index order, and records
-//! each step of a Trésors Ensablés play before the player sees it.
+//! each step of a play (a game played step by step) before the player sees
+//! it.
 
 use serde::Serialize;
 
@@ -9,7 +10,7 @@ use super::{Redeemer, Units};
 use crate::derive::CHECK_CODE_LEN;
 use crate::emission::Emission;
 use crate::error::Error;
-use crate::game::{cents_to_euros, tresors, Game, Tape};
+use crate::game::{cents_to_euros, Fields, Game, Step, Tape};
 use crate::ledger::ops::{
     Done, ForSale, Op, PlayAction, PlayOrder, PlayRow, Sold, UnitRef, Vetted, Vetter, PLAY_STOPPED,
 };
@@ -51,126 +52,84 @@ pub struct Marked {
     pub already_sold: u64,
 }
 
-/// One roll as the player sees it.
-#[derive(Clone, Debug, Serialize)]
-pub struct StepView {
-    /// The roll's number, from 1.
-    pub roll: u32,
-    /// The die.
-    pub die: u8,
-    /// The square left.
-    pub from: u8,
-    /// The square landed on.
-    pub to: u8,
-    /// What that square holds.
-    pub square: &'static str,
-    /// Life points after it.
-    pub life: u8,
-    /// The chest opened there, euros.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub chest: Option<String>,
-    /// Gains found so far, euros.
-    pub found: String,
-}
-
-impl StepView {
-    fn of(s: &tresors::Step) -> StepView {
-        StepView {
-            roll: s.roll,
-            die: s.die,
-            from: s.from,
-            to: s.to,
-            square: s.square.token(),
-            life: s.life,
-            chest: s.chest_cents.map(|c| cents_to_euros(c).to_string()),
-            found: cents_to_euros(s.found_cents).to_string(),
-        }
-    }
-}
-
-/// Where a play stands after some rolls: only what those rolls revealed.
+/// Where a play stands after some steps (rolls, in the API's words): only
+/// what those steps revealed. The game renders the state and the steps;
+/// this view adds what every game's play has.
 #[derive(Clone, Debug, Serialize)]
 pub struct PlayView {
     /// The unit ID.
     pub id: String,
-    /// Rolls revealed.
+    /// Steps revealed.
     pub rolls: u32,
-    /// The square the player is on.
-    pub position: u8,
-    /// Life points.
-    pub life: u8,
-    /// Chests opened.
-    pub chests_opened: u8,
-    /// Gains found, euros.
-    pub found: String,
-    /// The player may stop now (3.2.6).
+    /// Where the play stands, in the game's words (for Trésors Ensablés:
+    /// `position`, `life`, `chests_opened`, `found`).
+    #[serde(flatten)]
+    pub state: Fields,
+    /// The player may stop now.
     pub may_stop: bool,
     /// The play is over.
     pub over: bool,
-    /// How it ended: `stopped`, `death` or `gold`.
+    /// How it ended: `stopped`, or how the game's step ended it by itself.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<&'static str>,
     /// What the unit pays, euros, once over.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prize: Option<String>,
-    /// The rolls this answer reveals: the one asked (a roll), or every
-    /// roll so far (the play's state).
-    pub steps: Vec<StepView>,
+    /// The steps this answer reveals: the one asked (a roll), or every
+    /// step so far (the play's state), in the game's words.
+    pub steps: Vec<Fields>,
     /// The step was done before (a retry): nothing changed.
     pub replayed: bool,
     /// The play's entry in the ledger's log, once over.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ledger_entry: Option<u64>,
+    /// The steps revealed and then the state, as lines of text.
+    #[serde(skip)]
+    pub lines: Vec<String>,
 }
 
 impl PlayView {
-    /// The play after `rolls` rolls of `tape`, with every roll revealed so
+    /// The play after `rolls` steps of `tape`, with every step revealed so
     /// far.
     fn so_far(id: &UnitId, tape: &Tape, rolls: u32, stopped: bool) -> Self {
-        let shown = &tape.steps[..(rolls as usize).min(tape.steps.len())];
-        PlayView::at(id, tape, rolls, stopped, shown)
+        PlayView::at(id, tape, rolls, stopped, tape.first(rolls))
     }
 
-    /// The play after `rolls` rolls of `tape`, `stopped` there or not;
+    /// The play after `rolls` steps of `tape`, `stopped` there or not;
     /// `shown` are the steps to reveal.
-    fn at(id: &UnitId, tape: &Tape, rolls: u32, stopped: bool, shown: &[tresors::Step]) -> Self {
-        let done = &tape.steps[..(rolls as usize).min(tape.steps.len())];
-        let last = done.last();
-        let found_cents = last.map_or(0, |s| s.found_cents);
-        let ended_by_itself = last.and_then(|s| s.end);
-        let over = stopped || ended_by_itself.is_some();
-        let end = if stopped {
-            Some("stopped")
-        } else {
-            ended_by_itself.map(|e| match e {
-                tresors::End::Death => "death",
-                tresors::End::Gold => "gold",
-                tresors::End::Stopped => "stopped",
-            })
+    fn at(id: &UnitId, tape: &Tape, rolls: u32, stopped: bool, shown: &[Step]) -> Self {
+        let state = tape.state_after(rolls);
+        let end = match (stopped, tape.ended_within(rolls)) {
+            (true, _) => Some("stopped"),
+            (false, ending) => ending.map(|e| e.name),
         };
-        let prize = over.then(|| {
-            let cents = if ended_by_itself == Some(tresors::End::Death) {
-                0
-            } else {
-                found_cents
-            };
-            cents_to_euros(cents).to_string()
-        });
+        let prize = tape
+            .prize_cents(rolls, stopped)
+            .map(|cents| cents_to_euros(cents).to_string());
+        let over = end.is_some();
+        let may_stop = !over && tape.may_stop_after(rolls);
+        let mut lines: Vec<String> = shown.iter().map(|s| s.text.clone()).collect();
+        lines.push(format!(
+            "{id}: {}{}{}",
+            state.text,
+            match (&end, &prize) {
+                (Some(end), Some(prize)) => format!("; over ({end}): pays {prize} €"),
+                _ => String::new(),
+            },
+            if may_stop { "; may stop" } else { "" }
+        ));
         PlayView {
             id: id.to_string(),
             rolls,
-            position: last.map_or(0, |s| s.to),
-            life: last.map_or(tresors::MAX_LIFE, |s| s.life),
-            chests_opened: u8::try_from(done.iter().filter(|s| s.chest_cents.is_some()).count())
-                .unwrap_or(u8::MAX),
-            found: cents_to_euros(found_cents).to_string(),
-            may_stop: !over && tape.first_chest.is_some_and(|f| rolls >= f),
+            state: state.fields.clone(),
+            may_stop,
             over,
             end,
             prize,
-            steps: shown.iter().map(StepView::of).collect(),
+            steps: shown.iter().map(|s| s.shown.clone()).collect(),
             replayed: false,
             ledger_entry: None,
+            lines,
         }
     }
 }
@@ -422,8 +381,8 @@ impl Redeemer {
             unit: UnitRef::of(id),
             unit_id: normalised,
             action,
-            first_chest: tape.first_chest,
-            end_roll: tape.end_roll,
+            first_stop: tape.first_stop,
+            end_step: tape.end_step(),
         });
         let played = match self.apply_one(keyed::op(key, op))? {
             Done::Played(p) => p,
@@ -431,7 +390,7 @@ impl Redeemer {
         };
         let mut view = match action {
             PlayAction::Roll(n) => {
-                let step = &tape.steps[(n as usize - 1).min(tape.steps.len() - 1)..n as usize];
+                let step = &tape.first(n)[(n as usize - 1).min(tape.steps.len())..];
                 PlayView::at(id, &tape, n, false, step)
             }
             PlayAction::Stop => PlayView::at(id, &tape, played.play.rolls, true, &[]),
