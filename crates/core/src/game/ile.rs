@@ -963,6 +963,14 @@ pub struct Rules;
 const PRICES_CENTS: [u32; 3] = [50, 100, 200];
 
 impl super::GameRules for Rules {
+    /// Straight from the lot table (article 3).
+    fn par_sheet(
+        &self,
+        request: &crate::par::ParRequest<'_>,
+    ) -> Result<crate::par::ParSheet, crate::error::Error> {
+        crate::par::table::par_sheet(super::Game::ILE_AU_TRESOR, request)
+    }
+
     fn slug(&self) -> &'static str {
         "ile-au-tresor"
     }

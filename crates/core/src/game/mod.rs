@@ -112,6 +112,14 @@ pub trait GameRules: Send + Sync + 'static {
     fn step_by_step(&self) -> bool {
         false
     }
+    /// The game's PAR sheet (docs/PAR.md): what `issuer par` prints. A
+    /// fixed-table game can give [`crate::par::table::par_sheet`]; a drawn
+    /// game its exact figures through [`crate::par::engine::par_sheet`],
+    /// which adds the cross-checks.
+    fn par_sheet(
+        &self,
+        request: &crate::par::ParRequest<'_>,
+    ) -> Result<crate::par::ParSheet, Error>;
     /// Why a stop after `steps` steps, before [`Tape::first_stop`], is
     /// refused, in the game's words (citing its rules).
     fn early_stop_refusal(&self, steps: u32) -> String {

@@ -1160,6 +1160,13 @@ impl super::GameRules for Rules {
         Some(Unit::decode(payload).map(|unit| unit.tape()))
     }
 
+    fn par_sheet(
+        &self,
+        request: &crate::par::ParRequest<'_>,
+    ) -> Result<crate::par::ParSheet, crate::error::Error> {
+        crate::par::tresors::par_sheet(request)
+    }
+
     fn early_stop_refusal(&self, rolls: u32) -> String {
         format!(
             "no chest opened after {rolls} rolls; the player must roll until a first gain (3.2.4, 3.2.6)"

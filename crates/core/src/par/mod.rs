@@ -12,7 +12,13 @@
 //!   the dice, and every path lands in each six-square segment).
 //! - [`optimal`]: the best stopping play of a player who sees the board.
 //! - [`sample`]: Monte Carlo through the engine, and a sealed block's units.
+//! - [`engine`]: the cross-checks any drawn game gets from its own exact
+//!   figures (Monte Carlo through its engine, a sealed block's units).
+//!
+//! A game gives its sheet through [`crate::game::GameRules::par_sheet`];
+//! a fixed-table game that gives none gets [`table`]'s.
 
+pub mod engine;
 pub mod optimal;
 pub mod sample;
 pub mod table;
@@ -23,7 +29,73 @@ use num_rational::BigRational;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 use serde::Serialize;
 
+use crate::block::authentic::AuthenticBlock;
 use crate::derive;
+use crate::game::Fields;
+
+/// Appends a line to a sheet's text (writing to a `String` cannot fail).
+macro_rules! line {
+    ($out:expr) => {
+        $out.push('\n')
+    };
+    ($out:expr, $($arg:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = writeln!($out, $($arg)*);
+    }};
+}
+pub(crate) use line;
+
+/// What `issuer par` asks of a game ([`crate::game::Game::par_sheet`]).
+pub struct ParRequest<'a> {
+    /// The price; `None`: every price of the game.
+    pub price_cents: Option<u32>,
+    /// Boards drawn for optimal play (a game the player sees a board of).
+    pub boards: u64,
+    /// How many of those are also solved in exact arithmetic.
+    pub exact_boards: u64,
+    /// Units of the Monte Carlo through the game engine.
+    pub samples: u64,
+    /// The seed of the draws; `None`: [`default_seed`] of each purpose.
+    pub seed: Option<[u8; 32]>,
+    /// A sealed block of the game (at the price) to check against the sheet.
+    pub block: Option<&'a AuthenticBlock>,
+}
+
+impl ParRequest<'_> {
+    /// The seed of the draws for `what` (`units`, `boards`).
+    pub fn seed(&self, what: &str) -> [u8; 32] {
+        self.seed.unwrap_or_else(|| default_seed(what))
+    }
+}
+
+/// A game's PAR sheet: the members `par --json` prints after `game`, and
+/// the same as text.
+#[derive(Clone, Debug, Default)]
+pub struct ParSheet {
+    /// The JSON members, in order.
+    pub members: Fields,
+    /// The sheet as text.
+    pub text: String,
+}
+
+impl ParSheet {
+    /// This sheet and member `name` (any serialisable figure) last.
+    pub fn with(mut self, name: &'static str, value: &impl Serialize) -> ParSheet {
+        let value = serde_json::to_value(value).expect("PAR figures serialise");
+        self.members = self.members.with(name, value);
+        self
+    }
+}
+
+/// An exact figure as text.
+pub fn x(e: &Exact) -> String {
+    e.decimal(TEXT_PLACES)
+}
+
+/// An estimate and its z-score as text.
+pub fn z(e: &Estimate) -> String {
+    format!("{:.6} ±{:.6} z {:+.2}", e.mean, e.standard_error, e.z)
+}
 
 /// Decimal places of an exact figure in text output (the issue asks for
 /// at least 10).

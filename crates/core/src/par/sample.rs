@@ -9,11 +9,11 @@ use serde::Serialize;
 
 use super::table::TableSheet;
 use super::tresors::{jackpot_cents, ExactSheet, Strategy, PRICE_CENTS, STRATEGIES};
-use super::{Estimate, Exact};
+use super::{line, z, Estimate, Exact};
 use crate::block::authentic::AuthenticBlock;
 use crate::error::Error;
 use crate::game::tresors::{End, Unit, CHESTS};
-use crate::game::{Game, PrizeModel};
+use crate::game::Game;
 use crate::record::PREFIX_SIZE;
 use crate::rng::Stream;
 
@@ -235,6 +235,47 @@ pub enum Expected<'a> {
     Table(&'a TableSheet),
     /// Trésors Ensablés' exact figures.
     Drawn(&'a ExactSheet),
+    /// A drawn game's return to player and hit frequency, played to the end.
+    Figures {
+        /// Return to player.
+        rtp: &'a Exact,
+        /// Share of winning units.
+        hit_frequency: &'a Exact,
+    },
+}
+
+impl BlockFigures {
+    /// The figures as text, appended to `out`.
+    pub fn write_text(&self, out: &mut String) {
+        line!(
+            out,
+            "\ncross-check: block {} ({} units at {} €), played to the end",
+            self.path,
+            self.units,
+            self.price
+        );
+        line!(out, "  RTP            {}", z(&self.rtp));
+        line!(out, "  hit frequency  {}", z(&self.hit_frequency));
+        if let Some(s) = &self.strategies {
+            write_sampled(s, out);
+        }
+    }
+}
+
+/// Each strategy's estimates as text, appended to `out`.
+pub fn write_sampled(strategies: &[SampledStrategy], out: &mut String) {
+    for s in strategies {
+        line!(
+            out,
+            "  {:<12} RTP {}  RTP without 10 000 € {}  hit {}  gold {}  rolls {}",
+            s.strategy,
+            z(&s.rtp),
+            z(&s.rtp_without_jackpot),
+            z(&s.hit_frequency),
+            z(&s.gold_alive),
+            z(&s.expected_rolls)
+        );
+    }
 }
 
 /// Reads every unit of an authenticated block (each re-checked against
@@ -245,7 +286,8 @@ pub fn block_figures(
 ) -> Result<BlockFigures, Error> {
     let h = &block.file.header;
     let chunks: Vec<u32> = (0..h.chunk_count).collect();
-    let drawn = h.game.prize_model() == PrizeModel::Drawn;
+    // Trésors Ensablés' strategies are replayed on its own units only.
+    let drawn = matches!(expected, Expected::Drawn(_));
     let per_chunk = chunks
         .par_iter()
         .map(|&chunk| {
@@ -272,6 +314,7 @@ pub fn block_figures(
     let units = u64::from(h.unit_count);
     let (exact_rtp, exact_hit, strategies) = match expected {
         Expected::Table(sheet) => (&sheet.rtp, &sheet.hit_frequency, None),
+        Expected::Figures { rtp, hit_frequency } => (rtp, hit_frequency, None),
         Expected::Drawn(sheet) => (
             &sheet.strategies[0].rtp,
             &sheet.strategies[0].hit_frequency,

@@ -5,9 +5,39 @@
 use num_bigint::BigInt;
 use serde::Serialize;
 
-use super::{euros, one_in, Exact};
+use super::sample::{block_figures, Expected};
+use super::{euros, line, one_in, x, Exact, ParRequest, ParSheet};
 use crate::error::Error;
 use crate::game::{cents_to_euros, Game};
+
+/// The PAR sheet of a fixed-table game: one sheet per price asked (every
+/// price when none is), and the request's block checked against its
+/// price's sheet.
+pub fn par_sheet(game: Game, request: &ParRequest<'_>) -> Result<ParSheet, Error> {
+    let prices = match request.price_cents {
+        Some(cents) => vec![cents],
+        None => game.prices_cents().to_vec(),
+    };
+    let sheets = prices
+        .iter()
+        .map(|&cents| sheet(game, cents))
+        .collect::<Result<Vec<_>, _>>()?;
+    let block = request
+        .block
+        .map(|block| block_figures(block, Expected::Table(&sheets[0])))
+        .transpose()?;
+    let mut text = String::new();
+    for s in &sheets {
+        s.write_text(&mut text);
+    }
+    let mut par = ParSheet::default().with("prices", &sheets);
+    if let Some(block) = &block {
+        block.write_text(&mut text);
+        par = par.with("block", block);
+    }
+    par.text = text;
+    Ok(par)
+}
 
 /// One lot of the table.
 #[derive(Clone, Debug, Serialize)]
@@ -110,6 +140,80 @@ pub fn sheet(game: Game, price_cents: u32) -> Result<TableSheet, Error> {
         max_multiple: Exact::ratio(max_cents, price),
         lots,
     })
+}
+
+impl TableSheet {
+    /// The sheet as text, appended to `out`.
+    pub fn write_text(&self, out: &mut String) {
+        let s = self;
+        line!(
+            out,
+            "PAR sheet: {} at {} € (every block of {} units holds the lot table of article 3)",
+            s.game,
+            s.price,
+            s.block_units
+        );
+        line!(
+            out,
+            "  return to player  {}  ({})",
+            x(&s.rtp),
+            s.rtp.fraction()
+        );
+        line!(
+            out,
+            "  hit frequency     {}  (1 in {}; {} winners a block)",
+            x(&s.hit_frequency),
+            s.one_in.decimal(2),
+            s.winners
+        );
+        line!(
+            out,
+            "  expected prize    {} € (block: {} € of prizes for {} € of sales)",
+            x(&s.expected_prize),
+            s.block_prizes,
+            s.block_sales
+        );
+        line!(
+            out,
+            "  largest lot       {} € = {}× the stake",
+            s.max_lot,
+            s.max_multiple.decimal(2)
+        );
+        let mut row = |cells: [&str; 7]| {
+            line!(
+                out,
+                "  {:<16} {:>9} {:>9} {:>10} {:>16} {:>12} {:>16}",
+                cells[0],
+                cells[1],
+                cells[2],
+                cells[3],
+                cells[4],
+                cells[5],
+                cells[6]
+            )
+        };
+        row([
+            "lot",
+            "amount €",
+            "× stake",
+            "per block",
+            "probability",
+            "1 in",
+            "RTP share",
+        ]);
+        for l in &s.lots {
+            row([
+                l.name,
+                &l.amount,
+                &l.multiple.decimal(2),
+                &l.count.to_string(),
+                &x(&l.probability),
+                &l.one_in.decimal(2),
+                &x(&l.rtp_share),
+            ]);
+        }
+        line!(out);
+    }
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use num_bigint::{BigInt, BigUint};
 use num_rational::BigRational;
 use serde::Serialize;
 
-use super::Exact;
+use super::{line, x, z, Exact, TEXT_PLACES};
 use crate::game::tresors::{
     weighted_cents, ChestKind, ChestTable, GoldChoice, Square, CHESTS, GOLD, GOLD_ALTERNATIVES,
     MAX_LIFE, MAX_PRIZE_CENTS, RULES, RULE_DENOMINATOR,
@@ -164,6 +164,138 @@ pub fn exact_sheet() -> ExactSheet {
             .map(|(s, chain)| chain.figures(*s))
             .collect(),
         gold_alternatives,
+    }
+}
+
+/// Trésors Ensablés' PAR sheet: the exact figures, optimal play on drawn
+/// boards, a Monte Carlo through the engine and, if asked, a sealed block,
+/// each checked against the exact figures.
+pub fn par_sheet(request: &super::ParRequest<'_>) -> Result<super::ParSheet, crate::error::Error> {
+    use super::optimal::optimal_sheet;
+    use super::sample::{block_figures, engine_sample, write_sampled, Expected};
+    let exact = exact_sheet();
+    let never = exact.strategies[0].rtp.clone();
+    let optimal = optimal_sheet(
+        request.boards,
+        &request.seed("boards"),
+        request.exact_boards,
+        &never,
+    );
+    let sampled = engine_sample(request.samples, &request.seed("units"), &exact);
+    let block = request
+        .block
+        .map(|block| block_figures(block, Expected::Drawn(&exact)))
+        .transpose()?;
+    let mut text = String::new();
+    exact.write_text(&mut text);
+    let o = &optimal;
+    line!(
+        text,
+        "\noptimal play (a player who sees the board, not the dice nor the chests): RTP {:.6} ± {:.6} over {} boards drawn from seed {}",
+        o.rtp, o.standard_error, o.boards, o.seed
+    );
+    line!(
+        text,
+        "  never-stop RTP by the same induction on those boards: {}",
+        z(&o.never_stop)
+    );
+    for b in &o.exact_boards {
+        line!(
+            text,
+            "  board {} in exact arithmetic: {} (f64 differs by {:.1e})",
+            b.board,
+            x(&b.exact),
+            b.difference
+        );
+    }
+    line!(
+        text,
+        "\ncross-check: {} units drawn and played by the game engine (z = (estimate − exact) / standard error)",
+        sampled.units
+    );
+    write_sampled(&sampled.strategies, &mut text);
+    let mut sheet = super::ParSheet::default()
+        .with("exact", &exact)
+        .with("optimal", &optimal)
+        .with("monte_carlo", &sampled);
+    if let Some(block) = &block {
+        block.write_text(&mut text);
+        sheet = sheet.with("block", block);
+    }
+    sheet.text = text;
+    Ok(sheet)
+}
+
+impl ExactSheet {
+    /// The exact figures as text, appended to `out`.
+    pub fn write_text(&self, out: &mut String) {
+        let e = self;
+        line!(
+            out,
+            "PAR sheet: tresors-ensables at {} € (exact: rational arithmetic over the boards, dice and chests)",
+            e.price
+        );
+        let mut row = |cells: [&str; 7]| {
+            line!(
+                out,
+                "  {:<12} {:>15} {:>15} {:>15} {:>15} {:>15} {:>15}",
+                cells[0],
+                cells[1],
+                cells[2],
+                cells[3],
+                cells[4],
+                cells[5],
+                cells[6]
+            )
+        };
+        row([
+            "strategy",
+            "RTP",
+            "hit frequency",
+            "gold alive",
+            "death",
+            "stopped",
+            "rolls",
+        ]);
+        for s in &e.strategies {
+            row([
+                &s.strategy,
+                &x(&s.rtp),
+                &x(&s.hit_frequency),
+                &x(&s.gold_alive),
+                &x(&s.death),
+                &x(&s.stopped),
+                &x(&s.expected_rolls),
+            ]);
+        }
+        line!(out, "  chests opened when the unit ends, never stopping:");
+        for (n, p) in e.strategies[0].chests_opened.iter().enumerate() {
+            line!(out, "    {n:>2}: {}", x(p));
+        }
+        line!(
+            out,
+            "  largest prize {} € = {}× the stake (3.3.4)",
+            e.max_prize,
+            e.max_multiple.decimal(2)
+        );
+        line!(
+            out,
+            "  gold chest tables admitted by the published odds (never-stop RTP):"
+        );
+        for g in &e.gold_alternatives {
+            line!(
+                out,
+                "    {:<10} mean {} €  RTP {}  {}",
+                g.name,
+                g.gold_mean.decimal(5),
+                x(&g.rtp_never_stop),
+                if g.used {
+                    "(used by the game)".to_string()
+                } else {
+                    format!("differs by {}", g.difference.decimal(TEXT_PLACES + 2))
+                }
+            );
+        }
     }
 }
 
