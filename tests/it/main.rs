@@ -28,5 +28,6 @@ mod rng;
 mod sale;
 mod secrecy;
 mod service;
+mod third_game;
 mod tresors;
 mod vectors;

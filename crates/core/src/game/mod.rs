@@ -1,11 +1,12 @@
 //! The games and the one interface the shared machinery calls them by.
 //!
-//! A game is a module that implements [`GameRules`] (its constants, unit
-//! model, record payload, rule check, outcome, export line and picture)
-//! and one line in [`GAMES`]. Shared modules (block, verify, export)
-//! hold a [`Game`] and call through it. Not yet all of them: the play
-//! views of the ledger crate's redeemer, [`Tape`] and the PAR sheets still
-//! name Trésors Ensablés' types (issue 20 makes them game-neutral).
+//! A game is a folder that implements [`GameRules`] (its constants, unit
+//! model, record payload, rule check, play, export line, picture, PAR
+//! sheet and refusal texts) and one line in `BUILT_IN`; a game made
+//! elsewhere (a studio's, a test's) registers at run time with
+//! [`Game::register`]. Shared modules (block, verify, export, the ledger,
+//! the service, the CLI) hold a [`Game`] and call through it; a play is
+//! seen through the game-neutral [`Tape`] of [`play`].
 
 pub mod ile;
 pub mod play;
@@ -21,8 +22,22 @@ use crate::error::Error;
 use crate::rng::Stream;
 
 /// Every game the tool issues, in header-code order. Registering a new
-/// game is one line here.
-static GAMES: [&dyn GameRules; 2] = [&ile::Rules, &tresors::Rules];
+/// game of the product is one line here; a game made elsewhere (a studio's,
+/// a test's) is added at run time by [`Game::register`].
+static BUILT_IN: [&dyn GameRules; 2] = [&ile::Rules, &tresors::Rules];
+
+/// The games registered at run time, after [`BUILT_IN`].
+static REGISTERED: std::sync::RwLock<Vec<&'static dyn GameRules>> =
+    std::sync::RwLock::new(Vec::new());
+
+/// The games registered at run time (a poisoned lock still holds a sound
+/// list: registration pushes one complete element).
+fn registered() -> Vec<&'static dyn GameRules> {
+    match REGISTERED.read() {
+        Ok(games) => games.clone(),
+        Err(poisoned) => poisoned.into_inner().clone(),
+    }
+}
 
 /// How a game's prizes are decided (docs/GAMES.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -175,9 +190,43 @@ impl Game {
     /// « Trésors Ensablés » (rules: tresors-ensables.txt).
     pub const TRESORS_ENSABLES: Game = Game(&tresors::Rules);
 
-    /// Every game, in code order.
+    /// Every game: the built-in ones in code order, then those registered.
     pub fn all() -> impl Iterator<Item = Game> {
-        GAMES.iter().map(|rules| Game(*rules))
+        BUILT_IN.iter().copied().chain(registered()).map(Game)
+    }
+
+    /// Adds a game made outside this crate (a studio's, a test's) to every
+    /// look-up: by code (block headers), slug and ID prefix. Refused when
+    /// one of those is already another game's; registering the same game
+    /// again (the same code, slug and prefix) gives it back.
+    pub fn register(rules: &'static dyn GameRules) -> Result<Game, String> {
+        let mut games = REGISTERED.write().unwrap_or_else(|p| p.into_inner());
+        let new = Game(rules);
+        for game in BUILT_IN.iter().chain(games.iter()).map(|r| Game(*r)) {
+            // (Not by address: a game's rules are often a zero-sized type,
+            // and those may all share one.)
+            let same = [
+                game.code() == new.code(),
+                game.slug() == new.slug(),
+                game.id_prefix() == new.id_prefix(),
+            ];
+            if same == [true; 3] {
+                return Ok(game);
+            }
+            if same.contains(&true) {
+                return Err(format!(
+                    "game {} (code {}, prefix {}) clashes with {} (code {}, prefix {})",
+                    new.slug(),
+                    new.code(),
+                    new.id_prefix(),
+                    game.slug(),
+                    game.code(),
+                    game.id_prefix()
+                ));
+            }
+        }
+        games.push(rules);
+        Ok(new)
     }
 
     /// The slugs of every game, for messages.

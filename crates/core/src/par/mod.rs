@@ -45,7 +45,7 @@ macro_rules! line {
 }
 pub(crate) use line;
 
-/// What `issuer par` asks of a game ([`crate::game::Game::par_sheet`]).
+/// What `issuer par` asks of a game ([`crate::game::GameRules::par_sheet`]).
 pub struct ParRequest<'a> {
     /// The price; `None`: every price of the game.
     pub price_cents: Option<u32>,
