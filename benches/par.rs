@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use num_rational::BigRational;
+use ticket_issuer::game::tresors::par::exact::exact_sheet;
+use ticket_issuer::game::tresors::par::optimal::{board_value, drawn_board, Policy};
+use ticket_issuer::game::tresors::par::sample::engine_sample;
 use ticket_issuer::par::default_seed;
-use ticket_issuer::par::optimal::{board_value, drawn_board, Policy};
-use ticket_issuer::par::sample::engine_sample;
-use ticket_issuer::par::tresors::exact_sheet;
 
 fn par(c: &mut Criterion) {
     let mut g = c.benchmark_group("par");

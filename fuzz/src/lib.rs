@@ -13,8 +13,8 @@ use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
 use ed25519_dalek::VerifyingKey;
 use ticket_issuer::block::reader::BlockFile;
 use ticket_issuer::emission::{manifest_game, Manifest, Reveal};
-use ticket_issuer::game::parse_price;
 use ticket_issuer::merkle::{self, Hash};
+use ticket_issuer::money::Cents;
 use ticket_issuer::records_key::RecordsKeyFile;
 use ticket_issuer::seal;
 use ticket_issuer::test_support::OpenProblem;
@@ -156,7 +156,7 @@ pub fn manifest(data: &[u8]) -> String {
     };
     for b in &m.blocks {
         assert!(
-            parse_price(&b.price).is_some(),
+            Cents::parse_price(&b.price).is_some(),
             "accepted price {:?}",
             b.price
         );

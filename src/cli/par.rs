@@ -8,7 +8,8 @@ use super::generate::parse_game;
 use super::{print_json, KeyArgs, LoadedKeys};
 use ticket_issuer::block::authentic::AuthenticBlock;
 use ticket_issuer::error::Error;
-use ticket_issuer::game::{cents_to_euros, parse_price, Fields, Game};
+use ticket_issuer::game::{Fields, Game};
+use ticket_issuer::money::Cents;
 use ticket_issuer::par::ParRequest;
 use ticket_issuer::store::Store;
 
@@ -71,7 +72,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let mut price = args
         .price
         .as_ref()
-        .map(|p| parse_price(p).ok_or_else(|| game.unsupported_price(p.clone())))
+        .map(|p| Cents::parse_price(p).ok_or_else(|| game.unsupported_price(p.clone())))
         .transpose()?;
     if let Some(cents) = price {
         game.lot_table(cents)?;
@@ -130,8 +131,8 @@ fn open_block(
         Some(cents) if cents != h.price_cents => {
             return Err(mismatch(format!(
                 "the block's units cost {} €, not {} €",
-                cents_to_euros(h.price_cents),
-                cents_to_euros(cents)
+                Cents::from(h.price_cents),
+                Cents::from(cents)
             )))
         }
         _ => *price = Some(h.price_cents),

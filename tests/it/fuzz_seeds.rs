@@ -15,7 +15,8 @@ use ticket_issuer::block::build::{self, BlockSpec};
 use ticket_issuer::block::reader::BlockFile;
 use ticket_issuer::block::writer;
 use ticket_issuer::emission::{Manifest, ManifestBlock, Reveal, RevealedSeed};
-use ticket_issuer::game::{cents_to_euros, Game};
+use ticket_issuer::game::Game;
+use ticket_issuer::money::Cents;
 use ticket_issuer::records_key::{RecordsKeyFile, KIND};
 use ticket_issuer::seal;
 use ticket_issuer::unit_id::UnitId;
@@ -98,7 +99,7 @@ fn write_fuzz_seeds() {
 
     let listed = ManifestBlock {
         block: 1,
-        price: cents_to_euros(written.header.price_cents).to_string(),
+        price: Cents::from(written.header.price_cents).to_string(),
         units: written.header.unit_count,
         merkle_root: hex::encode(written.header.merkle_root),
         file_sha256: hex::encode(written.file_sha256),

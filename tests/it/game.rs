@@ -4,7 +4,8 @@
 
 use proptest::prelude::*;
 use ticket_issuer::game::ile::{self, judge, Content, Unit, ARTICLE_3, ARTICLE_4_5};
-use ticket_issuer::game::{cents_to_euros, parse_price, Game};
+use ticket_issuer::game::Game;
+use ticket_issuer::money::Cents;
 use ticket_issuer::rng::Stream;
 use ticket_issuer::unit_id::UnitId;
 
@@ -48,24 +49,24 @@ fn maximum_gain_is_the_three_chandeliers_lot() {
 fn unsupported_prices_are_refused() {
     let err = Game::ILE_AU_TRESOR.lot_table(150).unwrap_err().to_string();
     assert!(err.contains("1.5") && err.contains("0.5, 1, 2"), "{err}");
-    assert_eq!(parse_price("0,5"), Some(50));
-    assert_eq!(parse_price("2"), Some(200));
-    assert_eq!(parse_price("1.005"), None);
-    assert_eq!(parse_price("-1"), None);
-    assert_eq!(parse_price("un euro"), None);
-    assert_eq!(cents_to_euros(1250u32).to_string(), "12.5");
-    assert_eq!(cents_to_euros(0u32).to_string(), "0");
-    assert_eq!(cents_to_euros(1_000_000u32).to_string(), "10000");
+    assert_eq!(Cents::parse_price("0,5"), Some(50));
+    assert_eq!(Cents::parse_price("2"), Some(200));
+    assert_eq!(Cents::parse_price("1.005"), None);
+    assert_eq!(Cents::parse_price("-1"), None);
+    assert_eq!(Cents::parse_price("un euro"), None);
+    assert_eq!(Cents::from(1250u32).to_string(), "12.5");
+    assert_eq!(Cents::from(0u32).to_string(), "0");
+    assert_eq!(Cents::from(1_000_000u32).to_string(), "10000");
 }
 
 /// Guards the fuzz finding fixtures/fuzz/manifest/crashes/: a price whose
 /// value in cents overflows a decimal is refused, not a panic.
 #[test]
 fn a_price_too_large_for_cents_is_refused() {
-    assert_eq!(parse_price("79228162514264337593543950335"), None);
-    assert_eq!(parse_price("792281625142643375935439503.35"), None);
-    assert_eq!(parse_price("42949672.96"), None);
-    assert_eq!(parse_price("42949672.95"), Some(u32::MAX));
+    assert_eq!(Cents::parse_price("79228162514264337593543950335"), None);
+    assert_eq!(Cents::parse_price("792281625142643375935439503.35"), None);
+    assert_eq!(Cents::parse_price("42949672.96"), None);
+    assert_eq!(Cents::parse_price("42949672.95"), Some(u32::MAX));
 }
 
 /// An independent reading of article 4.5: the lot of four uncovered chests,

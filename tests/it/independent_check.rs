@@ -607,11 +607,11 @@ fn documented_vectors_hold() {
         emission: 1,
         block: 1,
         chunk: 109,
-        units: 3136,
+        units: 3536,
         price_cents: 100,
         rules_version: 1,
     };
-    let ad = "544b54424c4f434b0100010001000000010000006d000000400c0000";
+    let ad = "544b54424c4f434b0100010001000000010000006d000000d00d0000";
     assert_eq!(hex::encode(place.associated_data()), ad);
     assert_eq!(hex::encode(place.nonce()), "6d0000006400000001000100");
     in_doc(ad);

@@ -14,13 +14,13 @@
 use serde_json::json;
 use ticket_issuer::emission::{BlockChoice, Emission};
 use ticket_issuer::export::export_jsonl;
-use ticket_issuer::game::parse_price;
 use ticket_issuer::game::{
     Ending, Fields, Game, GameRules, LotTable, Played, PrizeModel, State, Step, StopRefusal, Tape,
 };
 use ticket_issuer::ledger::log;
 use ticket_issuer::ledger::ops::PlayAction;
 use ticket_issuer::ledger::target::LedgerTarget;
+use ticket_issuer::money::Cents;
 use ticket_issuer::par::engine::{self, DrawnFigures};
 use ticket_issuer::par::{Exact, ParRequest, ParSheet};
 use ticket_issuer::rng::Stream;
@@ -203,7 +203,7 @@ fn parse_price_or_zero(prize: &str) -> u32 {
     if prize == "0" {
         0
     } else {
-        parse_price(prize).unwrap()
+        Cents::parse_price(prize).unwrap()
     }
 }
 

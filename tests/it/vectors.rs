@@ -5,6 +5,10 @@
 //!
 //! Regenerate them with
 //! `cargo test --release --test it -- --ignored vectors::generate_vectors`.
+//!
+//! Also the derivation and unit-ID vectors of every game in
+//! fixtures/derive/ (`derivation_vectors_hold`; regenerate with
+//! `… --ignored vectors::generate_derivation_vectors`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,12 +18,13 @@ use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
 use ed25519_dalek::SigningKey;
 use ticket_issuer::block::build::{self, BlockSpec, BuiltBlock};
-use ticket_issuer::block::{writer, HeaderProblem, SEAL_LEN};
+use ticket_issuer::block::{writer, HeaderProblem, CHUNK_UNITS, SEAL_LEN};
 use ticket_issuer::derive;
 use ticket_issuer::game::Game;
 use ticket_issuer::merkle;
 use ticket_issuer::records_key::{KeyAccess, RecordsKeyFile, KIND};
 use ticket_issuer::test_support::ChunkPlace;
+use ticket_issuer::unit_id::UnitId;
 use ticket_issuer::verify::{verify_block, VerifyOptions};
 
 /// Units of a vector block: one partial chunk, a few kB per file.
@@ -574,4 +579,184 @@ vector_tests! {
     lot_table => "lot-table",
     misplaced_block => "misplaced-block",
     manifest_mismatch => "manifest-mismatch",
+}
+
+// Derivation and unit-ID vectors, one file per game in fixtures/derive/
+// (docs/FORMAT.md §Keys and derivations): every secret, check code and ID
+// the game derives from master secret 00 01 … 1f, a chunk's nonce and
+// associated data, and unit 0's record of the block whose seed is 00 01 …
+// 1f. Written by the code; the test fails when the code's output changes.
+
+/// The games whose vectors fixtures/derive/ holds, in header-code order.
+const DERIVATION_GAMES: [Game; 2] = [Game::ILE_AU_TRESOR, Game::TRESORS_ENSABLES];
+
+fn derive_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/derive")
+}
+
+/// The units whose check code and ID a vector file gives: the first two,
+/// the last of a default block and the last of the largest block.
+fn vector_indices(game: Game) -> Vec<u32> {
+    let mut indices = vec![0, 1, game.block_units() - 1, game.max_units() - 1];
+    indices.dedup();
+    indices
+}
+
+/// The vector file of `game`, as the code makes it: `# ` comment lines,
+/// then one `name: value` a line.
+fn derivation_vectors(game: Game) -> String {
+    let slug = game.slug();
+    let master: [u8; 32] = std::array::from_fn(|i| i as u8);
+    let price_cents = 100;
+    assert!(game.prices_cents().contains(&price_cents), "{slug} at 1 €");
+    let seed = derive::block_seed(&master, game, 1, 1);
+    let emission_key = derive::emission_records_key(&master, game, 1);
+    let block_key = derive::block_records_key(&emission_key, 1);
+    let mut lines = vec![
+        format!(
+            "# Derivation and unit-ID vectors of {slug} (docs/FORMAT.md §Keys and derivations,"
+        ),
+        "# §Unit ID, §Chunks, §Unit record), written by the code:".into(),
+        "#   cargo test --release --test it -- --ignored vectors::generate_derivation_vectors"
+            .into(),
+        "# and checked by tests/it/vectors.rs (vectors::derivation_vectors_hold). Emission 1,"
+            .into(),
+        "# block 1 of master secret 00 01 … 1f; the chunk is the last of a default block at 1 €;"
+            .into(),
+        "# the record is unit 0 of the 1 € block whose seed is 00 01 … 1f (record-seed). A change"
+            .into(),
+        "# here changes every block, ID and key of the game: never without a new version.".into(),
+        format!("game: {slug}"),
+        format!("master: {}", hex::encode(master)),
+        "emission: 1".into(),
+        "block: 1".into(),
+        format!("block-seed: {}", hex::encode(seed)),
+        format!(
+            "seed-commitment: {}",
+            hex::encode(derive::seed_commitment(&seed))
+        ),
+        format!("emission-records-key: {}", hex::encode(emission_key)),
+        format!("block-records-key: {}", hex::encode(block_key)),
+        format!(
+            "records-key-id: {}",
+            hex::encode(derive::records_key_id(&block_key))
+        ),
+    ];
+    for index in vector_indices(game) {
+        let check_code = derive::check_code(&seed, index);
+        let id = UnitId {
+            game,
+            emission: 1,
+            block: 1,
+            index,
+            check_code,
+        };
+        lines.push(format!("check-code {index}: {}", hex::encode(check_code)));
+        lines.push(format!("id {index}: {id}"));
+    }
+    let chunk = (game.block_units() - 1) / CHUNK_UNITS;
+    let place = ChunkPlace {
+        game,
+        emission: 1,
+        block: 1,
+        chunk,
+        units: game.block_units() - chunk * CHUNK_UNITS,
+        price_cents,
+        rules_version: game.rules_version(),
+    };
+    lines.push(format!("chunk {chunk} units: {}", place.units));
+    lines.push(format!(
+        "chunk {chunk} nonce: {}",
+        hex::encode(place.nonce())
+    ));
+    lines.push(format!(
+        "chunk {chunk} associated-data: {}",
+        hex::encode(place.associated_data())
+    ));
+    let record_seed: [u8; 32] = std::array::from_fn(|i| i as u8);
+    let table = game.lot_table(price_cents).unwrap();
+    let lots = build::lot_order(&record_seed, &table, game.block_units());
+    let record = build::records(game, &record_seed, &table, &lots, 0, 1);
+    lines.push(format!("record-seed: {}", hex::encode(record_seed)));
+    lines.push(format!("record 0: {}", hex::encode(record)));
+    lines.push(String::new());
+    lines.join("\n")
+}
+
+/// Writes fixtures/derive/<slug>.txt for every game.
+#[test]
+#[ignore = "writes fixtures/derive; run by hand to regenerate"]
+fn generate_derivation_vectors() {
+    std::fs::create_dir_all(derive_dir()).unwrap();
+    for game in DERIVATION_GAMES {
+        let path = derive_dir().join(format!("{}.txt", game.slug()));
+        std::fs::write(path, derivation_vectors(game)).unwrap();
+    }
+}
+
+/// Lines of a vector file that docs/FORMAT.md does not print as they are:
+/// the inputs and the record (printed split into its fields); nor the
+/// chunk's unit count (`chunk N units`).
+const NOT_IN_FORMAT: [&str; 6] = [
+    "game",
+    "master",
+    "emission",
+    "block",
+    "record-seed",
+    "record 0",
+];
+
+/// The `name: value` lines of a vector file.
+fn vector_values(text: &str) -> Vec<(&str, &str)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            l.split_once(": ")
+                .unwrap_or_else(|| panic!("bad line {l:?}"))
+        })
+        .collect()
+}
+
+/// The code still gives every value of fixtures/derive/, line for line;
+/// every ID reads back (lower case too) as its unit; docs/FORMAT.md prints
+/// every derived value.
+#[test]
+fn derivation_vectors_hold() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/FORMAT.md"))
+        .unwrap();
+    let mut files: Vec<String> = std::fs::read_dir(derive_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let wanted: Vec<String> = DERIVATION_GAMES
+        .iter()
+        .map(|g| format!("{}.txt", g.slug()))
+        .collect();
+    assert_eq!(files, wanted, "one vector file per game");
+    for game in DERIVATION_GAMES {
+        let path = derive_dir().join(format!("{}.txt", game.slug()));
+        let stored = std::fs::read_to_string(&path).unwrap();
+        let made = derivation_vectors(game);
+        let (stored_values, made_values) = (vector_values(&stored), vector_values(&made));
+        for (s, m) in stored_values.iter().zip(&made_values) {
+            assert_eq!(s, m, "{}: the code now gives another value", path.display());
+        }
+        assert_eq!(stored_values.len(), made_values.len(), "{}", path.display());
+        assert_eq!(stored, made, "{}: comments differ", path.display());
+        for (name, value) in stored_values {
+            if let Some(index) = name.strip_prefix("id ") {
+                let unit: UnitId = value.to_lowercase().parse().unwrap();
+                assert_eq!(unit.to_string(), value);
+                assert_eq!((unit.game, unit.index.to_string()), (game, index.into()));
+            }
+            let derived = !NOT_IN_FORMAT.contains(&name) && !name.ends_with(" units");
+            if derived {
+                assert!(
+                    doc.contains(value),
+                    "FORMAT.md lacks {name} {value} of {game:?}"
+                );
+            }
+        }
+    }
 }

@@ -13,7 +13,8 @@ use crate::block::writer;
 use crate::block::BlockSummary;
 use crate::error::{echo, Error};
 use crate::fsutil;
-use crate::game::{cents_to_euros, parse_price, Game, PrizeModel};
+use crate::game::{Game, PrizeModel};
+use crate::money::Cents;
 use crate::seal;
 use crate::store::{Secrets, Store};
 use crate::verify::file_sha256;
@@ -626,7 +627,7 @@ impl<'s> Emission<'s> {
             emission: self.number,
             first: saved.first_block,
             last: saved.last_block(),
-            price: cents_to_euros(saved.price_cents),
+            price: Cents::from(saved.price_cents),
         }
     }
 
@@ -689,7 +690,7 @@ impl<'s> Emission<'s> {
             return Err(Error::BlockInTheWay {
                 emission: self.number,
                 block: spec.block,
-                price: cents_to_euros(spec.price_cents),
+                price: Cents::from(spec.price_cents),
                 path: path.to_path_buf(),
             });
         }
@@ -813,7 +814,7 @@ impl Manifest {
             });
         }
         for b in &manifest.blocks {
-            if parse_price(&b.price).is_none() {
+            if Cents::parse_price(&b.price).is_none() {
                 return Err(Error::BadFile {
                     path: path.to_path_buf(),
                     reason: format!(

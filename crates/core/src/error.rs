@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rust_decimal::Decimal;
+use crate::money::Cents;
 use serde::Serialize;
 
 /// What kind of failure an error is: the closed set every edge (exit code,
@@ -251,7 +251,7 @@ pub enum Error {
         /// When it was redeemed.
         at: String,
         /// What it paid.
-        prize: Decimal,
+        prize: Cents,
     },
     /// Redemption or play of a unit the ledger has no sale of.
     #[error("unit {id} was never sold (no sale in the ledger); a unit is paid or played only after `issuer sell` handed it out or `issuer mark-sold` recorded it")]
@@ -273,7 +273,7 @@ pub enum Error {
         /// Game slug.
         game: &'static str,
         /// The price asked.
-        price: Decimal,
+        price: Cents,
     },
     /// A unit played step by step redeemed before its play is over.
     #[error("unit {id}: its play is not over ({rolls} rolls revealed); roll to the end or stop (where allowed) through the play API first: the unit is paid as played")]
@@ -467,7 +467,7 @@ pub enum Error {
         /// Its last block.
         last: u32,
         /// Its price.
-        price: Decimal,
+        price: Cents,
     },
     /// A block choice that names no block (block 0, zero blocks).
     #[error("emission {emission}: {reason}")]
@@ -495,7 +495,7 @@ pub enum Error {
         /// The block.
         block: u32,
         /// The block's price.
-        price: Decimal,
+        price: Cents,
         /// The file in the way.
         path: PathBuf,
     },

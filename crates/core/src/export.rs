@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use crate::block::authentic::AuthenticBlock;
 use crate::error::Error;
-use crate::game::{push_decimal, write_euros};
+use crate::money::{push_decimal, Cents};
 use crate::record::RecordPrefix;
 use crate::unit_id::UnitId;
 
@@ -38,7 +38,7 @@ fn write_common_fields(block: &AuthenticBlock, prefix: &RecordPrefix, out: &mut 
     out.extend_from_slice(br#"","index":"#);
     push_decimal(out, u64::from(prefix.index));
     out.extend_from_slice(br#","prize":""#);
-    write_euros(u64::from(prefix.prize_cents), out);
+    Cents::from(prefix.prize_cents).write(out);
     match game.lot_name(prefix.lot) {
         Some(name) => {
             out.extend_from_slice(br#"","lot":""#);

@@ -48,8 +48,9 @@ pub mod rng;
 pub mod seal;
 pub mod verify;
 
-// The games.
+// The games, their money and their unit IDs.
 pub mod game;
+pub mod money;
 pub mod unit_id;
 
 // The issuer's store and its emissions.
@@ -67,6 +68,7 @@ pub mod error;
 pub(crate) mod cipher;
 #[doc(hidden)]
 pub mod fsutil;
+#[cfg(any(test, feature = "test-support"))]
 pub(crate) mod stats;
 
 // The short list another program starts from.
@@ -75,14 +77,16 @@ pub use emission::{BlockChoice, Emission, Manifest, Reveal};
 pub use error::{Error, ErrorKind, ErrorReport};
 pub use fsutil::Output;
 pub use game::Game;
+pub use money::Cents;
 pub use records_key::{KeyAccess, RecordsKeyFile};
 pub use store::{Secrets, Store};
 pub use unit_id::UnitId;
 pub use verify::{verify_block, BlockReport, Scope, VerifyOptions};
 
 /// Internals this project's own tests, fuzz targets and benchmarks reach
-/// into (to forge chunks, to probe size caps). Not an interface: it may
-/// change in any release.
+/// into (to forge chunks, to probe size caps), with the `test-support`
+/// feature only. Not an interface: it may change in any release.
+#[cfg(feature = "test-support")]
 #[doc(hidden)]
 pub mod test_support {
     pub use crate::cipher::{seal_chunk, ChunkPlace, OpenProblem};

@@ -41,11 +41,14 @@ impl RecordPrefix {
         })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.index.to_le_bytes());
-        out.extend_from_slice(&self.check_code);
-        out.push(self.lot);
-        out.extend_from_slice(&self.prize_cents.to_le_bytes());
+    /// The prefix's bytes, in the layout [`RecordPrefix::parse`] reads.
+    fn bytes(&self) -> [u8; PREFIX_SIZE] {
+        let mut b = [0u8; PREFIX_SIZE];
+        b[0..4].copy_from_slice(&self.index.to_le_bytes());
+        b[4..4 + CHECK_CODE_LEN].copy_from_slice(&self.check_code);
+        b[9] = self.lot;
+        b[10..14].copy_from_slice(&self.prize_cents.to_le_bytes());
+        b
     }
 }
 
@@ -63,14 +66,10 @@ pub fn build(
     prize_cents: u32,
     out: &mut Vec<u8>,
 ) {
+    // The payload is drawn first (into its place after the prefix): a drawn
+    // game's lot and prize are what it pays, known once it is drawn.
     let start = out.len();
-    RecordPrefix {
-        index,
-        check_code: codes.code(index),
-        lot,
-        prize_cents,
-    }
-    .encode(out);
+    out.resize(start + PREFIX_SIZE, 0);
     let mut stream = Stream::new(seed, u64::from(index) + 1);
     let played = game.generate_payload(&mut stream, lot, out);
     debug_assert_eq!(
@@ -78,9 +77,15 @@ pub fn build(
         Ok(played),
         "a generated unit plays by the rules"
     );
-    if game.prize_model() == PrizeModel::Drawn {
-        out[start + 9] = played.lot;
-        let prize = played.prize_cents.unwrap_or(0);
-        out[start + 10..start + 14].copy_from_slice(&prize.to_le_bytes());
-    }
+    let (lot, prize_cents) = match game.prize_model() {
+        PrizeModel::FixedTable => (lot, prize_cents),
+        PrizeModel::Drawn => (played.lot, played.prize_cents.unwrap_or(0)),
+    };
+    let prefix = RecordPrefix {
+        index,
+        check_code: codes.code(index),
+        lot,
+        prize_cents,
+    };
+    out[start..start + PREFIX_SIZE].copy_from_slice(&prefix.bytes());
 }

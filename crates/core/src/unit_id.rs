@@ -48,7 +48,7 @@ impl UnitId {
     /// Appends the written ID (as `Display` writes it) to `out` without
     /// the formatting machinery: export writes one per unit.
     pub fn write_to(&self, out: &mut Vec<u8>) {
-        use crate::game::push_decimal;
+        use crate::money::push_decimal;
         out.extend_from_slice(self.game.id_prefix().as_bytes());
         for n in [self.emission, self.block, self.index] {
             out.push(b'-');

@@ -17,8 +17,9 @@ use crate::block::{BlockSummary, Header, SEAL_LEN};
 use crate::cipher::OpenProblem;
 use crate::derive;
 use crate::error::Error;
-use crate::game::{cents_to_euros, LotTable, Played, PrizeModel};
+use crate::game::{LotTable, Played, PrizeModel};
 use crate::merkle::{self, Hash};
+use crate::money::Cents;
 use crate::record::RecordPrefix;
 use crate::records_key::KeyAccess;
 use crate::seal;
@@ -297,9 +298,9 @@ pub fn check_unit_played(
             FailureKind::UnitLot,
             format!(
                 "prize {} € recorded for {}, its play gives {} €",
-                cents_to_euros(prefix.prize_cents),
+                Cents::from(prefix.prize_cents),
                 name(prefix.lot),
-                cents_to_euros(amount)
+                Cents::from(amount)
             ),
         ));
     }
@@ -838,7 +839,7 @@ fn outcome_findings(
             None,
             format!(
                 "the header's lot table is not the regulation's table for {} € units",
-                cents_to_euros(h.price_cents)
+                Cents::from(h.price_cents)
             ),
         );
     }
@@ -875,7 +876,7 @@ fn outcome_findings(
                 format!(
                     "no fixed lot table ({} draws from published probabilities): {winners} units pay {} € played to the end, each prize its replay's",
                     h.game.slug(),
-                    cents_to_euros(total)
+                    Cents::from(total)
                 ),
             );
         }
@@ -1033,7 +1034,7 @@ fn fixed_table_findings(
                 format!(
                     "{} lots of {} € ({}): the regulation says {}",
                     found,
-                    cents_to_euros(tier.amount_cents),
+                    Cents::from(tier.amount_cents),
                     h.game.lot_name(tier.code).unwrap_or("?"),
                     tier.count
                 ),
@@ -1056,8 +1057,8 @@ fn fixed_table_findings(
             None,
             format!(
                 "prizes total {} €, the regulation's table totals {} €",
-                cents_to_euros(total),
-                cents_to_euros(regulation.total_cents())
+                Cents::from(total),
+                Cents::from(regulation.total_cents())
             ),
         );
     }
@@ -1067,7 +1068,7 @@ fn fixed_table_findings(
         format!(
             "{} winners and {} € in prizes, exactly the regulation's table",
             regulation.winners(),
-            cents_to_euros(regulation.total_cents())
+            Cents::from(regulation.total_cents())
         ),
     );
 }

@@ -9,7 +9,7 @@
 
 // The core's modules, under the names this crate's modules use.
 pub(crate) use ticket_issuer_core::{
-    block, derive, emission, error, fsutil, game, merkle, record, records_key, seal, store,
+    block, derive, emission, error, fsutil, game, merkle, money, record, records_key, seal, store,
     unit_id, verify,
 };
 

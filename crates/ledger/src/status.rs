@@ -5,14 +5,14 @@
 use std::collections::BTreeSet;
 
 use ed25519_dalek::VerifyingKey;
-use rust_decimal::Decimal;
 use serde::Serialize;
 
 use crate::emission::{Emission, Manifest};
 use crate::error::Error;
 use crate::fsutil;
-use crate::game::{cents_to_euros, parse_price, Game};
+use crate::game::Game;
 use crate::ledger::Ledger;
+use crate::money::Cents;
 use crate::store::Store;
 
 /// An emission's state in its life (docs/EMISSIONS.md).
@@ -101,13 +101,13 @@ pub fn store_status(store: &Store) -> Result<StoreStatus, Error> {
             let listed = manifest.as_ref().map_or(&[][..], |m| &m.blocks[..]);
             let prices: BTreeSet<u32> = listed
                 .iter()
-                .filter_map(|b| parse_price(&b.price))
+                .filter_map(|b| Cents::parse_price(&b.price))
                 .collect();
-            let (mut redeemed_units, mut redeemed_amount) = (0, Decimal::ZERO);
+            let (mut redeemed_units, mut redeemed_amount) = (0, Cents::ZERO);
             for line in ledger.iter().flat_map(|l| &l.blocks) {
                 if line.game == game.slug() && line.emission == number {
                     redeemed_units += line.units;
-                    redeemed_amount += line.paid.parse::<Decimal>().unwrap_or_default();
+                    redeemed_amount.0 += line.paid.0;
                 }
             }
             emissions.push(EmissionStatus {
@@ -119,10 +119,10 @@ pub fn store_status(store: &Store) -> Result<StoreStatus, Error> {
                 units: listed.iter().map(|b| u64::from(b.units)).sum(),
                 prices: prices
                     .into_iter()
-                    .map(|c| cents_to_euros(c).to_string())
+                    .map(|c| Cents::from(c).to_string())
                     .collect(),
                 redeemed_units,
-                redeemed_amount: redeemed_amount.normalize().to_string(),
+                redeemed_amount: redeemed_amount.to_string(),
             });
         }
     }

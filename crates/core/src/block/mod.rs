@@ -10,8 +10,9 @@ pub mod writer;
 
 use serde::Serialize;
 
-use crate::game::{cents_to_euros, Game, LotTable, LotTier};
+use crate::game::{Game, LotTable, LotTier};
 use crate::merkle::Hash;
+use crate::money::Cents;
 
 /// Magic bytes opening every block file (§Header).
 pub const MAGIC: [u8; 8] = *b"TKTBLOCK";
@@ -388,7 +389,7 @@ impl BlockSummary {
             game: h.game.slug().into(),
             emission: h.emission,
             block: h.block,
-            price: cents_to_euros(h.price_cents).to_string(),
+            price: Cents::from(h.price_cents).to_string(),
             units: h.unit_count,
             merkle_root: hex::encode(h.merkle_root),
             file_sha256: hex::encode(file_sha256),

@@ -14,11 +14,10 @@ pub mod tresors;
 
 pub use play::{Ending, Fields, State, Step, Tape};
 
-use rust_decimal::prelude::ToPrimitive;
-use rust_decimal::Decimal;
 use serde::Serialize;
 
 use crate::error::Error;
+use crate::money::Cents;
 use crate::rng::Stream;
 
 /// Every game the tool issues, in header-code order. Registering a new
@@ -253,7 +252,7 @@ impl Game {
     pub fn lot_table(self, price_cents: u32) -> Result<LotTable, Error> {
         self.0
             .lot_table(price_cents)
-            .ok_or_else(|| self.unsupported_price(cents_to_euros(price_cents).to_string()))
+            .ok_or_else(|| self.unsupported_price(Cents::from(price_cents).to_string()))
     }
 
     /// The lot table of a block of `units` units at `price_cents`: the
@@ -282,9 +281,8 @@ impl Game {
     /// sold at; `None`: the game's only price (refused where it has several).
     pub fn price_cents(self, price: Option<&str>) -> Result<u32, Error> {
         let cents = match (price, self.prices_cents()) {
-            (Some(price), _) => {
-                parse_price(price).ok_or_else(|| self.unsupported_price(price.to_string()))?
-            }
+            (Some(price), _) => Cents::parse_price(price)
+                .ok_or_else(|| self.unsupported_price(price.to_string()))?,
             (None, [only]) => *only,
             (None, _) => return Err(Error::PriceNeeded { game: self.slug() }),
         };
@@ -300,7 +298,7 @@ impl Game {
             allowed: self
                 .prices_cents()
                 .iter()
-                .map(|&c| cents_to_euros(c).to_string())
+                .map(|&c| Cents::from(c).to_string())
                 .collect::<Vec<_>>()
                 .join(", "),
         }
@@ -374,57 +372,6 @@ impl LotTable {
     }
 }
 
-/// Cents (an amount or a sum) as an exact decimal amount of euros
-/// ("12.5", "10000", "0").
-pub fn cents_to_euros(cents: impl Into<u64>) -> Decimal {
-    let mut euros = Decimal::from(cents.into());
-    euros
-        .set_scale(2)
-        .expect("a scale of 2 is within rust_decimal's 28");
-    euros.normalize()
-}
-
-/// Appends `cents` as [`cents_to_euros`] prints it ("0", "0.5", "12.5",
-/// "10000"), without allocating: export writes one per unit.
-pub fn write_euros(cents: u64, out: &mut Vec<u8>) {
-    let (euros, rest) = (cents / 100, cents % 100);
-    push_decimal(out, euros);
-    if rest != 0 {
-        out.push(b'.');
-        out.push(b'0' + (rest / 10) as u8);
-        if rest % 10 != 0 {
-            out.push(b'0' + (rest % 10) as u8);
-        }
-    }
-}
-
-/// Appends `n` in decimal, as `Display` writes it, without the formatting
-/// machinery (export writes several per unit).
-pub fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[at..]);
-}
-
-/// Parses a price in euros ("0.5", "1", "2", "0,5") into cents, exactly.
-pub fn parse_price(text: &str) -> Option<u32> {
-    let value: Decimal = text.replace(',', ".").parse().ok()?;
-    // Checked: a huge decimal overflows when scaled to cents (a panic before).
-    let cents = value.checked_mul(Decimal::ONE_HUNDRED)?;
-    if cents.fract() != Decimal::ZERO || cents <= Decimal::ZERO {
-        return None;
-    }
-    cents.to_u32()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -452,24 +399,6 @@ mod tests {
             unit.write_export_fields(&mut ours);
             assert_eq!(ours, serde_members(unit.view()), "tresors unit {i}");
         }
-    }
-
-    #[test]
-    fn euros_and_decimals_are_written_as_display_writes_them() {
-        for cents in (0..100_000u64).chain([1_000_000, 1_001_050, u64::from(u32::MAX)]) {
-            let mut out = Vec::new();
-            write_euros(cents, &mut out);
-            assert_eq!(
-                String::from_utf8(out).unwrap(),
-                cents_to_euros(cents).to_string()
-            );
-            let mut out = Vec::new();
-            push_decimal(&mut out, cents);
-            assert_eq!(String::from_utf8(out).unwrap(), cents.to_string());
-        }
-        let mut out = Vec::new();
-        push_decimal(&mut out, u64::MAX);
-        assert_eq!(String::from_utf8(out).unwrap(), u64::MAX.to_string());
     }
 
     #[test]

@@ -9,7 +9,8 @@ use serde::Serialize;
 use super::sample::{block_figures, Expected};
 use super::{line, x, z, Estimate, Exact, ParRequest, ParSheet};
 use crate::error::Error;
-use crate::game::{cents_to_euros, Game};
+use crate::game::Game;
+use crate::money::Cents;
 use crate::rng::Stream;
 
 /// A drawn game's exact figures at one price, played to the end.
@@ -101,7 +102,7 @@ pub fn par_sheet(
             text,
             "PAR sheet: {} at {} € (played to the end; exact figures from the game)",
             game.slug(),
-            cents_to_euros(cents)
+            Cents::from(cents)
         );
         line!(
             text,

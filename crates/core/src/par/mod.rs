@@ -1,28 +1,23 @@
 //! PAR sheets (docs/PAR.md): the figures a test lab certifies before a
 //! game is sold. Return to player, hit frequency and the odds of every
 //! prize, exact where the mathematics allows (rational arithmetic, no
-//! floats); for Trésors Ensablés also the returns of the stopping
-//! strategies that matter, optimal play per board, and cross-checks of the
-//! exact figures against the game engine and against sealed blocks.
+//! floats), and cross-checks of the exact figures against the game engine
+//! and against sealed blocks. This is the shared machinery; a game's own
+//! PAR code (its exact method, its strategies) lives in its folder under
+//! [`crate::game`].
 //!
-//! - [`table`]: a fixed-table game (L'île au trésor), straight from its
-//!   lot table (article 3).
-//! - [`tresors`]: Trésors Ensablés, exact figures by a series-by-series
-//!   kernel (the board's ten series are independent of each other and of
-//!   the dice, and every path lands in each six-square segment).
-//! - [`optimal`]: the best stopping play of a player who sees the board.
-//! - [`sample`]: Monte Carlo through the engine, and a sealed block's units.
+//! - [`table`]: a fixed-table game, straight from its lot table.
 //! - [`engine`]: the cross-checks any drawn game gets from its own exact
 //!   figures (Monte Carlo through its engine, a sealed block's units).
+//! - [`sample`]: a sealed block's units against the exact figures, played
+//!   to the end, with the game's own tally of every unit if it keeps one.
 //!
 //! A game gives its sheet through [`crate::game::GameRules::par_sheet`];
 //! a fixed-table game that gives none gets [`table`]'s.
 
 pub mod engine;
-pub mod optimal;
 pub mod sample;
 pub mod table;
-pub mod tresors;
 
 use num_bigint::BigInt;
 use num_rational::BigRational;

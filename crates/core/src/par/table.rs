@@ -8,7 +8,8 @@ use serde::Serialize;
 use super::sample::{block_figures, Expected};
 use super::{euros, line, one_in, x, Exact, ParRequest, ParSheet};
 use crate::error::Error;
-use crate::game::{cents_to_euros, Game};
+use crate::game::Game;
+use crate::money::Cents;
 
 /// The PAR sheet of a fixed-table game: one sheet per price asked (every
 /// price when none is), and the request's block checked against its
@@ -105,7 +106,7 @@ pub fn sheet(game: Game, price_cents: u32) -> Result<TableSheet, Error> {
             LotLine {
                 code: t.code,
                 name: game.lot_name(t.code).unwrap_or("?"),
-                amount: cents_to_euros(t.amount_cents).to_string(),
+                amount: Cents::from(t.amount_cents).to_string(),
                 multiple: Exact::ratio(t.amount_cents, price.clone()),
                 count: t.count,
                 one_in: one_in(&probability).expect("every tier has lots"),
@@ -127,16 +128,16 @@ pub fn sheet(game: Game, price_cents: u32) -> Result<TableSheet, Error> {
         .unwrap_or(0);
     Ok(TableSheet {
         game: game.slug(),
-        price: cents_to_euros(price_cents).to_string(),
+        price: Cents::from(price_cents).to_string(),
         block_units: units,
         winners: table.winners(),
-        block_sales: cents_to_euros(u64::from(price_cents) * u64::from(units)).to_string(),
-        block_prizes: cents_to_euros(total).to_string(),
+        block_sales: Cents::from(u64::from(price_cents) * u64::from(units)).to_string(),
+        block_prizes: Cents::from(total).to_string(),
         rtp: Exact::ratio(total, price.clone() * units),
         one_in: one_in(&hit_frequency).expect("a block has winners"),
         hit_frequency,
         expected_prize: Exact(euros(total) / BigInt::from(units)),
-        max_lot: cents_to_euros(max_cents).to_string(),
+        max_lot: Cents::from(max_cents).to_string(),
         max_multiple: Exact::ratio(max_cents, price),
         lots,
     })

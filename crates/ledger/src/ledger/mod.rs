@@ -26,8 +26,9 @@ use sha2::{Digest as _, Sha256};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 
 use crate::error::Error;
-use crate::game::{cents_to_euros, Game};
+use crate::game::Game;
 use crate::merkle::{self, Frontier};
+use crate::money::Cents;
 use crate::record::PREFIX_SIZE;
 use ops::LedgerTx as _;
 use sqlite_tx::SqliteTx;
@@ -275,8 +276,8 @@ pub struct BlockLine {
     pub units: u64,
     /// Of which winners.
     pub winners: u64,
-    /// Amount paid, euros.
-    pub paid: String,
+    /// Amount paid (euros in JSON).
+    pub paid: Cents,
     /// True iff the running total equals the sum of the rows' prizes and
     /// every row's prize is its lot's amount at the block's price.
     pub reconciled: bool,
@@ -291,8 +292,8 @@ pub struct Summary {
     pub blocks: Vec<BlockLine>,
     /// Units redeemed in all.
     pub units: u64,
-    /// Amount paid in all, euros.
-    pub paid: String,
+    /// Amount paid in all (euros in JSON).
+    pub paid: Cents,
     /// SHA-256 over every row in key order (docs/REDEMPTION.md §Digest).
     pub digest: String,
     /// SQLite's integrity_check said "ok".
@@ -308,7 +309,7 @@ impl Summary {
             path: path.display().to_string(),
             blocks: Vec::new(),
             units: 0,
-            paid: "0".into(),
+            paid: Cents::ZERO,
             digest: hex::encode(Sha256::digest(b"")),
             integrity_ok: true,
             reconciled: true,
@@ -776,7 +777,7 @@ impl Summary {
                 block: f.block,
                 units: f.units,
                 winners: f.winners,
-                paid: cents_to_euros(f.paid_cents).to_string(),
+                paid: Cents::from(f.paid_cents),
                 reconciled,
             });
         }
@@ -785,7 +786,7 @@ impl Summary {
             path: path.to_string(),
             blocks,
             units,
-            paid: cents_to_euros(paid).to_string(),
+            paid: Cents::from(paid),
             digest: hex::encode(digest),
             integrity_ok,
             reconciled,

@@ -13,8 +13,9 @@ use serde::{Deserialize, Serialize};
 use super::log::{self, Place};
 use super::{Committed, Entry};
 use crate::error::Error;
-use crate::game::{cents_to_euros, Game};
+use crate::game::Game;
 use crate::merkle::{self, Frontier, Hash};
+use crate::money::Cents;
 
 /// A unit, by place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -592,7 +593,7 @@ impl Batch<'_> {
         let already = |(at, prize): (String, u32)| Error::AlreadyRedeemed {
             id: e.unit_id.clone(),
             at,
-            prize: cents_to_euros(prize),
+            prize: Cents::from(prize),
         };
         if let Some(first) = self.tx.redemption(p)? {
             return Ok(Err(already(first)));
@@ -703,7 +704,7 @@ impl Batch<'_> {
         }
         Ok(Err(Error::SoldOut {
             game: game.slug(),
-            price: cents_to_euros(price_cents),
+            price: Cents::from(price_cents),
         }))
     }
 

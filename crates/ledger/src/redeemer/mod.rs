@@ -24,12 +24,13 @@ use crate::block::authentic::{AuthenticBlock, OpenedChunk};
 use crate::derive;
 use crate::emission::Emission;
 use crate::error::Error;
-use crate::game::{cents_to_euros, StopRefusal};
+use crate::game::StopRefusal;
 use crate::ledger::ops::{Done, Op, PlayRow, UnitRef};
 use crate::ledger::target::LedgerTarget;
 use crate::ledger::writer::GroupCommit;
 use crate::ledger::{Committed, Entry, BUSY_TIMEOUT};
 use crate::merkle::{self, Hash, PerfectTree};
+use crate::money::Cents;
 use crate::record::PREFIX_SIZE;
 use crate::redeem::{OwnedKeys, Redemption};
 use crate::store::Store;
@@ -598,7 +599,7 @@ impl Located {
             block: id.block,
             index: id.index,
             lot: id.game.lot_name(played.lot),
-            prize: cents_to_euros(prize_cents).to_string(),
+            prize: Cents::from(prize_cents).to_string(),
             stopped_after_rolls: stop,
             record: hex::encode(record),
             leaf_index: u64::from(id.index),

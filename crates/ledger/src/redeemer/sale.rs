@@ -10,10 +10,11 @@ use super::{Redeemer, Units};
 use crate::derive::CHECK_CODE_LEN;
 use crate::emission::Emission;
 use crate::error::Error;
-use crate::game::{cents_to_euros, Fields, Game, Step, Tape};
+use crate::game::{Fields, Game, Step, Tape};
 use crate::ledger::ops::{
     Done, ForSale, Op, PlayAction, PlayOrder, PlayRow, Sold, UnitRef, Vetted, Vetter, PLAY_STOPPED,
 };
+use crate::money::Cents;
 use crate::record::RecordPrefix;
 use crate::unit_id::UnitId;
 
@@ -105,7 +106,7 @@ impl PlayView {
         };
         let prize = tape
             .prize_cents(rolls, stopped)
-            .map(|cents| cents_to_euros(cents).to_string());
+            .map(|cents| Cents::from(cents).to_string());
         let over = end.is_some();
         let may_stop = !over && tape.may_stop_after(rolls);
         let mut lines: Vec<String> = shown.iter().map(|s| s.text.clone()).collect();
@@ -140,7 +141,6 @@ impl Redeemer {
     /// emission then block order. The ledger skips emissions whose claims
     /// ended.
     fn blocks_for_sale(&self, game: Game, price_cents: u32) -> Result<Vec<ForSale>, Error> {
-        let price = cents_to_euros(price_cents);
         let mut blocks = Vec::new();
         for number in self.units.store.emissions(game) {
             let emission = Emission::new(&self.units.store, game, number);
@@ -154,7 +154,7 @@ impl Redeemer {
                 manifest
                     .blocks
                     .iter()
-                    .filter(|b| b.price.parse().ok() == Some(price))
+                    .filter(|b| Cents::parse_price(&b.price) == Some(price_cents))
                     .map(|b| ForSale {
                         emission: number,
                         block: b.block,
@@ -224,7 +224,7 @@ impl Redeemer {
                     .load_manifest(&self.units.keys.public_key)?
                     .and_then(|m| {
                         let b = m.blocks.iter().find(|b| b.block == u.block)?;
-                        crate::game::parse_price(&b.price)
+                        Cents::parse_price(&b.price)
                     })
                     .ok_or_else(no_sale)?;
                 self.sale_answer(&sold, price)
@@ -252,7 +252,7 @@ impl Redeemer {
             emission: unit.emission,
             block: unit.block,
             index: unit.index,
-            price: cents_to_euros(price_cents).to_string(),
+            price: Cents::from(price_cents).to_string(),
             sold_at: sold.sold_at.clone(),
             ledger_entry: sold.seq,
             block_sold_out: sold.block_sold_out,

@@ -141,7 +141,7 @@ fn export_text() -> &'static ExportText {
 }
 
 fn small(out: &mut Vec<u8>, n: u8) {
-    crate::game::push_decimal(out, u64::from(n));
+    crate::money::push_decimal(out, u64::from(n));
 }
 
 /// `"map":{…},"start":{…},"chests":[`

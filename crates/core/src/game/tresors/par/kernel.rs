@@ -1,6 +1,6 @@
-//! Trésors Ensablés, exact: the return to player and the play's
-//! distribution under the stopping strategies of the PAR sheet, in integer
-//! arithmetic over one common denominator (docs/PAR.md §Exact method).
+//! Trésors Ensablés' exact figures, the mechanics: the segments' kernels
+//! and their chaining under a stopping strategy (docs/PAR.md §Exact
+//! method).
 //!
 //! The structure that makes it fast: the board's ten series are
 //! independent of each other, of the chests and of the dice, and a die
@@ -18,312 +18,9 @@ use std::collections::BTreeMap;
 
 use num_bigint::{BigInt, BigUint};
 use num_rational::BigRational;
-use serde::Serialize;
 
-use super::{line, x, z, Exact, TEXT_PLACES};
-use crate::game::tresors::{
-    weighted_cents, ChestKind, ChestTable, GoldChoice, Square, CHESTS, GOLD, GOLD_ALTERNATIVES,
-    MAX_LIFE, MAX_PRIZE_CENTS, RULES, RULE_DENOMINATOR,
-};
-
-/// The price of a unit in cents (article 2: 1 €).
-pub const PRICE_CENTS: u32 = 100;
-
-/// A stopping strategy of the PAR sheet. Every one stops, if at all,
-/// right after a chest is opened: the gains change only then.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Strategy {
-    /// Never press « Arrêter »: play to death or the gold chest.
-    NeverStop,
-    /// Stop right after the first chest.
-    FirstChest,
-    /// Stop as soon as the gains found reach this many cents.
-    Reach(u32),
-}
-
-/// The strategies of the sheet, in its order.
-pub const STRATEGIES: [Strategy; 6] = [
-    Strategy::NeverStop,
-    Strategy::FirstChest,
-    Strategy::Reach(50),
-    Strategy::Reach(100),
-    Strategy::Reach(200),
-    Strategy::Reach(500),
-];
-
-impl Strategy {
-    /// The gains (cents) at which the player stops; `None`: never.
-    pub fn threshold_cents(self) -> Option<u32> {
-        match self {
-            Strategy::NeverStop => None,
-            Strategy::FirstChest => Some(1),
-            Strategy::Reach(cents) => Some(cents),
-        }
-    }
-
-    /// Its name in reports: `never-stop`, `first-chest`, `reach-0.5`, ….
-    pub fn name(self) -> String {
-        match self {
-            Strategy::NeverStop => "never-stop".into(),
-            Strategy::FirstChest => "first-chest".into(),
-            Strategy::Reach(cents) => format!("reach-{}", crate::game::cents_to_euros(cents)),
-        }
-    }
-
-    /// Whether a player with `found_cents` gains, just after opening a
-    /// chest, stops there.
-    pub fn stops_at(self, found_cents: u32) -> bool {
-        self.threshold_cents().is_some_and(|t| found_cents >= t)
-    }
-}
-
-/// The exact figures of one strategy.
-#[derive(Clone, Debug, Serialize)]
-pub struct StrategyFigures {
-    /// The strategy's name.
-    pub strategy: String,
-    /// Return to player: expected prize / price.
-    pub rtp: Exact,
-    /// The return from every prize but the gold chest's top value
-    /// (10 000 €, 1 in 100,000): a unit that finds it counts it as 0. The
-    /// figure a sample can check with a useful z-score (docs/PAR.md).
-    pub rtp_without_jackpot: Exact,
-    /// Probability that the unit pays something.
-    pub hit_frequency: Exact,
-    /// Probability of dying (life 0).
-    pub death: Exact,
-    /// Probability of stopping with gains.
-    pub stopped: Exact,
-    /// Probability of reaching the gold chest alive (square 60).
-    pub gold_alive: Exact,
-    /// Expected number of rolls until the unit ends (death, stop or 60).
-    pub expected_rolls: Exact,
-    /// Probability that 0, 1, …, 10 chests were opened when it ended.
-    pub chests_opened: Vec<Exact>,
-}
-
-/// The RTP of the never-stop play under one admissible gold table.
-#[derive(Clone, Debug, Serialize)]
-pub struct GoldAlternative {
-    /// Which line gives up the extra 1/100,000 (`from 1 €`, …).
-    pub name: &'static str,
-    /// Whether the game uses it.
-    pub used: bool,
-    /// The gold chest's mean value in euros.
-    pub gold_mean: Exact,
-    /// The never-stop RTP with it.
-    pub rtp_never_stop: Exact,
-    /// That RTP minus the game's.
-    pub difference: Exact,
-}
-
-/// Trésors Ensablés' exact figures.
-#[derive(Clone, Debug, Serialize)]
-pub struct ExactSheet {
-    /// Price of a unit in euros.
-    pub price: String,
-    /// The largest prize in euros (3.3.4).
-    pub max_prize: String,
-    /// The largest prize as a multiple of the stake.
-    pub max_multiple: Exact,
-    /// One line per strategy, [`STRATEGIES`] order.
-    pub strategies: Vec<StrategyFigures>,
-    /// The never-stop RTP under each admissible gold table.
-    pub gold_alternatives: Vec<GoldAlternative>,
-}
-
-/// Computes the sheet's exact figures.
-pub fn exact_sheet() -> ExactSheet {
-    let kernels = Kernels::new();
-    let strategies: Vec<Chain> = STRATEGIES.iter().map(|&s| kernels.chain(s)).collect();
-    let gold_alternatives = {
-        let never = &strategies[0];
-        let used = never.rtp(&chest_mean_cents(&GOLD));
-        GOLD_ALTERNATIVES
-            .iter()
-            .map(|choice| {
-                let mean = gold_choice_mean_cents(choice);
-                let rtp = never.rtp(&mean);
-                GoldAlternative {
-                    name: choice.name,
-                    used: choice.weights == *GOLD.weights,
-                    gold_mean: Exact(mean / BigInt::from(100)),
-                    difference: Exact(&rtp - &used),
-                    rtp_never_stop: Exact(rtp),
-                }
-            })
-            .collect()
-    };
-    ExactSheet {
-        price: crate::game::cents_to_euros(PRICE_CENTS).to_string(),
-        max_prize: crate::game::cents_to_euros(MAX_PRIZE_CENTS).to_string(),
-        max_multiple: Exact::ratio(MAX_PRIZE_CENTS, PRICE_CENTS),
-        strategies: STRATEGIES
-            .iter()
-            .zip(&strategies)
-            .map(|(s, chain)| chain.figures(*s))
-            .collect(),
-        gold_alternatives,
-    }
-}
-
-/// Trésors Ensablés' PAR sheet: the exact figures, optimal play on drawn
-/// boards, a Monte Carlo through the engine and, if asked, a sealed block,
-/// each checked against the exact figures.
-pub fn par_sheet(request: &super::ParRequest<'_>) -> Result<super::ParSheet, crate::error::Error> {
-    use super::optimal::optimal_sheet;
-    use super::sample::{block_figures, engine_sample, write_sampled, Expected};
-    let exact = exact_sheet();
-    let never = exact.strategies[0].rtp.clone();
-    let optimal = optimal_sheet(
-        request.boards,
-        &request.seed("boards"),
-        request.exact_boards,
-        &never,
-    );
-    let sampled = engine_sample(request.samples, &request.seed("units"), &exact);
-    let block = request
-        .block
-        .map(|block| block_figures(block, Expected::Drawn(&exact)))
-        .transpose()?;
-    let mut text = String::new();
-    exact.write_text(&mut text);
-    let o = &optimal;
-    line!(
-        text,
-        "\noptimal play (a player who sees the board, not the dice nor the chests): RTP {:.6} ± {:.6} over {} boards drawn from seed {}",
-        o.rtp, o.standard_error, o.boards, o.seed
-    );
-    line!(
-        text,
-        "  never-stop RTP by the same induction on those boards: {}",
-        z(&o.never_stop)
-    );
-    for b in &o.exact_boards {
-        line!(
-            text,
-            "  board {} in exact arithmetic: {} (f64 differs by {:.1e})",
-            b.board,
-            x(&b.exact),
-            b.difference
-        );
-    }
-    line!(
-        text,
-        "\ncross-check: {} units drawn and played by the game engine (z = (estimate − exact) / standard error)",
-        sampled.units
-    );
-    write_sampled(&sampled.strategies, &mut text);
-    let mut sheet = super::ParSheet::default()
-        .with("exact", &exact)
-        .with("optimal", &optimal)
-        .with("monte_carlo", &sampled);
-    if let Some(block) = &block {
-        block.write_text(&mut text);
-        sheet = sheet.with("block", block);
-    }
-    sheet.text = text;
-    Ok(sheet)
-}
-
-impl ExactSheet {
-    /// The exact figures as text, appended to `out`.
-    pub fn write_text(&self, out: &mut String) {
-        let e = self;
-        line!(
-            out,
-            "PAR sheet: tresors-ensables at {} € (exact: rational arithmetic over the boards, dice and chests)",
-            e.price
-        );
-        let mut row = |cells: [&str; 7]| {
-            line!(
-                out,
-                "  {:<12} {:>15} {:>15} {:>15} {:>15} {:>15} {:>15}",
-                cells[0],
-                cells[1],
-                cells[2],
-                cells[3],
-                cells[4],
-                cells[5],
-                cells[6]
-            )
-        };
-        row([
-            "strategy",
-            "RTP",
-            "hit frequency",
-            "gold alive",
-            "death",
-            "stopped",
-            "rolls",
-        ]);
-        for s in &e.strategies {
-            row([
-                &s.strategy,
-                &x(&s.rtp),
-                &x(&s.hit_frequency),
-                &x(&s.gold_alive),
-                &x(&s.death),
-                &x(&s.stopped),
-                &x(&s.expected_rolls),
-            ]);
-        }
-        line!(out, "  chests opened when the unit ends, never stopping:");
-        for (n, p) in e.strategies[0].chests_opened.iter().enumerate() {
-            line!(out, "    {n:>2}: {}", x(p));
-        }
-        line!(
-            out,
-            "  largest prize {} € = {}× the stake (3.3.4)",
-            e.max_prize,
-            e.max_multiple.decimal(2)
-        );
-        line!(
-            out,
-            "  gold chest tables admitted by the published odds (never-stop RTP):"
-        );
-        for g in &e.gold_alternatives {
-            line!(
-                out,
-                "    {:<10} mean {} €  RTP {}  {}",
-                g.name,
-                g.gold_mean.decimal(5),
-                x(&g.rtp_never_stop),
-                if g.used {
-                    "(used by the game)".to_string()
-                } else {
-                    format!("differs by {}", g.difference.decimal(TEXT_PLACES + 2))
-                }
-            );
-        }
-    }
-}
-
-/// The mean of a chest table in cents, exactly.
-pub fn chest_mean_cents(table: &ChestTable) -> BigRational {
-    weighted_mean(table.cents, table.weights, table.denominator)
-}
-
-/// Σ cents × weight / denominator.
-fn weighted_mean(cents: &[u32], weights: &[u32], denominator: u32) -> BigRational {
-    BigRational::new(weighted_cents(cents, weights).into(), denominator.into())
-}
-
-/// The gold chest's mean in cents with its top value counted as 0.
-fn gold_mean_without_jackpot_cents() -> BigRational {
-    let top = GOLD.cents.len() - 1;
-    weighted_mean(&GOLD.cents[..top], &GOLD.weights[..top], GOLD.denominator)
-}
-
-/// The gold chest's top value (10 000 €) in cents.
-pub fn jackpot_cents() -> u32 {
-    GOLD.cents[GOLD.cents.len() - 1]
-}
-
-/// The gold chest's mean in cents under an admissible weight set.
-fn gold_choice_mean_cents(choice: &GoldChoice) -> BigRational {
-    weighted_mean(GOLD.cents, &choice.weights, GOLD.denominator)
-}
+use super::exact::Strategy;
+use crate::game::tresors::{ChestKind, Square, CHESTS, MAX_LIFE, RULES, RULE_DENOMINATOR};
 
 /// The distinct series of 3.2.2, each with its weight out of
 /// [`SERIES_DENOMINATOR`]: rule 1's square among 5 offsets, rule 2's among
@@ -478,7 +175,7 @@ impl Walk<'_> {
 }
 
 /// The inner and the last segments' kernels.
-struct Kernels {
+pub(super) struct Kernels {
     inner: Kernel,
     last: Kernel,
 }
@@ -523,11 +220,11 @@ impl Mass {
 }
 
 /// How the plays of a strategy ended, as exact rationals.
-struct Ending {
-    p: BigRational,
-    rolls: BigRational,
-    gains: BigRational,
-    opened: Vec<BigRational>,
+pub(super) struct Ending {
+    pub(super) p: BigRational,
+    pub(super) rolls: BigRational,
+    pub(super) gains: BigRational,
+    pub(super) opened: Vec<BigRational>,
 }
 
 impl Ending {
@@ -554,20 +251,20 @@ impl Ending {
     }
 }
 
-fn zero() -> BigRational {
+pub(super) fn zero() -> BigRational {
     BigRational::from_integer(0.into())
 }
 
 /// A strategy's plays chained through the ten segments.
-struct Chain {
-    death: Ending,
-    stopped: Ending,
+pub(super) struct Chain {
+    pub(super) death: Ending,
+    pub(super) stopped: Ending,
     /// Reaching square 60 alive, before the gold chest's value is added.
-    gold: Ending,
+    pub(super) gold: Ending,
 }
 
 impl Kernels {
-    fn new() -> Kernels {
+    pub(super) fn new() -> Kernels {
         Kernels {
             inner: Kernel::new(false),
             last: Kernel::new(true),
@@ -575,7 +272,7 @@ impl Kernels {
     }
 
     /// Chains the segments under `strategy`.
-    fn chain(&self, strategy: Strategy) -> Chain {
+    pub(super) fn chain(&self, strategy: Strategy) -> Chain {
         let mut states: BTreeMap<State, Mass> = BTreeMap::new();
         let start = State {
             entry: 0,
@@ -670,31 +367,6 @@ impl Kernels {
     }
 }
 
-impl Chain {
-    /// The RTP with a gold chest of mean `gold_mean` cents.
-    fn rtp(&self, gold_mean: &BigRational) -> BigRational {
-        let prizes = &self.stopped.gains + &self.gold.gains + &self.gold.p * gold_mean;
-        prizes / BigInt::from(PRICE_CENTS)
-    }
-
-    fn figures(&self, strategy: Strategy) -> StrategyFigures {
-        let opened = (0..=CHESTS)
-            .map(|n| Exact(&self.death.opened[n] + &self.stopped.opened[n] + &self.gold.opened[n]))
-            .collect();
-        StrategyFigures {
-            strategy: strategy.name(),
-            rtp: Exact(self.rtp(&chest_mean_cents(&GOLD))),
-            rtp_without_jackpot: Exact(self.rtp(&gold_mean_without_jackpot_cents())),
-            hit_frequency: Exact(&self.stopped.p + &self.gold.p),
-            death: Exact(self.death.p.clone()),
-            stopped: Exact(self.stopped.p.clone()),
-            gold_alive: Exact(self.gold.p.clone()),
-            expected_rolls: Exact(&self.death.rolls + &self.stopped.rolls + &self.gold.rolls),
-            chests_opened: opened,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -721,21 +393,5 @@ mod tests {
                 assert_eq!(total, KERNEL_DENOMINATOR);
             }
         }
-    }
-
-    #[test]
-    fn every_play_ends_once() {
-        let sheet = exact_sheet();
-        for s in &sheet.strategies {
-            let total = &s.death.0 + &s.stopped.0 + &s.gold_alive.0;
-            assert_eq!(total, BigRational::from_integer(1.into()), "{}", s.strategy);
-            let opened = s.chests_opened.iter().fold(zero(), |sum, p| sum + &p.0);
-            assert_eq!(opened, BigRational::from_integer(1.into()));
-        }
-        let never = &sheet.strategies[0];
-        assert_eq!(never.stopped.0, zero());
-        assert_eq!(never.hit_frequency, never.gold_alive);
-        assert_eq!(sheet.gold_alternatives[0].difference.0, zero());
-        assert!(sheet.gold_alternatives[0].used);
     }
 }

@@ -15,9 +15,9 @@ use num_traits::ToPrimitive;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::tresors::PRICE_CENTS;
-use super::{Estimate, Exact};
+use super::exact::PRICE_CENTS;
 use crate::game::tresors::{ChestKind, Square, Unit, BOARD_SQUARES, GOLD, GOLD_SQUARE, MAX_LIFE};
+use crate::par::{Estimate, Exact};
 use crate::rng::Stream;
 
 /// Every chest value is a multiple of 10 cents: gains are indexed in
