@@ -111,7 +111,8 @@ pub fn picture(r: &Redemption) -> String {
     let payload = hex::decode(&r.record).ok();
     Game::from_slug(&r.game)
         .zip(payload.as_deref().and_then(|p| p.get(PREFIX_SIZE..)))
-        .and_then(|(game, payload)| game.picture(payload, r.stopped_after_rolls).ok())
+        .and_then(|(game, payload)| game.decode(payload).ok())
+        .and_then(|unit| unit.picture(r.stopped_after_rolls).ok())
         .unwrap_or_default()
 }
 

@@ -15,7 +15,8 @@ use serde_json::json;
 use ticket_issuer::emission::{BlockChoice, Emission};
 use ticket_issuer::export::export_jsonl;
 use ticket_issuer::game::{
-    Ending, Fields, Game, GameRules, LotTable, Played, PrizeModel, State, Step, StopRefusal, Tape,
+    Ending, Fields, Game, GameRules, GameUnit, InvalidUnit, Played, Prize, PrizeModel, State, Step,
+    StopRefusal, Tape,
 };
 use ticket_issuer::ledger::log;
 use ticket_issuer::ledger::ops::PlayAction;
@@ -33,6 +34,9 @@ const LOT_END: u8 = 1;
 const LOT_STOPPED: u8 = 2;
 
 struct DeDor;
+
+/// A unit: its four dice, checked when decoded.
+struct Dice([u8; DICE]);
 
 /// A payload's dice, checked.
 fn dice(payload: &[u8]) -> Result<[u8; DICE], String> {
@@ -61,7 +65,7 @@ fn play(dice: &[u8; DICE], stop: Option<u32>) -> Result<Played, String> {
             let (found, lost) = after(dice, ends_at);
             Ok(Played {
                 lot: if lost { 0 } else { LOT_END },
-                prize_cents: Some(if lost { 0 } else { found }),
+                prize: Prize::Amount(if lost { 0 } else { found }),
             })
         }
         Some(k) if k == 0 || k as usize >= ends_at => Err(format!(
@@ -69,7 +73,7 @@ fn play(dice: &[u8; DICE], stop: Option<u32>) -> Result<Played, String> {
         )),
         Some(k) => Ok(Played {
             lot: LOT_STOPPED,
-            prize_cents: Some(after(dice, k as usize).0),
+            prize: Prize::Amount(after(dice, k as usize).0),
         }),
     }
 }
@@ -82,6 +86,46 @@ fn state(dice: &[u8; DICE], n: usize) -> State {
             .with("gains_cents", found),
         text: format!("{n} die/dice shown, {found} cents"),
         found_cents: found,
+    }
+}
+
+impl GameUnit for Dice {
+    fn outcome(&self, stop: Option<u32>) -> Result<Played, StopRefusal> {
+        play(&self.0, stop).map_err(StopRefusal::Refused)
+    }
+    fn write_export_fields(&self, out: &mut Vec<u8>) {
+        let fields = json!({ "dice": self.0 }).to_string();
+        out.extend_from_slice(&fields.as_bytes()[1..fields.len() - 1]);
+    }
+    fn picture(&self, stop: Option<u32>) -> Result<String, StopRefusal> {
+        let n = stop.map_or(DICE, |k| k as usize).min(DICE);
+        Ok(format!("dice: {:?}\n", &self.0[..n]))
+    }
+    fn sale_view(&self) -> serde_json::Value {
+        json!({ "dice": DICE })
+    }
+    fn tape(&self) -> Option<Tape> {
+        let dice = self.0;
+        let ends_at = dice.iter().position(|&d| d == 1).map_or(DICE, |i| i + 1);
+        let steps = (1..=ends_at)
+            .map(|n| Step {
+                shown: Fields::new().with("die", dice[n - 1]),
+                text: format!("die {n}: {}", dice[n - 1]),
+                state: state(&dice, n),
+                ends: (n == ends_at).then(|| {
+                    let (found, lost) = after(&dice, n);
+                    Ending {
+                        name: if lost { "lost" } else { "end" },
+                        prize_cents: if lost { 0 } else { found },
+                    }
+                }),
+            })
+            .collect();
+        Some(Tape {
+            start: state(&dice, 0),
+            steps,
+            first_stop: Some(1),
+        })
     }
 }
 
@@ -116,22 +160,13 @@ impl GameRules for DeDor {
     fn max_units(&self) -> u32 {
         100_000
     }
-    fn lot_table(&self, price_cents: u32) -> Option<LotTable> {
-        (price_cents == 100).then(|| LotTable {
-            price_cents,
-            tiers: Vec::new(),
-        })
-    }
     fn generate_payload(&self, stream: &mut Stream, _lot: u8, out: &mut Vec<u8>) -> Played {
         let dice: [u8; DICE] = std::array::from_fn(|_| 1 + stream.below(6) as u8);
         out.extend_from_slice(&dice);
         play(&dice, None).expect("played to the end")
     }
-    fn play_to_end(&self, payload: &[u8]) -> Result<Played, String> {
-        play(&dice(payload)?, None)
-    }
-    fn outcome(&self, payload: &[u8], stop: Option<u32>) -> Result<Played, StopRefusal> {
-        play(&dice(payload).map_err(StopRefusal::Invalid)?, stop).map_err(StopRefusal::Refused)
+    fn decode(&self, payload: &[u8]) -> Result<Box<dyn GameUnit>, InvalidUnit> {
+        Ok(Box::new(Dice(dice(payload)?)))
     }
     fn lot_name(&self, code: u8) -> Option<&'static str> {
         match code {
@@ -140,50 +175,8 @@ impl GameRules for DeDor {
             _ => None,
         }
     }
-    fn write_export_fields(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        let fields = json!({ "dice": dice(payload)? }).to_string();
-        out.extend_from_slice(&fields.as_bytes()[1..fields.len() - 1]);
-        Ok(())
-    }
-    fn play_and_export(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<Played, String> {
-        let played = self.play_to_end(payload)?;
-        self.write_export_fields(payload, out)?;
-        Ok(played)
-    }
-    fn picture(&self, payload: &[u8], stop: Option<u32>) -> Result<String, String> {
-        let dice = dice(payload)?;
-        let n = stop.map_or(DICE, |k| k as usize).min(DICE);
-        Ok(format!("dice: {:?}\n", &dice[..n]))
-    }
-    fn sale_view(&self, _payload: &[u8]) -> Result<serde_json::Value, String> {
-        Ok(json!({ "dice": DICE }))
-    }
     fn step_by_step(&self) -> bool {
         true
-    }
-    fn tape(&self, payload: &[u8]) -> Option<Result<Tape, String>> {
-        Some(dice(payload).map(|dice| {
-            let ends_at = dice.iter().position(|&d| d == 1).map_or(DICE, |i| i + 1);
-            let steps = (1..=ends_at)
-                .map(|n| Step {
-                    shown: Fields::new().with("die", dice[n - 1]),
-                    text: format!("die {n}: {}", dice[n - 1]),
-                    state: state(&dice, n),
-                    ends: (n == ends_at).then(|| {
-                        let (found, lost) = after(&dice, n);
-                        Ending {
-                            name: if lost { "lost" } else { "end" },
-                            prize_cents: if lost { 0 } else { found },
-                        }
-                    }),
-                })
-                .collect();
-            Tape {
-                start: state(&dice, 0),
-                steps,
-                first_stop: Some(1),
-            }
-        }))
     }
     fn early_stop_refusal(&self, steps: u32) -> String {
         format!("no stop after {steps} dice: throw the first die first")

@@ -57,7 +57,9 @@ fn chunk_lines(block: &AuthenticBlock, chunk: u32, lines: &mut Vec<u8>) -> Resul
     let game = block.file.header.game;
     block.for_each_unit_played(chunk, |prefix, payload| {
         write_common_fields(block, prefix, lines);
-        let played = game.play_and_export(payload, lines)?;
+        let unit = game.decode(payload)?;
+        let played = unit.play_to_end()?;
+        unit.write_export_fields(lines);
         lines.extend_from_slice(b"}\n");
         Ok(played)
     })

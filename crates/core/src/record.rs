@@ -79,7 +79,7 @@ pub fn build(
     );
     let (lot, prize_cents) = match game.prize_model() {
         PrizeModel::FixedTable => (lot, prize_cents),
-        PrizeModel::Drawn => (played.lot, played.prize_cents.unwrap_or(0)),
+        PrizeModel::Drawn => (played.lot, played.prize.amount().unwrap_or(0)),
     };
     let prefix = RecordPrefix {
         index,

@@ -65,6 +65,7 @@ pub fn gamma_q(a: f64, x: f64) -> f64 {
 
 /// The outcome of a chi-square test.
 #[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(feature = "test-support"), allow(dead_code))]
 pub struct ChiSquare {
     /// Pearson's statistic.
     pub stat: f64,

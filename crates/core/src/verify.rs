@@ -250,7 +250,7 @@ pub fn check_unit(
     record: &[u8],
 ) -> Result<RecordPrefix, (FailureKind, String)> {
     check_unit_played(header, table, position, record, |_, payload| {
-        header.game.play_to_end(payload)
+        header.game.play_to_end(payload).map_err(String::from)
     })
 }
 

@@ -50,14 +50,89 @@ pub enum PrizeModel {
     Drawn,
 }
 
+/// What a unit pays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prize {
+    /// The amount of its lot in the block's lot table (a fixed-table game:
+    /// the table is the block's, at the block's price).
+    Lot,
+    /// An amount in cents the unit's play gave (a drawn game).
+    Amount(u32),
+}
+
+impl Prize {
+    /// The amount a drawn game's play gave (`None`: the block's table
+    /// decides).
+    pub fn amount(self) -> Option<u32> {
+        match self {
+            Prize::Amount(cents) => Some(cents),
+            Prize::Lot => None,
+        }
+    }
+}
+
 /// What playing a unit gives: its lot (0: none) and its prize.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Played {
     /// The lot code (0: none); names from [`GameRules::lot_name`].
     pub lot: u8,
-    /// The prize in cents, or `None` where the prize is the lot's amount in
-    /// the block's lot table (a fixed-table game).
-    pub prize_cents: Option<u32>,
+    /// What the unit pays.
+    pub prize: Prize,
+}
+
+/// A payload the game cannot read, or whose unit breaks its rules; the
+/// message says which rule or byte.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvalidUnit(pub String);
+
+impl std::fmt::Display for InvalidUnit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<String> for InvalidUnit {
+    fn from(message: String) -> InvalidUnit {
+        InvalidUnit(message)
+    }
+}
+
+impl From<InvalidUnit> for String {
+    fn from(invalid: InvalidUnit) -> String {
+        invalid.0
+    }
+}
+
+/// A unit of a game, decoded once from its payload ([`GameRules::decode`]):
+/// the game's own type behind the one interface the shared machinery asks
+/// its questions through (outcome at a stop, export line, picture, sale
+/// view, steps).
+pub trait GameUnit: Send {
+    /// The outcome when the player stopped after `stop` steps (`None`:
+    /// played to the end), every rule checked; `Err` says why the stop is
+    /// not allowed or which rule the unit breaks.
+    fn outcome(&self, stop: Option<u32>) -> Result<Played, StopRefusal>;
+    /// Appends the game's fields of an export line (docs/FORMAT.md §Export)
+    /// to `out` as JSON object members, comma-separated, without braces:
+    /// exactly what serde_json writes for the game's view (tested).
+    fn write_export_fields(&self, out: &mut Vec<u8>);
+    /// What the player sees, as text, up to `stop` (`None`: the end).
+    fn picture(&self, stop: Option<u32>) -> Result<String, StopRefusal>;
+    /// What a sale hands the player's screen (docs/API.md §Sales): all of
+    /// a unit revealed whole; only what is shown before the first step of
+    /// a unit played step by step.
+    fn sale_view(&self) -> serde_json::Value;
+    /// The steps of a unit played one at a time ([`Tape`]); `None` for a
+    /// game whose units are revealed whole.
+    fn tape(&self) -> Option<Tape> {
+        None
+    }
+    /// The outcome played to the end, every rule checked.
+    fn play_to_end(&self) -> Result<Played, InvalidUnit> {
+        self.outcome(None).map_err(|e| match e {
+            StopRefusal::Refused(m) | StopRefusal::Invalid(m) => InvalidUnit(m),
+        })
+    }
 }
 
 /// Everything the shared machinery needs from a game. Payloads are the
@@ -85,44 +160,25 @@ pub trait GameRules: Send + Sync + 'static {
     fn block_units(&self) -> u32;
     /// The most units a block of the game may hold.
     fn max_units(&self) -> u32;
-    /// The lot table of a full block at `price_cents` (a drawn game's is
-    /// empty), `None` when the game is not sold at that price.
-    fn lot_table(&self, price_cents: u32) -> Option<LotTable>;
+    /// A fixed-table game's regulation lot table for a full block at
+    /// `price_cents` (`None` at a price it is not sold at, and always for
+    /// a drawn game, which has none).
+    fn regulation_table(&self, price_cents: u32) -> Option<LotTable> {
+        let _ = price_cents;
+        None
+    }
     /// Draws a unit's payload from its own stream into `out`; `lot` is the
     /// lot a fixed-table game's unit must win (a drawn game ignores it).
     /// Returns what the unit gives played to the end, from the unit just
-    /// drawn (what [`GameRules::play_to_end`] says of the payload, without
-    /// decoding it again).
+    /// drawn (without decoding it again).
     fn generate_payload(&self, stream: &mut Stream, lot: u8, out: &mut Vec<u8>) -> Played;
-    /// Decodes a payload, checks every rule, and plays it to the end.
-    fn play_to_end(&self, payload: &[u8]) -> Result<Played, String>;
-    /// The outcome when the player stopped after `stop` rolls (`None`:
-    /// played to the end); `Err` says why the stop is not allowed.
-    fn outcome(&self, payload: &[u8], stop: Option<u32>) -> Result<Played, StopRefusal>;
+    /// Decodes a payload into the game's unit, once; what the shared
+    /// machinery then asks of it goes through [`GameUnit`].
+    fn decode(&self, payload: &[u8]) -> Result<Box<dyn GameUnit>, InvalidUnit>;
     /// The name of lot `code`, `None` for 0 or an unknown code.
     fn lot_name(&self, code: u8) -> Option<&'static str>;
-    /// Appends the game's fields of an export line (docs/FORMAT.md §Export)
-    /// to `out` as JSON object members, comma-separated, without braces:
-    /// exactly what serde_json writes for the game's view (tested).
-    fn write_export_fields(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<(), String>;
-    /// [`GameRules::play_to_end`], then [`GameRules::write_export_fields`]
-    /// of a payload that plays, with one decoding (export checks and writes
-    /// every unit; on `Err`, `out` may hold part of the fields).
-    fn play_and_export(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<Played, String>;
-    /// What the player sees, as text, up to `stop` (`None`: the end).
-    fn picture(&self, payload: &[u8], stop: Option<u32>) -> Result<String, String>;
-    /// What a sale hands the player's screen (docs/API.md §Sales): all of
-    /// a unit revealed whole; only what is shown before the first step of
-    /// a unit played step by step.
-    fn sale_view(&self, payload: &[u8]) -> Result<serde_json::Value, String>;
-    /// The steps of a unit played one at a time ([`Tape`]); `None` for a
-    /// game whose units are revealed whole.
-    fn tape(&self, payload: &[u8]) -> Option<Result<Tape, String>> {
-        let _ = payload;
-        None
-    }
-    /// Units are played one step at a time and paid as played
-    /// ([`GameRules::tape`] is `Some`).
+    /// Units are played one step at a time and paid as played (their
+    /// [`GameUnit::tape`] is `Some`; a test holds every game to it).
     fn step_by_step(&self) -> bool {
         false
     }
@@ -248,11 +304,34 @@ impl Game {
         Game::all().find(|g| g.id_prefix() == prefix)
     }
 
-    /// The regulation's lot table for one full block at `price_cents`.
+    /// The lot table a block at `price_cents` carries in its header: a
+    /// fixed-table game's regulation table for a full block, a drawn
+    /// game's empty one. Refused at a price the game is not sold at.
     pub fn lot_table(self, price_cents: u32) -> Result<LotTable, Error> {
-        self.0
-            .lot_table(price_cents)
-            .ok_or_else(|| self.unsupported_price(Cents::from(price_cents).to_string()))
+        self.check_price(price_cents)?;
+        match self.prize_model() {
+            PrizeModel::FixedTable => self
+                .regulation_table(price_cents)
+                .ok_or_else(|| self.unsupported_price(Cents::from(price_cents).to_string())),
+            PrizeModel::Drawn => Ok(LotTable {
+                price_cents,
+                tiers: Vec::new(),
+            }),
+        }
+    }
+
+    /// Refuses a price (in cents) the game is not sold at.
+    pub fn check_price(self, price_cents: u32) -> Result<(), Error> {
+        if self.prices_cents().contains(&price_cents) {
+            Ok(())
+        } else {
+            Err(self.unsupported_price(Cents::from(price_cents).to_string()))
+        }
+    }
+
+    /// Decodes `payload` and plays it to the end, every rule checked.
+    pub fn play_to_end(self, payload: &[u8]) -> Result<Played, InvalidUnit> {
+        self.decode(payload)?.play_to_end()
     }
 
     /// The lot table of a block of `units` units at `price_cents`: the
@@ -286,7 +365,7 @@ impl Game {
             (None, [only]) => *only,
             (None, _) => return Err(Error::PriceNeeded { game: self.slug() }),
         };
-        self.lot_table(cents)?;
+        self.check_price(cents)?;
         Ok(cents)
     }
 
@@ -307,9 +386,9 @@ impl Game {
     /// The prize in cents of `played` in a block whose lot table is
     /// `table`; `None` when the lot is not in the table.
     pub fn prize_cents(self, played: &Played, table: &LotTable) -> Option<u32> {
-        match played.prize_cents {
-            Some(cents) => Some(cents),
-            None => table.amount_cents(played.lot),
+        match played.prize {
+            Prize::Amount(cents) => Some(cents),
+            Prize::Lot => table.amount_cents(played.lot),
         }
     }
 }
@@ -398,6 +477,22 @@ mod tests {
             let mut ours = Vec::new();
             unit.write_export_fields(&mut ours);
             assert_eq!(ours, serde_members(unit.view()), "tresors unit {i}");
+        }
+    }
+
+    #[test]
+    fn a_game_played_step_by_step_gives_a_tape_and_only_then() {
+        for game in Game::all() {
+            for i in 0..200u64 {
+                let mut payload = Vec::new();
+                let played =
+                    game.generate_payload(&mut Stream::new(&[7; 32], i + 1), 0, &mut payload);
+                let unit = game.decode(&payload).unwrap();
+                assert_eq!(unit.tape().is_some(), game.step_by_step(), "{game:?}");
+                if game.prize_model() == PrizeModel::Drawn {
+                    assert_eq!(unit.play_to_end(), Ok(played), "{game:?} unit {i}");
+                }
+            }
         }
     }
 

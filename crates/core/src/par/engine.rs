@@ -52,7 +52,7 @@ pub fn engine_sample(
             |(n, sum, squares, wins, mut payload), i| {
                 payload.clear();
                 let played = game.generate_payload(&mut Stream::new(seed, i + 1), 0, &mut payload);
-                let prize = u128::from(played.prize_cents.unwrap_or(0));
+                let prize = u128::from(played.prize.amount().unwrap_or(0));
                 (
                     n + 1,
                     sum + prize,

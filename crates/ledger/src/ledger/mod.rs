@@ -819,8 +819,9 @@ impl Row {
         self.rules_version == Some(game.rules_version())
             && hex::encode(Sha256::digest(record)) == self.record_sha256
             && game
-                .outcome(payload, self.stopped_after_rolls)
+                .decode(payload)
                 .ok()
+                .and_then(|unit| unit.outcome(self.stopped_after_rolls).ok())
                 .is_some_and(|played| {
                     played.lot == self.lot
                         && game.prize_cents(&played, &table) == Some(self.prize_cents)

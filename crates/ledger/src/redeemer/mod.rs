@@ -24,7 +24,7 @@ use crate::block::authentic::{AuthenticBlock, OpenedChunk};
 use crate::derive;
 use crate::emission::Emission;
 use crate::error::Error;
-use crate::game::StopRefusal;
+use crate::game::{GameUnit, StopRefusal};
 use crate::ledger::ops::{Done, Op, PlayRow, UnitRef};
 use crate::ledger::target::LedgerTarget;
 use crate::ledger::writer::GroupCommit;
@@ -35,7 +35,7 @@ use crate::record::PREFIX_SIZE;
 use crate::redeem::{OwnedKeys, Redemption};
 use crate::store::Store;
 use crate::unit_id::UnitId;
-use crate::verify::check_unit;
+use crate::verify::check_unit_played;
 use keyed::KeyedRequest;
 
 /// Opened chunks kept (each about 4096 records and their leaf hashes).
@@ -494,8 +494,17 @@ impl Units {
         let opened = &cached.opened;
         let size = usize::from(h.record_size);
         let record = &opened.records[in_chunk * size..(in_chunk + 1) * size];
-        let prefix = check_unit(h, &block.regulation, id.index, record)
-            .map_err(|(_, m)| reject(format!("unit {}: {m}", id.index)))?;
+        // Decoded once: the rule check, and then every question the sale,
+        // the play or the redemption asks, go to this one decoded unit.
+        let mut decoded = None;
+        let prefix = check_unit_played(h, &block.regulation, id.index, record, |_, payload| {
+            let unit = id.game.decode(payload)?;
+            let played = unit.play_to_end()?;
+            decoded = Some(unit);
+            Ok(played)
+        })
+        .map_err(|(_, m)| reject(format!("unit {}: {m}", id.index)))?;
+        let unit = decoded.ok_or_else(|| reject(format!("unit {}: not played", id.index)))?;
         if !same_code(&prefix.check_code, &id.check_code) {
             return Err(Error::CheckCodeMismatch { id: normalised });
         }
@@ -530,6 +539,7 @@ impl Units {
         Ok(Located {
             id: *id,
             normalised,
+            unit,
             record: record.to_vec(),
             proof,
             block: Arc::clone(&block),
@@ -541,17 +551,14 @@ impl Units {
 pub(crate) struct Located {
     id: UnitId,
     normalised: String,
+    /// The unit as its game decoded it, once, when it was authenticated.
+    pub(crate) unit: Box<dyn GameUnit>,
     record: Vec<u8>,
     proof: Vec<Hash>,
     block: Arc<AuthenticBlock>,
 }
 
 impl Located {
-    /// The unit's payload (its record after the prefix), as authenticated.
-    pub(crate) fn payload(&self) -> &[u8] {
-        self.record.get(PREFIX_SIZE..).unwrap_or_default()
-    }
-
     /// The error for a payload the block's own checks passed but the game
     /// cannot read.
     pub(crate) fn reject(&self, reason: impl std::fmt::Display) -> Error {
@@ -566,7 +573,7 @@ impl Located {
     pub(crate) fn play(&self, stop: Option<u32>) -> Result<Authenticated, Error> {
         let id = &self.id;
         let h = &self.block.file.header;
-        let played = id.game.outcome(self.payload(), stop).map_err(|e| match e {
+        let played = self.unit.outcome(stop).map_err(|e| match e {
             StopRefusal::Refused(reason) => Error::BadStop {
                 id: self.normalised.clone(),
                 reason,

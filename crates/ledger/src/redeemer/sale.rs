@@ -488,11 +488,7 @@ impl Units {
     fn sale_view(&self, unit: UnitRef) -> Result<(UnitId, serde_json::Value), Error> {
         let id = self.unit_id_of(unit)?;
         let located = self.locate(&id)?;
-        let view = unit
-            .game
-            .sale_view(located.payload())
-            .map_err(|m| located.reject(m))?;
-        Ok((id, view))
+        Ok((id, located.unit.sale_view()))
     }
 
     /// The tape of the unit `located`.
@@ -504,10 +500,7 @@ impl Units {
         if !id.game.step_by_step() {
             return Err(not_playable());
         }
-        id.game
-            .tape(located.payload())
-            .ok_or_else(not_playable)?
-            .map_err(|m| located.reject(m))
+        located.unit.tape().ok_or_else(not_playable)
     }
 }
 

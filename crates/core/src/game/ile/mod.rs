@@ -31,7 +31,7 @@ pub use regulation::{
 pub use unit::{Chest, Direction, Square, Throw, Unit};
 pub use view::{ChestView, MapSize, ThrowView, UnitView, PICTURE_LEGEND};
 
-use super::LotTable;
+use super::{GameUnit, InvalidUnit, LotTable, Played, Prize, StopRefusal};
 use crate::rng::Stream;
 
 /// L'île au trésor as the shared machinery sees it (`super::GameRules`).
@@ -89,68 +89,55 @@ impl super::GameRules for Rules {
         BLOCK_UNITS
     }
 
-    fn lot_table(&self, price_cents: u32) -> Option<LotTable> {
+    fn regulation_table(&self, price_cents: u32) -> Option<LotTable> {
         lot_table(price_cents)
     }
 
-    fn generate_payload(&self, stream: &mut Stream, lot: u8, out: &mut Vec<u8>) -> super::Played {
+    fn generate_payload(&self, stream: &mut Stream, lot: u8, out: &mut Vec<u8>) -> Played {
         Unit::generate(stream, lot).encode(out);
         // The unit was drawn to win exactly `lot` (its fill is redrawn until
         // the four uncovered chests do).
-        super::Played {
+        Played {
             lot,
-            prize_cents: None,
+            prize: Prize::Lot,
         }
     }
 
-    fn play_to_end(&self, payload: &[u8]) -> Result<super::Played, String> {
-        Ok(super::Played {
-            lot: Unit::decode(payload)?.play()?,
-            prize_cents: None,
-        })
-    }
-
-    fn outcome(
-        &self,
-        payload: &[u8],
-        stop: Option<u32>,
-    ) -> Result<super::Played, super::StopRefusal> {
-        if let Some(rolls) = stop {
-            return Err(super::StopRefusal::Refused(format!(
-                "L'île au trésor has no stop: its four throws are always played (asked to stop after {rolls})"
-            )));
-        }
-        self.play_to_end(payload)
-            .map_err(super::StopRefusal::Invalid)
+    fn decode(&self, payload: &[u8]) -> Result<Box<dyn GameUnit>, InvalidUnit> {
+        Ok(Box::new(Unit::decode(payload)?))
     }
 
     fn lot_name(&self, code: u8) -> Option<&'static str> {
         lot_name(code)
     }
+}
 
-    fn write_export_fields(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        Unit::decode(payload)?.write_export_fields(out);
-        Ok(())
-    }
-
-    fn play_and_export(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<super::Played, String> {
-        let unit = Unit::decode(payload)?;
-        let lot = unit.play()?;
-        unit.write_export_fields(out);
-        Ok(super::Played {
-            lot,
-            prize_cents: None,
+/// A unit as the shared machinery asks it: revealed whole, no stop.
+impl GameUnit for Unit {
+    fn outcome(&self, stop: Option<u32>) -> Result<Played, StopRefusal> {
+        if let Some(rolls) = stop {
+            return Err(StopRefusal::Refused(format!(
+                "L'île au trésor has no stop: its four throws are always played (asked to stop after {rolls})"
+            )));
+        }
+        Ok(Played {
+            lot: self.play().map_err(StopRefusal::Invalid)?,
+            prize: Prize::Lot,
         })
     }
 
-    fn picture(&self, payload: &[u8], stop: Option<u32>) -> Result<String, String> {
-        if stop.is_some() {
-            return Err("L'île au trésor has no stop".into());
-        }
-        Ok(Unit::decode(payload)?.picture())
+    fn write_export_fields(&self, out: &mut Vec<u8>) {
+        Unit::write_export_fields(self, out);
     }
 
-    fn sale_view(&self, payload: &[u8]) -> Result<serde_json::Value, String> {
-        serde_json::to_value(Unit::decode(payload)?.view()).map_err(|e| e.to_string())
+    fn picture(&self, stop: Option<u32>) -> Result<String, StopRefusal> {
+        if stop.is_some() {
+            return Err(StopRefusal::Refused("L'île au trésor has no stop".into()));
+        }
+        Ok(Unit::picture(self))
+    }
+
+    fn sale_view(&self) -> serde_json::Value {
+        serde_json::to_value(self.view()).expect("a unit view is plain JSON")
     }
 }

@@ -53,7 +53,7 @@ impl Outcome {
         };
         super::Played {
             lot,
-            prize_cents: Some(self.prize_cents),
+            prize: super::Prize::Amount(self.prize_cents),
         }
     }
 }
@@ -100,37 +100,14 @@ impl super::GameRules for Rules {
         MAX_BLOCK_UNITS
     }
 
-    fn lot_table(&self, price_cents: u32) -> Option<super::LotTable> {
-        self.prices_cents()
-            .contains(&price_cents)
-            .then(|| super::LotTable {
-                price_cents,
-                tiers: Vec::new(),
-            })
-    }
-
     fn generate_payload(&self, stream: &mut Stream, _lot: u8, out: &mut Vec<u8>) -> super::Played {
         let unit = Unit::generate(stream);
         unit.encode(out);
         unit.start().finish().played()
     }
 
-    fn play_to_end(&self, payload: &[u8]) -> Result<super::Played, String> {
-        let unit = Unit::decode(payload)?;
-        unit.play(None)
-            .map(|o| o.played())
-            .map_err(|e| e.to_string())
-    }
-
-    fn outcome(
-        &self,
-        payload: &[u8],
-        stop: Option<u32>,
-    ) -> Result<super::Played, super::StopRefusal> {
-        let unit = Unit::decode(payload).map_err(super::StopRefusal::Invalid)?;
-        unit.play(stop)
-            .map(|o| o.played())
-            .map_err(|e| super::StopRefusal::Refused(e.to_string()))
+    fn decode(&self, payload: &[u8]) -> Result<Box<dyn super::GameUnit>, super::InvalidUnit> {
+        Ok(Box::new(Unit::decode(payload)?))
     }
 
     fn lot_name(&self, code: u8) -> Option<&'static str> {
@@ -141,40 +118,8 @@ impl super::GameRules for Rules {
         }
     }
 
-    fn write_export_fields(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        Unit::decode(payload)?.write_export_fields(out);
-        Ok(())
-    }
-
-    fn play_and_export(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<super::Played, String> {
-        let unit = Unit::decode(payload)?;
-        let played = unit.play(None).map_err(|e| e.to_string())?.played();
-        unit.write_export_fields(out);
-        Ok(played)
-    }
-
-    fn picture(&self, payload: &[u8], stop: Option<u32>) -> Result<String, String> {
-        Unit::decode(payload)?
-            .picture(stop)
-            .map_err(|e| e.to_string())
-    }
-
-    /// The board only: the dice and the chests' contents stay on the
-    /// server until a roll reveals them.
-    fn sale_view(&self, payload: &[u8]) -> Result<serde_json::Value, String> {
-        let unit = Unit::decode(payload)?;
-        Ok(serde_json::json!({
-            "board": unit.board.iter().map(|q| q.token()).collect::<Vec<_>>(),
-            "life": MAX_LIFE,
-        }))
-    }
-
     fn step_by_step(&self) -> bool {
         true
-    }
-
-    fn tape(&self, payload: &[u8]) -> Option<Result<super::Tape, String>> {
-        Some(Unit::decode(payload).map(|unit| unit.tape()))
     }
 
     fn par_sheet(
@@ -188,6 +133,37 @@ impl super::GameRules for Rules {
         format!(
             "no chest opened after {rolls} rolls; the player must roll until a first gain (3.2.4, 3.2.6)"
         )
+    }
+}
+
+/// A unit as the shared machinery asks it: played roll by roll, with a
+/// stop once a gain has been found.
+impl super::GameUnit for Unit {
+    fn outcome(&self, stop: Option<u32>) -> Result<super::Played, super::StopRefusal> {
+        self.play(stop)
+            .map(|o| o.played())
+            .map_err(|e| super::StopRefusal::Refused(e.to_string()))
+    }
+
+    fn write_export_fields(&self, out: &mut Vec<u8>) {
+        Unit::write_export_fields(self, out);
+    }
+
+    fn picture(&self, stop: Option<u32>) -> Result<String, super::StopRefusal> {
+        Unit::picture(self, stop).map_err(|e| super::StopRefusal::Refused(e.to_string()))
+    }
+
+    /// The board only: the dice and the chests' contents stay on the
+    /// server until a roll reveals them.
+    fn sale_view(&self) -> serde_json::Value {
+        serde_json::json!({
+            "board": self.board.iter().map(|q| q.token()).collect::<Vec<_>>(),
+            "life": MAX_LIFE,
+        })
+    }
+
+    fn tape(&self) -> Option<super::Tape> {
+        Some(Unit::tape(self))
     }
 }
 

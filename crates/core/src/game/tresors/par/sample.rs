@@ -13,7 +13,7 @@ use super::exact::{jackpot_cents, ExactSheet, Strategy, PRICE_CENTS, STRATEGIES}
 use crate::block::authentic::AuthenticBlock;
 use crate::error::Error;
 use crate::game::tresors::{End, Unit, CHESTS};
-use crate::game::Game;
+use crate::game::{Game, GameUnit};
 use crate::par::sample::{block_figures_with, Expected, UnitTally};
 use crate::par::{line, z, Estimate, Exact};
 use crate::rng::Stream;
@@ -67,14 +67,13 @@ impl UnitTally for Tally {
     /// from the unit's rolls, the prize from the game's redemption path
     /// (`GameRules::outcome`).
     fn add(&mut self, payload: &[u8]) -> Result<(), String> {
-        let game = Game::TRESORS_ENSABLES;
         let jackpot = jackpot_cents();
         let unit = Unit::decode(payload)?;
         self.units += 1;
         for (strategy, sums) in STRATEGIES.iter().zip(self.sums.iter_mut()) {
             let stop = stop_point(&unit, *strategy);
-            let played = game.outcome(payload, stop).map_err(|e| format!("{e:?}"))?;
-            let prize = u128::from(played.prize_cents.unwrap_or(0));
+            let played = GameUnit::outcome(&unit, stop).map_err(|e| format!("{e:?}"))?;
+            let prize = u128::from(played.prize.amount().unwrap_or(0));
             let outcome = unit.play(stop).map_err(|e| e.to_string())?;
             let jackpot = outcome.end == End::Gold && unit.chest_cents(CHESTS - 1) == jackpot;
             let core = prize
