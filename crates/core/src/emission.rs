@@ -13,7 +13,7 @@ use crate::block::writer;
 use crate::block::BlockSummary;
 use crate::error::{echo, Error};
 use crate::fsutil;
-use crate::game::{Game, PrizeModel};
+use crate::game::Game;
 use crate::money::Cents;
 use crate::seal;
 use crate::store::{Secrets, Store};
@@ -191,7 +191,7 @@ impl<'s> Emission<'s> {
     /// game only: a fixed-table game's blocks hold exactly its table).
     pub fn with_units(self, units: u32) -> Result<Emission<'s>, Error> {
         let game = self.game;
-        if game.prize_model() == PrizeModel::FixedTable && units != game.block_units() {
+        if game.is_test_size(units) {
             return Err(Error::FixedBlockSize {
                 game: game.slug(),
                 units,
@@ -845,7 +845,7 @@ pub struct Reveal {
     pub kind: String,
     /// Game slug.
     pub game: String,
-    /// Emission.
+    /// The emission's number within its game.
     pub emission: u32,
     /// The emission's records key (64 hex digits in the file, checked when
     /// read).

@@ -218,7 +218,7 @@ pub enum Error {
         id: String,
         /// The game's slug.
         game: &'static str,
-        /// Emission.
+        /// The emission's number within its game.
         emission: u32,
         /// Where the emission would be.
         path: PathBuf,
@@ -228,9 +228,9 @@ pub enum Error {
     UnknownBlock {
         /// The ID.
         id: String,
-        /// Emission.
+        /// The emission's number within its game.
         emission: u32,
-        /// Block.
+        /// The block's number within its emission.
         block: u32,
         /// Where the block would be.
         path: PathBuf,

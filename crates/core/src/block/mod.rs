@@ -365,9 +365,9 @@ pub struct BlockSummary {
     pub path: String,
     /// Game slug.
     pub game: String,
-    /// Emission.
+    /// The emission's number within its game.
     pub emission: u32,
-    /// Block.
+    /// The block's number within its emission.
     pub block: u32,
     /// Unit price in euros.
     pub price: String,

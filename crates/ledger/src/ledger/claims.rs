@@ -23,7 +23,7 @@ pub const HEADER: &str = "ticket-issuer end of claims/v1";
 pub struct EndOfClaims {
     /// Game slug.
     pub game: String,
-    /// Emission.
+    /// The emission's number within its game.
     pub emission: u32,
     /// When the issuer ended the claim period (RFC 3339 UTC).
     pub ended_at: String,

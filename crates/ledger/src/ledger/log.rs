@@ -28,9 +28,9 @@ use crate::store::Store;
 pub struct EntryFields<'a> {
     /// Game slug.
     pub game: &'a str,
-    /// Emission.
+    /// The emission's number within its game.
     pub emission: u32,
-    /// Block.
+    /// The block's number within its emission.
     pub block: u32,
     /// Unit index.
     pub index: u32,
@@ -449,9 +449,9 @@ pub struct ConsistencyProof {
 pub struct Place<'a> {
     /// Game slug.
     pub game: &'a str,
-    /// Emission.
+    /// The emission's number within its game.
     pub emission: u32,
-    /// Block.
+    /// The block's number within its emission.
     pub block: u32,
     /// Unit index.
     pub index: u32,

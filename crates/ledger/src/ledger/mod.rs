@@ -172,9 +172,9 @@ fn set_wal(conn: &Connection, busy: Duration) -> Result<(), rusqlite::Error> {
 pub struct Entry {
     /// The game.
     pub game: Game,
-    /// Emission.
+    /// The emission's number within its game.
     pub emission: u32,
-    /// Block.
+    /// The block's number within its emission.
     pub block: u32,
     /// Unit index.
     pub index: u32,
@@ -268,9 +268,9 @@ pub struct Recorded {
 pub struct BlockLine {
     /// Game slug.
     pub game: String,
-    /// Emission.
+    /// The emission's number within its game.
     pub emission: u32,
-    /// Block.
+    /// The block's number within its emission.
     pub block: u32,
     /// Units redeemed.
     pub units: u64,

@@ -22,9 +22,9 @@ use crate::money::Cents;
 pub struct UnitRef {
     /// The game.
     pub game: Game,
-    /// Emission.
+    /// The emission's number within its game.
     pub emission: u32,
-    /// Block.
+    /// The block's number within its emission.
     pub block: u32,
     /// Unit index.
     pub index: u32,
@@ -57,9 +57,9 @@ impl UnitRef {
 /// A block offered for sale: its place in the sale order and its size.
 #[derive(Clone, Copy, Debug)]
 pub struct ForSale {
-    /// Emission.
+    /// The emission's number within its game.
     pub emission: u32,
-    /// Block.
+    /// The block's number within its emission.
     pub block: u32,
     /// Units in the block.
     pub units: u32,
@@ -182,7 +182,7 @@ pub enum KeptAnswer {
         seq: u64,
         /// Leaf hash, hex.
         leaf_hash: String,
-        /// When.
+        /// When it was redeemed (the ledger's clock).
         at: String,
         /// Log size after its commit.
         tree_size: u64,
@@ -193,13 +193,13 @@ pub enum KeptAnswer {
     Sold {
         /// Game slug.
         game: String,
-        /// Emission.
+        /// The emission's number within its game.
         emission: u32,
-        /// Block.
+        /// The block's number within its emission.
         block: u32,
         /// Unit index.
         index: u32,
-        /// When.
+        /// When it was sold (the ledger's clock).
         sold_at: String,
         /// Log position.
         seq: u64,
@@ -425,7 +425,7 @@ pub struct Sold {
     /// The unit sold.
     #[serde(skip)]
     pub unit: UnitRef,
-    /// When.
+    /// When the sale was recorded (the ledger's clock).
     pub sold_at: String,
     /// Its log entry.
     pub seq: u64,

@@ -92,9 +92,9 @@ pub struct UnitInPlay {
     pub id: String,
     /// Game slug.
     pub game: String,
-    /// Emission.
+    /// The emission's number within its game.
     pub emission: u32,
-    /// Block.
+    /// The block's number within its emission.
     pub block: u32,
     /// Unit index.
     pub index: u32,

@@ -25,9 +25,9 @@ pub struct Sale {
     pub id: String,
     /// Game slug.
     pub game: &'static str,
-    /// Emission.
+    /// The emission's number within its game.
     pub emission: u32,
-    /// Block.
+    /// The block's number within its emission.
     pub block: u32,
     /// Unit index.
     pub index: u32,
