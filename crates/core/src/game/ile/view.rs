@@ -218,3 +218,20 @@ pub struct UnitView {
     /// The four throws.
     pub throws: Vec<ThrowView>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Stream;
+
+    #[test]
+    fn hand_written_export_fields_are_serde_json_byte_for_byte() {
+        let seed = [0x42; 32];
+        for i in 0..3_000u64 {
+            let unit = Unit::generate(&mut Stream::new(&seed, i + 1), (i % 10) as u8);
+            let mut ours = Vec::new();
+            unit.write_export_fields(&mut ours);
+            assert_eq!(ours, crate::game::serde_members(unit.view()), "unit {i}");
+        }
+    }
+}

@@ -335,3 +335,14 @@ fn export_view_and_picture() {
         Err(StopRefused::BeforeFirstChest { rolls: 1 })
     );
 }
+
+#[test]
+fn hand_written_export_fields_are_serde_json_byte_for_byte() {
+    let seed = [0x42; 32];
+    for i in 0..3_000u64 {
+        let unit = Unit::generate(&mut crate::rng::Stream::new(&seed, i + 1));
+        let mut ours = Vec::new();
+        unit.write_export_fields(&mut ours);
+        assert_eq!(ours, crate::game::serde_members(unit.view()), "unit {i}");
+    }
+}
