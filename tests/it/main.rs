@@ -20,6 +20,7 @@ mod game;
 mod hostile;
 mod idempotency;
 mod independent_check;
+mod log_vectors;
 mod merkle;
 mod par;
 mod pg;
