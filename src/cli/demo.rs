@@ -1,8 +1,10 @@
 //! `issuer demo`: the main job end to end on one store: keys, a new
-//! emission of one 450,000-unit block, its verification, an export, its
-//! close, the sale and redemption of a unit, and the redemption of a
-//! winning unit marked sold (twice, to show the second is refused).
+//! emission of one 450,000-unit block, its verification, an export (every
+//! unit re-checked, the first lines kept), its close, the sale of a unit of
+//! that emission and its redemption, and the redemption of a winning unit
+//! marked sold (twice, to show the second is refused).
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use super::verify::print_block;
@@ -27,6 +29,36 @@ pub struct Args {
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// Lines of the export the demo keeps.
+const PREVIEW_LINES: usize = 1_000;
+
+/// A writer that passes on the first `lines_left` lines and drops the rest.
+struct Preview<W> {
+    inner: W,
+    lines_left: usize,
+}
+
+impl<W: Write> Write for Preview<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.lines_left > 0 {
+            let mut end = buf.len();
+            for (i, _) in buf.iter().enumerate().filter(|(_, b)| **b == b'\n') {
+                self.lines_left -= 1;
+                if self.lines_left == 0 {
+                    end = i + 1;
+                    break;
+                }
+            }
+            self.inner.write_all(&buf[..end])?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// Runs the demo.
@@ -84,10 +116,19 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         .join(format!("e{number}-b{}.jsonl", block.summary.block));
     let opened = AuthenticBlock::open(&path, &trusted, access, "export")?;
     // Like `export -o`: never over an existing file, complete or absent.
-    let mut out = std::io::BufWriter::new(store.output(&export_path, 0o600, false)?);
+    // Every unit is exported (and re-checked); only the first lines are
+    // kept, not 254 MB on every run.
+    let mut out = Preview {
+        inner: std::io::BufWriter::new(store.output(&export_path, 0o600, false)?),
+        lines_left: PREVIEW_LINES,
+    };
     let lines = export_jsonl(&opened, &mut out, &|_| {})?;
-    Output::finish_buffered(out)?;
-    outln!("4. exported {lines} units to {}", export_path.display());
+    Output::finish_buffered(out.inner)?;
+    outln!(
+        "4. exported {lines} units, each re-checked; the first {PREVIEW_LINES} lines are in {}\n   (`issuer export {}` writes them all)",
+        export_path.display(),
+        path.display()
+    );
 
     // The best lots in the first chunk: a winner to redeem.
     let records = opened.chunk_records(0)?.records;
@@ -108,7 +149,9 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
             records_key: None,
         },
     );
-    let sale = redeemer.sell(game, 100)?;
+    // From this emission: an earlier run's emissions, still on sale, come
+    // first in the sale order.
+    let sale = redeemer.sell_from(game, 100, number)?;
     outln!(
         "6. sold the next unit, {} (block {} index {}), at {}",
         sale.id,

@@ -75,7 +75,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         .map(|p| Cents::parse_price(p).ok_or_else(|| game.unsupported_price(p.clone())))
         .transpose()?;
     if let Some(cents) = price {
-        game.lot_table(cents)?;
+        game.check_price(cents)?;
     }
     let block = args
         .block

@@ -465,7 +465,8 @@ fn demo_runs_the_whole_job_and_can_run_again() {
             "OK: every check passed".to_string(),
             "4. exported 450000 units".to_string(),
             format!("5. closed emission {run}"),
-            "6. sold the next unit".to_string(),
+            // Of the emission just made, though an earlier one is on sale.
+            format!("6. sold the next unit, IAT-{run}-1-"),
             "its player redeems it".to_string(),
             "a second redemption is refused".to_string(),
             // Two units a run: the one sold, the one marked sold.
@@ -474,6 +475,13 @@ fn demo_runs_the_whole_job_and_can_run_again() {
         ] {
             assert!(text.contains(&step), "run {run} lacks {step:?}:\n{text}");
         }
+    }
+    // Each run keeps the export's first lines, not 254 MB.
+    for run in 1..=2 {
+        let export = store.join(format!("exports/e{run}-b1.jsonl"));
+        let text = std::fs::read_to_string(&export).unwrap();
+        assert_eq!(text.lines().count(), 1_000, "{}", export.display());
+        assert!(text.ends_with('\n'));
     }
     let ledger = issuer(&store, &["ledger", "--json"]).json();
     assert_eq!(ledger["units"], 4);

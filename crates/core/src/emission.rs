@@ -443,7 +443,7 @@ impl<'s> Emission<'s> {
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<Vec<GeneratedBlock>, Error> {
         let game = self.game;
-        game.lot_table(price_cents)?;
+        game.check_price(price_cents)?;
         let trusted = secrets.signing.verifying_key();
         std::fs::create_dir_all(self.dir()).map_err(|e| Error::io(&self.dir(), e))?;
         let _lock = self.lock()?;

@@ -138,11 +138,20 @@ impl PlayView {
 impl Redeemer {
     /// The blocks of `game` at `price_cents` on sale, in sale order: those
     /// of its closed emissions (commitments published), not revealed, in
-    /// emission then block order. The ledger skips emissions whose claims
-    /// ended.
-    fn blocks_for_sale(&self, game: Game, price_cents: u32) -> Result<Vec<ForSale>, Error> {
+    /// emission then block order (of emission `only`, when given). The
+    /// ledger skips emissions whose claims ended.
+    fn blocks_for_sale(
+        &self,
+        game: Game,
+        price_cents: u32,
+        only: Option<u32>,
+    ) -> Result<Vec<ForSale>, Error> {
         let mut blocks = Vec::new();
-        for number in self.units.store.emissions(game) {
+        let emissions = self.units.store.emissions(game);
+        for number in emissions
+            .into_iter()
+            .filter(|n| only.is_none_or(|o| o == *n))
+        {
             let emission = Emission::new(&self.units.store, game, number);
             let Some(manifest) = emission.load_manifest(&self.units.keys.public_key)? else {
                 continue;
@@ -180,12 +189,28 @@ impl Redeemer {
         price_cents: u32,
         key: Option<&str>,
     ) -> Result<Sale, Error> {
-        // The game's prices only.
-        game.lot_table(price_cents)?;
+        self.sell_in(game, price_cents, key, None)
+    }
+
+    /// [`Redeemer::sell`] from emission `emission` only (`issuer demo`
+    /// sells from the emission it has just made, older ones
+    /// notwithstanding); `sold_out` when it has nothing left.
+    pub fn sell_from(&self, game: Game, price_cents: u32, emission: u32) -> Result<Sale, Error> {
+        self.sell_in(game, price_cents, None, Some(emission))
+    }
+
+    fn sell_in(
+        &self,
+        game: Game,
+        price_cents: u32,
+        key: Option<&str>,
+        only: Option<u32>,
+    ) -> Result<Sale, Error> {
+        game.check_price(price_cents)?;
         let key = key
             .map(|k| KeyedRequest::new(k, &["sale", game.slug(), &price_cents.to_string()]))
             .transpose()?;
-        let blocks = self.blocks_for_sale(game, price_cents)?;
+        let blocks = self.blocks_for_sale(game, price_cents, only)?;
         let units = std::sync::Arc::clone(&self.units);
         let vet = Vetter(std::sync::Arc::new(move |unit| {
             units.sale_view(unit).map(|(id, shown)| Vetted {
