@@ -664,11 +664,33 @@ fn the_service_redeems_refuses_by_kind_batches_and_counts_401s() {
     )
     .unwrap();
     assert_eq!(status, 401);
+    // No route, a wrong method: JSON refusals like every other answer
+    // (were empty bodies); without a token, 401 first (routes stay unseen).
+    let (status, text) = get(&a, &server, "/v1/nowhere");
+    let e: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        (status, e["kind"].as_str(), e["error"].as_str()),
+        (404, Some("error"), Some("no_route")),
+        "{e}"
+    );
+    assert!(
+        e["message"].as_str().unwrap().contains("/v1/nowhere"),
+        "{e}"
+    );
+    let (status, text) = get(&a, &server, "/v1/redemptions");
+    let e: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        (status, e["error"].as_str()),
+        (405, Some("method_not_allowed")),
+        "{e}"
+    );
+    let (status, _) = call(&a, "GET", &server.url("/v1/nowhere"), None, None).unwrap();
+    assert_eq!(status, 401);
     assert_eq!(get(&a, &server, "/healthz").0, 200);
     let (_, metrics) = get(&a, &server, "/metrics");
     for line in [
         "issuer_redemptions_total 3",
-        "issuer_unauthorized_total 4",
+        "issuer_unauthorized_total 5",
         "issuer_refusals_total{error=\"already_redeemed\"} 2",
         "issuer_refusals_total{error=\"bad_stop\"} 1",
         "issuer_request_duration_seconds_bucket{le=\"+Inf\"}",

@@ -664,6 +664,33 @@ async fn require_token(State(state): State<AppState>, request: Request, next: Ne
     response
 }
 
+/// A path the service has no route for: a JSON refusal like every other
+/// answer (was an empty body).
+async fn no_route(uri: axum::http::Uri) -> Response {
+    json_response(
+        StatusCode::NOT_FOUND,
+        "error",
+        serde_json::json!({
+            "error": "no_route",
+            "category": "invalid_input",
+            "message": format!("no route {} (docs/API.md lists the routes)", uri.path()),
+        }),
+    )
+}
+
+/// A route asked with a method it does not take.
+async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> Response {
+    json_response(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "error",
+        serde_json::json!({
+            "error": "method_not_allowed",
+            "category": "invalid_input",
+            "message": format!("{} does not take {method} (docs/API.md)", uri.path()),
+        }),
+    )
+}
+
 /// The service's routes over `redeemer`, accepting `tokens`.
 pub fn router(redeemer: Redeemer, tokens: &[String]) -> Router {
     let state = Arc::new(Shared {
@@ -686,6 +713,8 @@ pub fn router(redeemer: Redeemer, tokens: &[String]) -> Router {
         .route("/v1/ledger/head", get(ledger_head))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
+        .fallback(no_route)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(
             Arc::clone(&state),
             require_token,
