@@ -102,7 +102,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let opts = VerifyOptions::new(&trusted, access);
     let report = verify_emission(&emission, &opts, None)?;
     for b in &report.blocks {
-        print_block(b);
+        print_block(b, false);
     }
     if !report.ok {
         outln!("   emission {number} FAILED verification; stopping");

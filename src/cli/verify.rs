@@ -39,7 +39,9 @@ pub struct Args {
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,
-    /// No progress bar (it shows on a terminal for `--emission`).
+    /// No progress bar (it shows on a terminal for `--emission`), and in
+    /// words only the checks that did not pass: a block that passes is its
+    /// line and its verdict.
     #[arg(short, long)]
     pub quiet: bool,
 }
@@ -94,7 +96,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         if args.json {
             print_json("verify_emission", &report);
         } else {
-            print_emission(&report);
+            print_emission(&report, args.quiet);
         }
         return Ok(verdict_code(report.ok, report.complete));
     }
@@ -119,7 +121,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         );
     } else {
         for r in &reports {
-            print_block(r);
+            print_block(r, args.quiet);
         }
     }
     for (_, e) in &unreadable {
@@ -140,8 +142,9 @@ fn listed_units(emission: &Emission) -> u64 {
         .map_or(0, |m| m.blocks.iter().map(|b| u64::from(b.units)).sum())
 }
 
-/// Prints one block report in words.
-pub fn print_block(r: &BlockReport) {
+/// Prints one block report in words; `quiet`: without the checks that
+/// passed.
+pub fn print_block(r: &BlockReport, quiet: bool) {
     outln!(
         "{}: {} emission {} block {}, {} €, {} units",
         r.summary.path,
@@ -151,7 +154,11 @@ pub fn print_block(r: &BlockReport) {
         r.summary.price,
         r.summary.units
     );
-    for c in &r.checks {
+    for c in r
+        .checks
+        .iter()
+        .filter(|c| !quiet || c.status != Status::Passed)
+    {
         let status = match c.status {
             Status::Passed => "ok",
             Status::Failed => "FAILED",
@@ -194,7 +201,7 @@ pub fn print_block(r: &BlockReport) {
     outln!("  {verdict}");
 }
 
-fn print_emission(r: &EmissionReport) {
+fn print_emission(r: &EmissionReport, quiet: bool) {
     outln!(
         "emission {} ({}), {} block(s), {}, manifest signature {}",
         r.emission,
@@ -208,7 +215,7 @@ fn print_emission(r: &EmissionReport) {
         }
     );
     for b in &r.blocks {
-        print_block(b);
+        print_block(b, quiet);
     }
     for p in &r.problems {
         outln!("! {}", p.message);

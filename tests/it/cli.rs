@@ -628,3 +628,31 @@ fn a_ledger_readable_but_not_writable_is_read_and_a_write_is_exit_3() {
         "the ledger is named once: {out}"
     );
 }
+
+/// Issue 22: `verify -q` prints, in words, only the checks that did not
+/// pass: a block that passes is its line and its verdict (it printed every
+/// check, 14 lines a block).
+#[test]
+fn quiet_verify_prints_a_passing_block_in_two_lines() {
+    let (_dir, store) = crate::common::te_store(300);
+    let args = ["verify", "--emission", "1", "--game", "tresors-ensables"];
+    let loud = issuer(&store, &args).expect_code(0).stdout;
+    assert!(loud.contains("\n  ok        seal"), "{loud}");
+    let quiet = issuer(&store, &[&args[..], &["-q"]].concat())
+        .expect_code(0)
+        .stdout;
+    assert!(!quiet.contains("  ok "), "{quiet}");
+    assert!(quiet.contains("OK: every check passed"), "{quiet}");
+    assert!(quiet.lines().count() < loud.lines().count() / 3, "{quiet}");
+    // A check that fails still shows.
+    let block = store.join("emissions/tresors-ensables/e000001/b000001.tkb");
+    let mut bytes = std::fs::read(&block).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x01;
+    std::fs::write(&block, bytes).unwrap();
+    let failed = issuer(&store, &[&args[..], &["-q"]].concat())
+        .expect_code(1)
+        .stdout;
+    assert!(failed.contains("FAILED"), "{failed}");
+    assert!(!failed.contains("  ok "), "{failed}");
+}

@@ -606,7 +606,7 @@ pub enum Error {
         required: u32,
     },
     /// A game sold at several prices, asked for a block without one.
-    #[error("{game} is sold at several prices: pass --price")]
+    #[error("{game} is sold at several prices: give the price (--price on the command line, \"price\" in a sale request)")]
     PriceNeeded {
         /// The game's slug.
         game: &'static str,

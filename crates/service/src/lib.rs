@@ -167,7 +167,7 @@ impl Metrics {
             self.unauthorized.load(Ordering::Relaxed)
         );
         out +=
-            "# HELP issuer_request_duration_seconds Time to answer a redemption, batch or check.\n";
+            "# HELP issuer_request_duration_seconds Time to answer a request (sale, play step, redemption, batch, check, sale under a key).\n";
         out += "# TYPE issuer_request_duration_seconds histogram\n";
         for (bound, bucket) in BUCKETS.iter().zip(&self.buckets) {
             out += &format!(
