@@ -23,10 +23,26 @@ pub fn completions(args: &CompletionArgs) -> Result<i32, Error> {
     Ok(0)
 }
 
-/// Prints the manual page (roff).
-pub fn man() -> Result<i32, Error> {
+/// Arguments of `man`.
+#[derive(clap::Args, Debug)]
+pub struct ManArgs {
+    /// Write issuer.1 and a page per command (issuer-generate.1, …, which
+    /// issuer.1 refers to) into this folder instead of printing issuer.1.
+    #[arg(long)]
+    pub dir: Option<std::path::PathBuf>,
+}
+
+/// Prints the manual page (roff), or writes every page into a folder.
+pub fn man(args: &ManArgs) -> Result<i32, Error> {
+    if let Some(dir) = &args.dir {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        clap_mangen::generate_to(Cli::command(), dir).map_err(|e| Error::io(dir, e))?;
+        outln!("wrote the manual pages into {}", dir.display());
+        return Ok(0);
+    }
     let mut page = Vec::new();
-    clap_mangen::Man::new(Cli::command())
+    // As `--dir` writes them: no page for the `help` subcommand.
+    clap_mangen::Man::new(Cli::command().disable_help_subcommand(true))
         .render(&mut page)
         .map_err(|e| Error::io("<standard output>".as_ref(), e))?;
     super::out::bytes(&page);

@@ -21,7 +21,7 @@ pub struct EmissionArg {
     #[arg(long)]
     pub emission: u32,
     /// The emission's game (needed only when several games have this number).
-    #[arg(long)]
+    #[arg(long, value_parser = super::GameSlug)]
     pub game: Option<String>,
 }
 

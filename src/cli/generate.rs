@@ -11,8 +11,8 @@ use ticket_issuer::store::Store;
 /// Arguments of `generate`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The game (ile-au-tresor, tresors-ensables).
-    #[arg(long)]
+    /// The game.
+    #[arg(long, value_parser = super::GameSlug)]
     pub game: String,
     /// Emission number.
     #[arg(long)]

@@ -124,8 +124,9 @@ pub enum Command {
     Demo(demo::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionArgs),
-    /// Print the manual page (roff) to stdout: `issuer man > issuer.1`.
-    Man,
+    /// Print the manual page (roff) to stdout: `issuer man > issuer.1`;
+    /// with `--dir DIR`, write it and a page per command (issuer-generate.1, …).
+    Man(completions::ManArgs),
 }
 
 impl Command {
@@ -152,7 +153,7 @@ impl Command {
             | Command::Keys(_)
             | Command::Demo(_)
             | Command::Completions(_)
-            | Command::Man => false,
+            | Command::Man(_) => false,
         }
     }
 }
@@ -209,7 +210,7 @@ pub fn run(cli: &Cli) -> Result<i32, Error> {
         Command::Keys(cmd) => emission::keys(&store, cmd),
         Command::Demo(args) => demo::run(&store, args),
         Command::Completions(args) => completions::completions(args),
-        Command::Man => completions::man(),
+        Command::Man(args) => completions::man(args),
     }
 }
 
@@ -263,6 +264,33 @@ fn json_line<T: Serialize>(kind: &str, body: &T) -> String {
         body,
     };
     serde_json::to_string(&envelope).expect("reports serialise")
+}
+
+/// `--game`: any text, refused by the command with the known games when
+/// it names none (`unknown_game`); its possible values (every game
+/// registered) are what help and shell completions offer.
+#[derive(Clone, Copy, Debug)]
+pub struct GameSlug;
+
+impl clap::builder::TypedValueParser for GameSlug {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        Ok(value.to_string_lossy().into_owned())
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            ticket_issuer::game::Game::all().map(|g| clap::builder::PossibleValue::new(g.slug())),
+        ))
+    }
 }
 
 /// The key options shared by every command that reads a block.

@@ -16,8 +16,8 @@ use ticket_issuer::store::Store;
 /// Arguments of `par`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The game (ile-au-tresor, tresors-ensables).
-    #[arg(long)]
+    /// The game.
+    #[arg(long, value_parser = super::GameSlug)]
     pub game: String,
     /// Unit price in euros; default: every price of the game (with
     /// --block: the block's).

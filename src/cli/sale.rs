@@ -18,7 +18,7 @@ use ticket_issuer::unit_id::UnitId;
 #[derive(clap::Args, Debug)]
 pub struct SellArgs {
     /// The game.
-    #[arg(long)]
+    #[arg(long, value_parser = super::GameSlug)]
     pub game: String,
     /// Unit price in euros (needed where the game has several).
     #[arg(long)]

@@ -19,7 +19,7 @@ pub struct Args {
     #[arg(long, conflicts_with = "files")]
     pub emission: Option<u32>,
     /// The emission's game (needed only when several games have this number).
-    #[arg(long, requires = "emission")]
+    #[arg(long, requires = "emission", value_parser = super::GameSlug)]
     pub game: Option<String>,
     /// A reveal file: check each seed and regenerate each block from it.
     #[arg(long, requires = "emission")]

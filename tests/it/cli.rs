@@ -656,3 +656,57 @@ fn quiet_verify_prints_a_passing_block_in_two_lines() {
     assert!(failed.contains("FAILED"), "{failed}");
     assert!(!failed.contains("  ok "), "{failed}");
 }
+
+/// Issue 22: shell completions offer the game names for `--game` (they
+/// offered file names); a name that is no game is still refused by the
+/// command, naming the known games.
+#[test]
+fn completions_offer_the_games_and_an_unknown_game_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = issuer(dir.path(), &["completions", "bash"])
+        .expect_code(0)
+        .stdout;
+    assert!(
+        script.contains("ile-au-tresor tresors-ensables"),
+        "{script}"
+    );
+    let run = issuer(
+        dir.path(),
+        &["generate", "--game", "nope", "--emission", "1"],
+    )
+    .expect_code(2);
+    assert!(
+        run.stderr.contains("unknown game \"nope\""),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("ile-au-tresor, tresors-ensables"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Issue 22: every page `issuer.1` refers to is written by `man --dir`
+/// (it referred to per-command pages that were never generated).
+#[test]
+fn man_writes_every_page_the_main_page_refers_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let pages = dir.path().join("man");
+    issuer(dir.path(), &["man", "--dir", pages.to_str().unwrap()]).expect_code(0);
+    let main = std::fs::read_to_string(pages.join("issuer.1")).unwrap();
+    let referred: Vec<String> = main
+        .lines()
+        .filter_map(|l| l.strip_suffix("(1)"))
+        .map(|name| format!("{}.1", name.replace("\\-", "-")))
+        .collect();
+    assert!(referred.len() > 10, "{main}");
+    for page in &referred {
+        assert!(
+            pages.join(page).exists(),
+            "{page} is referred to but not written"
+        );
+    }
+    let printed = issuer(dir.path(), &["man"]).expect_code(0).stdout;
+    assert_eq!(printed, main);
+}
