@@ -128,6 +128,11 @@ fn a_sale_that_cannot_hand_its_unit_out_records_nothing_and_burns_no_unit() {
             (422, Some("block_rejected")),
             "{refused}"
         );
+        // The block is named, the server's folders are not (issue 22).
+        let text = refused.to_string();
+        assert!(text.contains("b000001.tkb"), "{text}");
+        assert!(!text.contains(store.to_str().unwrap()), "{text}");
+        assert!(refused.get("path").is_none(), "{text}");
     }
     drop(server);
     assert!(!store.join("ledger.sqlite").exists() || sales(&store) == 0);

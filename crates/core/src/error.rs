@@ -812,6 +812,27 @@ pub struct ErrorReport {
 impl Error {
     /// This error as data.
     pub fn report(&self) -> ErrorReport {
+        self.full_report()
+    }
+
+    /// The report for a client of the service, who must not learn the
+    /// server's file system: no `path`, and the message names the file by
+    /// its name only ("b000001.tkb", "ledger.sqlite").
+    pub fn client_report(&self) -> ErrorReport {
+        let mut r = self.full_report();
+        if let Some(path) = r.path.take() {
+            let shown = path.display().to_string();
+            if !shown.is_empty() {
+                let name = path
+                    .file_name()
+                    .map_or_else(|| "a file".into(), |n| n.to_string_lossy().into_owned());
+                r.message = r.message.replace(&shown, &name);
+            }
+        }
+        r
+    }
+
+    fn full_report(&self) -> ErrorReport {
         let mut r = ErrorReport {
             error: self.code(),
             category: self.kind(),

@@ -241,9 +241,9 @@ fn json_response<T: Serialize>(status: StatusCode, kind: &str, body: T) -> Respo
     response
 }
 
-/// A refusal as JSON, with its status.
+/// A refusal as JSON, with its status; no server path in it.
 fn error_response(e: &Error) -> Response {
-    json_response(status_of(e.kind()), "error", e.report())
+    json_response(status_of(e.kind()), "error", e.client_report())
 }
 
 /// A request the service can't read (not JSON, wrong fields, too many).
@@ -453,7 +453,7 @@ async fn redeem_batch(State(state): State<AppState>, headers: HeaderMap, body: B
                 serde_json::to_value(Envelope {
                     kind: "error",
                     schema: 1,
-                    body: e.report(),
+                    body: e.client_report(),
                 })
             }
         };
