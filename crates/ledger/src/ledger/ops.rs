@@ -1,7 +1,8 @@
 //! What one ledger transaction does, written once for both databases: a
-//! batch of operations (redeem, sell, mark sold, a play step) is applied in
-//! order inside a transaction the caller holds, each at most once, each
-//! that changes what a unit is (sold, played to its end, paid) appended to
+//! batch of operations (redeem, sell, mark sold, a play step, an end of
+//! claims) is applied in order inside a transaction the caller holds, each
+//! at most once, each that changes what a unit is or whether it is paid
+//! (sold, played to its end, paid, its emission's claims ended) appended to
 //! the log (docs/REDEMPTION.md §Sales and plays). The databases differ only
 //! in the few reads and writes of [`LedgerTx`].
 
@@ -10,6 +11,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::claims::EndOfClaims;
 use super::log::{self, Place};
 use super::{Committed, Entry};
 use crate::error::Error;
@@ -217,6 +219,11 @@ pub enum KeptAnswer {
         /// The play's log entry, when the step ended it.
         seq: Option<u64>,
     },
+    /// An end of claims.
+    ClaimsEnded {
+        /// Log position.
+        seq: u64,
+    },
 }
 
 impl KeptAnswer {
@@ -249,6 +256,7 @@ impl KeptAnswer {
                 replayed: p.replayed,
                 seq: p.seq,
             },
+            Done::ClaimsEnded { seq } => KeptAnswer::ClaimsEnded { seq: *seq },
         }
     }
 
@@ -299,6 +307,7 @@ impl KeptAnswer {
                 replayed,
                 seq,
             }),
+            KeptAnswer::ClaimsEnded { seq } => Done::ClaimsEnded { seq },
         })
     }
 }
@@ -381,6 +390,11 @@ pub enum Op {
     },
     /// A play step.
     Play(PlayOrder),
+    /// Publish the issuer's end of claims of an emission (docs/REDEMPTION.md
+    /// §End of claims): a log entry like a sale. The first published
+    /// stands; one stored before ends of claims were logged is logged as
+    /// stored (adopted).
+    EndClaims(EndOfClaims),
     /// An operation under an idempotency key.
     Keyed(Keyed),
 }
@@ -457,6 +471,12 @@ pub enum Done {
     Sold(Sold),
     /// A play step.
     Played(Played),
+    /// The emission's claims are ended, at log entry `seq` (this one's, or
+    /// the first's when they had ended before).
+    ClaimsEnded {
+        /// The end of claims' log entry.
+        seq: u64,
+    },
 }
 
 /// The reads and writes a ledger transaction needs; each database
@@ -464,6 +484,16 @@ pub enum Done {
 pub trait LedgerTx {
     /// When the issuer's end of claims of `game`'s `emission` was published.
     fn claims_ended(&mut self, game: &str, emission: u32) -> Result<Option<String>, Error>;
+    /// The end of claims of `game`'s `emission` as stored, with its log
+    /// entry (`None` for a row stored before ends of claims were logged).
+    fn claims_row(
+        &mut self,
+        game: &str,
+        emission: u32,
+    ) -> Result<Option<(EndOfClaims, Option<u64>)>, Error>;
+    /// Writes the end of claims `s` at log entry `seq`: a new row, or the
+    /// stored unlogged one (the same facts) given its place in the log.
+    fn log_claims_end(&mut self, s: &EndOfClaims, seq: u64, leaf: &Hash) -> Result<(), Error>;
     /// The unit's redemption: when, and the prize paid.
     fn redemption(&mut self, p: Place) -> Result<Option<(String, u32)>, Error>;
     /// Inserts a redemption (and adds it to its block's totals); `false`
@@ -901,8 +931,31 @@ impl Batch<'_> {
             } => self.sell(*game, *price_cents, blocks, vet),
             Op::MarkSold { unit, unit_id } => self.mark_sold(*unit, unit_id),
             Op::Play(o) => self.play(o),
+            Op::EndClaims(s) => self.end_claims(s),
             Op::Keyed(k) => self.keyed(k),
         }
+    }
+
+    /// Ends the claims of `s`'s emission: appended to the log, unless they
+    /// ended before (the first end stands; one stored unlogged is logged
+    /// now, as stored). Later operations of the batch see it.
+    fn end_claims(&mut self, s: &EndOfClaims) -> Result<Result<Done, Error>, Error> {
+        let Some(game) = Game::from_slug(&s.game) else {
+            return Ok(Err(Error::Internal {
+                what: format!("an end of claims names the unknown game {:?}", s.game),
+            }));
+        };
+        let s = match self.tx.claims_row(game.slug(), s.emission)? {
+            Some((_, Some(seq))) => return Ok(Ok(Done::ClaimsEnded { seq })),
+            Some((stored, None)) => stored,
+            None => s.clone(),
+        };
+        let (seq, leaf) = self.append(|seq| log::claims_line(seq, &s));
+        self.tx.log_claims_end(&s, seq, &leaf)?;
+        self.frontier.push(leaf);
+        self.ended
+            .insert((game.slug(), s.emission), Some(s.ended_at.clone()));
+        Ok(Ok(Done::ClaimsEnded { seq }))
     }
 
     /// An operation under a key: the kept answer when the key was used for
@@ -944,6 +997,16 @@ mod tests {
     impl LedgerTx for Memory {
         fn claims_ended(&mut self, _: &str, _: u32) -> Result<Option<String>, Error> {
             Ok(None)
+        }
+        fn claims_row(
+            &mut self,
+            _: &str,
+            _: u32,
+        ) -> Result<Option<(EndOfClaims, Option<u64>)>, Error> {
+            Ok(None)
+        }
+        fn log_claims_end(&mut self, _: &EndOfClaims, _: u64, _: &Hash) -> Result<(), Error> {
+            Ok(())
         }
         fn redemption(&mut self, _: Place) -> Result<Option<(String, u32)>, Error> {
             Ok(None)
