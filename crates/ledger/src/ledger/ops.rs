@@ -992,20 +992,23 @@ mod tests {
         cursor: u32,
         unit_reads: usize,
         kept: HashMap<String, KeptRow>,
+        claims: Option<(EndOfClaims, Option<u64>)>,
     }
 
     impl LedgerTx for Memory {
         fn claims_ended(&mut self, _: &str, _: u32) -> Result<Option<String>, Error> {
-            Ok(None)
+            Ok(self.claims.as_ref().map(|(s, _)| s.ended_at.clone()))
         }
         fn claims_row(
             &mut self,
             _: &str,
             _: u32,
         ) -> Result<Option<(EndOfClaims, Option<u64>)>, Error> {
-            Ok(None)
+            Ok(self.claims.clone())
         }
-        fn log_claims_end(&mut self, _: &EndOfClaims, _: u64, _: &Hash) -> Result<(), Error> {
+        fn log_claims_end(&mut self, s: &EndOfClaims, seq: u64, _: &Hash) -> Result<(), Error> {
+            assert!(self.claims.as_ref().is_none_or(|(_, seq)| seq.is_none()));
+            self.claims = Some((s.clone(), Some(seq)));
             Ok(())
         }
         fn redemption(&mut self, _: Place) -> Result<Option<(String, u32)>, Error> {
@@ -1158,6 +1161,55 @@ mod tests {
         assert_eq!(frontier.size(), 0, "nothing was logged");
         let done = apply(&mut tx, &mut frontier, "now", &[sell(any_unit())]).unwrap();
         assert_eq!(sold_index(&done[0]), 0, "no unit was burned");
+    }
+
+    fn end_claims(ended_at: &str) -> Op {
+        Op::EndClaims(EndOfClaims {
+            game: Game::TRESORS_ENSABLES.slug().into(),
+            emission: 1,
+            ended_at: ended_at.into(),
+            statement: format!("statement {ended_at}"),
+        })
+    }
+
+    #[test]
+    fn an_end_of_claims_is_logged_once_stops_the_rest_of_its_batch_and_adopts_an_older_row() {
+        let mut tx = Memory::default();
+        let mut frontier = Frontier::default();
+        let mark = Op::MarkSold {
+            unit: UnitRef {
+                game: Game::TRESORS_ENSABLES,
+                emission: 1,
+                block: 1,
+                index: 0,
+            },
+            unit_id: "TE-1-1-0-X".into(),
+        };
+        let done = apply(
+            &mut tx,
+            &mut frontier,
+            "now",
+            &[end_claims("T1"), mark, end_claims("T2")],
+        )
+        .unwrap();
+        assert!(matches!(done[0], Ok(Done::ClaimsEnded { seq: 0 })));
+        assert!(matches!(done[1], Err(Error::ClaimsEnded { .. })));
+        assert!(
+            matches!(done[2], Ok(Done::ClaimsEnded { seq: 0 })),
+            "the first stands"
+        );
+        assert_eq!(frontier.size(), 1);
+        let (stored, _) = tx.claims.clone().unwrap();
+        assert_eq!(stored.ended_at, "T1");
+        // Its leaf is the claims/v1 line of the statement as stored.
+        let mut alone = Frontier::default();
+        alone.push(merkle::leaf_hash(log::claims_line(0, &stored).as_bytes()));
+        assert_eq!(frontier.root(), alone.root());
+        // A row stored before ends of claims were logged: logged as stored.
+        tx.claims = Some((stored.clone(), None));
+        let done = apply(&mut tx, &mut frontier, "later", &[end_claims("T3")]).unwrap();
+        assert!(matches!(done[0], Ok(Done::ClaimsEnded { seq: 1 })));
+        assert_eq!(tx.claims.unwrap().0.ended_at, "T1");
     }
 
     fn keyed(key: &str, request: &str, op: Op) -> Op {
