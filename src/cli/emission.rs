@@ -165,7 +165,7 @@ pub fn end_claims(store: &Store, args: &EndClaimsArgs) -> Result<i32, Error> {
     }
     let ledger = args.ledger.target(store)?;
     let statement = EndOfClaims::sign(&secrets.signing, emission.game, args.emission.emission);
-    let stored = ledger.publish_end_of_claims(emission.game, &statement)?;
+    let stored = ledger.publish_end_of_claims(store, emission.game, &statement)?;
     if args.json {
         print_json("end_of_claims", &stored);
     } else {

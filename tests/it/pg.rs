@@ -277,7 +277,7 @@ fn pg_two_nodes_pay_a_unit_once_and_the_end_of_claims_stops_a_stale_node() {
     assert!(early.stderr.contains("ledger migrate"), "{}", early.stderr);
     pg.migrate(&a);
     let again = issuer(&a, &["ledger", "migrate", "--ledger", &url, "--json"]).expect_code(0);
-    assert_eq!(again.json()["from_version"], 3);
+    assert_eq!(again.json()["from_version"], 4);
     sellable(&a, Some(&url), &[4, 5, 6, 7].map(|i| id(&a, i)));
 
     // One unit, two nodes: paid once.
@@ -329,8 +329,31 @@ fn pg_two_nodes_pay_a_unit_once_and_the_end_of_claims_stops_a_stale_node() {
     .expect_code(0);
     let log = verify(&url, &a, &b);
     assert_eq!(log["ok"], true, "{log}");
-    // Four units sold and played to their end, two of them paid.
-    assert_eq!(log["log"]["size"], 4 * 2 + 2);
+    // Four units sold and played to their end, two of them paid, and the
+    // end of claims.
+    assert_eq!(log["log"]["size"], 4 * 2 + 2 + 1);
+    assert_eq!(leaf_hashes(&url).len(), 4 * 2 + 2 + 1);
+
+    // Issue 21: deleting the end of claims (which would reopen payments)
+    // is found by `ledger verify`.
+    sql(&url).batch_execute("DELETE FROM claims_ended").unwrap();
+    let key = |s: &Path| s.join("keys/ledger.pub.pem").display().to_string();
+    let run = issuer(
+        &a,
+        &[
+            "ledger",
+            "verify",
+            "--ledger",
+            &url,
+            "--json",
+            "--ledger-key",
+            &key(&a),
+            "--ledger-key",
+            &key(&b),
+        ],
+    );
+    let v = run.expect_code(1).json();
+    assert!(v["log"]["findings"].to_string().contains("deleted"), "{v}");
 }
 
 #[test]
@@ -507,7 +530,8 @@ fn leaf_hashes(url: &str) -> Vec<Hash> {
         .query(
             "SELECT leaf_hash FROM (SELECT seq, leaf_hash FROM redemptions
                  UNION ALL SELECT seq, leaf_hash FROM sales
-                 UNION ALL SELECT seq, leaf_hash FROM plays WHERE seq IS NOT NULL) AS log
+                 UNION ALL SELECT seq, leaf_hash FROM plays WHERE seq IS NOT NULL
+                 UNION ALL SELECT seq, leaf_hash FROM claims_ended WHERE seq IS NOT NULL) AS log
              ORDER BY seq",
             &[],
         )
@@ -893,7 +917,13 @@ fn pg_keys_sell_once_across_two_nodes_and_a_version_2_ledger_migrates() {
     )
     .expect_code(0);
     sql(&url)
-        .batch_execute("DROP TABLE idempotency; UPDATE ledger_schema SET version = 2")
+        .batch_execute(
+            "DROP TABLE idempotency;
+             ALTER TABLE claims_ended DROP COLUMN seq, DROP COLUMN leaf_hash;
+             INSERT INTO claims_ended (game, emission, statement, ended_at)
+                 VALUES ('tresors-ensables', 9, 'an older end of claims', '2026-01-01T00:00:00Z');
+             UPDATE ledger_schema SET version = 2",
+        )
         .unwrap();
     let refused = issuer(
         &a,
@@ -913,7 +943,7 @@ fn pg_keys_sell_once_across_two_nodes_and_a_version_2_ledger_migrates() {
             migrated["from_version"].as_i64(),
             migrated["to_version"].as_i64()
         ),
-        (Some(2), Some(3)),
+        (Some(2), Some(4)),
         "{migrated}"
     );
 
@@ -976,6 +1006,13 @@ fn pg_keys_sell_once_across_two_nodes_and_a_version_2_ledger_migrates() {
     assert_eq!(reused.0, 422, "{}", reused.1);
     let log = verify(&url, &a, &b);
     assert_eq!(log["ok"], true, "{log}");
+    // The end of claims published before issue 21 was adopted into the log
+    // by the first node to start (at entry 1, after the older sale).
+    let adopted: Option<i64> = sql(&url)
+        .query_one("SELECT seq FROM claims_ended WHERE emission = 9", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(adopted, Some(1));
     for mut server in servers {
         assert_eq!(server.terminate(), Some(0));
     }

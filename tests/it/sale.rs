@@ -413,8 +413,90 @@ fn redemption_needs_a_sale_and_sales_follow_block_then_index_order() {
     let verify = issuer(&store, &["ledger", "verify", "--json"])
         .expect_code(0)
         .json();
-    // 1 sale, 2 marked, 2 sales, 2 redemptions.
-    assert_eq!(verify["log"]["size"].as_u64(), Some(7));
+    // 1 sale, 2 marked, 2 sales, 2 redemptions, the end of claims.
+    assert_eq!(verify["log"]["size"].as_u64(), Some(8));
+}
+
+/// Issue 21: an end of claims is a log entry. Deleting its row (which would
+/// reopen payments) is found by `ledger verify`; a row from before the log
+/// held ends of claims verifies as a pre-log row, and the next writer
+/// adopts it into the log, after which its deletion is found too.
+#[test]
+fn deleting_the_end_of_claims_is_found_and_an_older_one_is_adopted_into_the_log() {
+    let (_dir, store, _block) = shared_block(100).copy_store();
+    let id = |i: u32| crate::common::valid_id(&store, 1, 1, i);
+    issuer(&store, &["close", "--emission", "1"]).expect_code(0);
+    issuer(&store, &["sell", "--game", "ile-au-tresor", "--price", "1"]).expect_code(0);
+    issuer(&store, &["end-claims", "--emission", "1"]).expect_code(0);
+    let verify = |code: i32| {
+        issuer(&store, &["ledger", "verify", "--json"])
+            .expect_code(code)
+            .json()
+    };
+    let v = verify(0);
+    // The sale, then the end of claims.
+    assert_eq!(v["log"]["size"].as_u64(), Some(2), "{v}");
+    let db = || rusqlite::Connection::open(store.join("ledger.sqlite")).unwrap();
+    let (seq, leaf): (u64, Vec<u8>) = db()
+        .query_row("SELECT seq, leaf_hash FROM claims_ended", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(seq, 1);
+    let (statement, ended_at): (String, String) = db()
+        .query_row("SELECT statement, ended_at FROM claims_ended", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    let line = format!(
+        "claims/v1|1|ile-au-tresor|1|{ended_at}|{}\n",
+        hex::encode(crate::redeem::sha256(&[statement.as_bytes()]))
+    );
+    assert_eq!(
+        leaf,
+        crate::redeem::sha256(&[&[0u8], line.as_bytes()]).to_vec()
+    );
+
+    // Deleted by hand: payments would reopen, and verify says so.
+    let saved = store.join("ledger.saved");
+    std::fs::copy(store.join("ledger.sqlite"), &saved).unwrap();
+    db().execute_batch("DELETE FROM claims_ended").unwrap();
+    let v = verify(1);
+    let findings = v["log"]["findings"].to_string();
+    assert!(findings.contains("deleted"), "{v}");
+
+    // A ledger from before issue 21: its claims row has no seq, its
+    // table and view no log columns. It verifies (a pre-log row) ...
+    std::fs::copy(&saved, store.join("ledger.sqlite")).unwrap();
+    db().execute_batch(
+        "DROP INDEX claims_ended_seq;
+         DROP VIEW log_leaves;
+         CREATE VIEW log_leaves AS
+             SELECT seq, leaf_hash FROM redemptions WHERE seq IS NOT NULL
+             UNION ALL SELECT seq, leaf_hash FROM sales
+             UNION ALL SELECT seq, leaf_hash FROM plays WHERE seq IS NOT NULL;
+         ALTER TABLE claims_ended DROP COLUMN seq;
+         ALTER TABLE claims_ended DROP COLUMN leaf_hash;
+         DELETE FROM ledger_heads WHERE size = 2;",
+    )
+    .unwrap();
+    let v = verify(0);
+    assert_eq!(v["log"]["size"].as_u64(), Some(1), "{v}");
+    // ... and still stops payments; the next writer adopts the row.
+    let run = issuer(&store, &["redeem", &id(0), "--json"]).expect_code(1);
+    assert_eq!(run.json()["error"], "emission_closed");
+    let v = verify(0);
+    assert_eq!(v["log"]["size"].as_u64(), Some(2), "{v}");
+    let adopted: Vec<u8> = db()
+        .query_row(
+            "SELECT leaf_hash FROM claims_ended WHERE seq = 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(adopted, leaf, "adopted as stored");
+    db().execute_batch("DELETE FROM claims_ended").unwrap();
+    verify(1);
 }
 
 #[test]

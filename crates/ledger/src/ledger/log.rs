@@ -479,6 +479,35 @@ pub fn play_line(seq: u64, p: Place, rolls: u32, how: &str, ended_at: &str) -> S
     )
 }
 
+/// The leaf data of an emission's end of claims (docs/REDEMPTION.md
+/// §Tamper-evident log): `claims/v1|seq|game|emission|ended_at|sha256\n`,
+/// `sha256` being the hex SHA-256 of the signed statement as stored.
+#[must_use]
+pub fn claims_line(seq: u64, s: &super::claims::EndOfClaims) -> String {
+    format!(
+        "claims/v1|{seq}|{}|{}|{}|{}\n",
+        s.game,
+        s.emission,
+        s.ended_at,
+        hex::encode(Sha256::digest(s.statement.as_bytes()))
+    )
+}
+
+/// A logged end of claims read back.
+pub(super) fn claims_entry(
+    s: &super::claims::EndOfClaims,
+    seq: u64,
+    leaf: Option<Vec<u8>>,
+) -> StoredEntry {
+    StoredEntry {
+        line: claims_line(seq, s),
+        what: format!("the end of claims of {} emission {}", s.game, s.emission),
+        unit_id: None,
+        seq: Some(seq),
+        leaf,
+    }
+}
+
 /// One entry of the log read back from the database: its place, its stored
 /// leaf hash, and its leaf data made again from the row's facts.
 #[derive(Clone, Debug)]
@@ -488,7 +517,7 @@ pub struct StoredEntry {
     /// The leaf hash stored beside it.
     pub leaf: Option<Vec<u8>>,
     /// The leaf data its row's facts make (`entry_line`, `sale_line`,
-    /// `play_line`).
+    /// `play_line`, `claims_line`).
     pub line: String,
     /// What it records, for messages ("the redemption of IAT-…").
     pub what: String,
@@ -935,7 +964,7 @@ fn read_redemptions(
         .collect())
 }
 
-/// Every sale and finished play of an SQLite ledger.
+/// Every sale, finished play and logged end of claims of an SQLite ledger.
 fn read_sales_and_plays(conn: &rusqlite::Connection) -> Result<Vec<StoredEntry>, rusqlite::Error> {
     let mut out = Vec::new();
     let mut stmt = conn
@@ -972,6 +1001,23 @@ fn read_sales_and_plays(conn: &rusqlite::Connection) -> Result<Vec<StoredEntry>,
             &r.get::<_, Option<String>>(7)?.unwrap_or_default(),
             &r.get::<_, Option<String>>(8)?.unwrap_or_default(),
         ));
+    }
+    // A claims row without a seq is a pre-log row (written before ends of
+    // claims were logged): not an entry; a writer adopts it into the log
+    // when it next opens the ledger.
+    let mut stmt = conn.prepare(
+        "SELECT game, emission, statement, ended_at, seq, leaf_hash
+         FROM claims_ended WHERE seq IS NOT NULL",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let s = super::claims::EndOfClaims {
+            game: r.get(0)?,
+            emission: r.get(1)?,
+            statement: r.get(2)?,
+            ended_at: r.get(3)?,
+        };
+        out.push(claims_entry(&s, r.get(4)?, r.get(5)?));
     }
     Ok(out)
 }

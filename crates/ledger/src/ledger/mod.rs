@@ -91,10 +91,6 @@ CREATE TABLE IF NOT EXISTS plays (
     leaf_hash   BLOB,
     PRIMARY KEY (game, emission, block, unit_index)
 ) WITHOUT ROWID;
-CREATE VIEW IF NOT EXISTS log_leaves AS
-    SELECT seq, leaf_hash FROM redemptions WHERE seq IS NOT NULL
-    UNION ALL SELECT seq, leaf_hash FROM sales
-    UNION ALL SELECT seq, leaf_hash FROM plays WHERE seq IS NOT NULL;
 CREATE TABLE IF NOT EXISTS idempotency (
     key         TEXT    PRIMARY KEY,
     request     TEXT    NOT NULL,
@@ -107,8 +103,26 @@ CREATE TABLE IF NOT EXISTS claims_ended (
     emission    INTEGER NOT NULL,
     statement   TEXT    NOT NULL,
     ended_at    TEXT    NOT NULL,
+    seq         INTEGER,
+    leaf_hash   BLOB,
     PRIMARY KEY (game, emission)
 ) WITHOUT ROWID;
+";
+
+/// Columns added to `claims_ended` when ends of claims entered the log
+/// (issue 21): its place in the log. Older rows hold NULL there until a
+/// writer adopts them ([`Ledger::unlogged_claims`]).
+const CLAIMS_ADDED_COLUMNS: [(&str, &str); 2] = [("seq", "INTEGER"), ("leaf_hash", "BLOB")];
+
+/// Every leaf of the log, whatever its table. A ledger written before ends
+/// of claims were logged has a view without them: it is replaced.
+const LOG_LEAVES: &str = "
+CREATE UNIQUE INDEX IF NOT EXISTS claims_ended_seq ON claims_ended (seq);
+CREATE VIEW IF NOT EXISTS log_leaves AS
+    SELECT seq, leaf_hash FROM redemptions WHERE seq IS NOT NULL
+    UNION ALL SELECT seq, leaf_hash FROM sales
+    UNION ALL SELECT seq, leaf_hash FROM plays WHERE seq IS NOT NULL
+    UNION ALL SELECT seq, leaf_hash FROM claims_ended WHERE seq IS NOT NULL;
 ";
 
 const SCHEMA: &str = "
@@ -380,8 +394,10 @@ impl Ledger {
         conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
             .map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
-        add_missing_columns(&conn).map_err(err)?;
+        add_missing_columns(&conn, "redemptions", &ADDED_COLUMNS).map_err(err)?;
         conn.execute_batch(LOG_SCHEMA).map_err(err)?;
+        add_missing_columns(&conn, "claims_ended", &CLAIMS_ADDED_COLUMNS).map_err(err)?;
+        upgrade_log_leaves(&conn).map_err(err)?;
         Ok(Ledger {
             path: path.to_path_buf(),
             conn,
@@ -515,30 +531,28 @@ impl Ledger {
         Ok(outcomes)
     }
 
-    /// Publishes `statement` (kept if one is already there: the first end
-    /// of claims stands).
-    pub fn publish_end_of_claims(&mut self, statement: &claims::EndOfClaims) -> Result<(), Error> {
-        let path = self.path.clone();
-        let err = |source: rusqlite::Error| Error::Ledger {
-            path: path.clone(),
-            source: source.into(),
-        };
-        let tx = self
+    /// Ends of claims published before they were logged (a row without a
+    /// seq), oldest first: a writer adopts them into the log
+    /// ([`ops::Op::EndClaims`]) when it opens the ledger.
+    pub fn unlogged_claims(&self) -> Result<Vec<claims::EndOfClaims>, Error> {
+        let mut stmt = self
             .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
-        tx.execute(
-            "INSERT INTO claims_ended (game, emission, statement, ended_at) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (game, emission) DO NOTHING",
-            params![
-                statement.game,
-                statement.emission,
-                statement.statement,
-                statement.ended_at
-            ],
-        )
-        .map_err(err)?;
-        tx.commit().map_err(err)
+            .prepare(
+                "SELECT game, emission, statement, ended_at FROM claims_ended
+                 WHERE seq IS NULL ORDER BY ended_at, game, emission",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(claims::EndOfClaims {
+                    game: r.get(0)?,
+                    emission: r.get(1)?,
+                    statement: r.get(2)?,
+                    ended_at: r.get(3)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
     }
 
     /// The published end of claims of `game`'s emission, if any (its
@@ -829,15 +843,19 @@ impl Row {
     }
 }
 
-/// Adds the columns of `ADDED_COLUMNS` a ledger written before them lacks.
-fn add_missing_columns(conn: &Connection) -> Result<(), rusqlite::Error> {
-    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info('redemptions')")?;
+/// Adds the columns of `added` that `table`, written before them, lacks.
+fn add_missing_columns(
+    conn: &Connection,
+    table: &str,
+    added: &[(&str, &str)],
+) -> Result<(), rusqlite::Error> {
+    let mut stmt = conn.prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))?;
     let have: Vec<String> = stmt
         .query_map([], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
-    for (name, kind) in ADDED_COLUMNS {
+    for &(name, kind) in added {
         if !have.iter().any(|h| h == name) {
-            match conn.execute_batch(&format!("ALTER TABLE redemptions ADD COLUMN {name} {kind}")) {
+            match conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {name} {kind}")) {
                 // Another process added it since we looked.
                 Err(e) if e.to_string().contains("duplicate column name") => {}
                 other => other?,
@@ -845,4 +863,41 @@ fn add_missing_columns(conn: &Connection) -> Result<(), rusqlite::Error> {
         }
     }
     Ok(())
+}
+
+/// Makes `log_leaves` include the ends of claims: a view made before they
+/// were logged is replaced (in one transaction, so two processes opening
+/// an old ledger at once both end with the new view). Writes nothing when
+/// the view is current (a read-only ledger opens).
+fn upgrade_log_leaves(conn: &Connection) -> Result<(), rusqlite::Error> {
+    let current = |conn: &Connection| -> Result<bool, rusqlite::Error> {
+        let sql: Option<String> = conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE type='view' AND name='log_leaves'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let indexed: bool = conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type='index' AND name='claims_ended_seq')",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(indexed && sql.is_some_and(|s| s.contains("claims_ended")))
+    };
+    if current(conn)? {
+        return Ok(());
+    }
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let done = (|| {
+        if !current(conn)? {
+            conn.execute_batch("DROP VIEW IF EXISTS log_leaves")?;
+            conn.execute_batch(LOG_LEAVES)?;
+        }
+        conn.execute_batch("COMMIT")
+    })();
+    if done.is_err() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    done
 }

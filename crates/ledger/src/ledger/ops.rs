@@ -1,7 +1,8 @@
 //! What one ledger transaction does, written once for both databases: a
-//! batch of operations (redeem, sell, mark sold, a play step) is applied in
-//! order inside a transaction the caller holds, each at most once, each
-//! that changes what a unit is (sold, played to its end, paid) appended to
+//! batch of operations (redeem, sell, mark sold, a play step, an end of
+//! claims) is applied in order inside a transaction the caller holds, each
+//! at most once, each that changes what a unit is or whether it is paid
+//! (sold, played to its end, paid, its emission's claims ended) appended to
 //! the log (docs/REDEMPTION.md §Sales and plays). The databases differ only
 //! in the few reads and writes of [`LedgerTx`].
 
@@ -10,6 +11,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::claims::EndOfClaims;
 use super::log::{self, Place};
 use super::{Committed, Entry};
 use crate::error::Error;
@@ -217,6 +219,11 @@ pub enum KeptAnswer {
         /// The play's log entry, when the step ended it.
         seq: Option<u64>,
     },
+    /// An end of claims.
+    ClaimsEnded {
+        /// Log position.
+        seq: u64,
+    },
 }
 
 impl KeptAnswer {
@@ -249,6 +256,7 @@ impl KeptAnswer {
                 replayed: p.replayed,
                 seq: p.seq,
             },
+            Done::ClaimsEnded { seq } => KeptAnswer::ClaimsEnded { seq: *seq },
         }
     }
 
@@ -299,6 +307,7 @@ impl KeptAnswer {
                 replayed,
                 seq,
             }),
+            KeptAnswer::ClaimsEnded { seq } => Done::ClaimsEnded { seq },
         })
     }
 }
@@ -381,6 +390,11 @@ pub enum Op {
     },
     /// A play step.
     Play(PlayOrder),
+    /// Publish the issuer's end of claims of an emission (docs/REDEMPTION.md
+    /// §End of claims): a log entry like a sale. The first published
+    /// stands; one stored before ends of claims were logged is logged as
+    /// stored (adopted).
+    EndClaims(EndOfClaims),
     /// An operation under an idempotency key.
     Keyed(Keyed),
 }
@@ -457,6 +471,12 @@ pub enum Done {
     Sold(Sold),
     /// A play step.
     Played(Played),
+    /// The emission's claims are ended, at log entry `seq` (this one's, or
+    /// the first's when they had ended before).
+    ClaimsEnded {
+        /// The end of claims' log entry.
+        seq: u64,
+    },
 }
 
 /// The reads and writes a ledger transaction needs; each database
@@ -464,6 +484,16 @@ pub enum Done {
 pub trait LedgerTx {
     /// When the issuer's end of claims of `game`'s `emission` was published.
     fn claims_ended(&mut self, game: &str, emission: u32) -> Result<Option<String>, Error>;
+    /// The end of claims of `game`'s `emission` as stored, with its log
+    /// entry (`None` for a row stored before ends of claims were logged).
+    fn claims_row(
+        &mut self,
+        game: &str,
+        emission: u32,
+    ) -> Result<Option<(EndOfClaims, Option<u64>)>, Error>;
+    /// Writes the end of claims `s` at log entry `seq`: a new row, or the
+    /// stored unlogged one (the same facts) given its place in the log.
+    fn log_claims_end(&mut self, s: &EndOfClaims, seq: u64, leaf: &Hash) -> Result<(), Error>;
     /// The unit's redemption: when, and the prize paid.
     fn redemption(&mut self, p: Place) -> Result<Option<(String, u32)>, Error>;
     /// Inserts a redemption (and adds it to its block's totals); `false`
@@ -901,8 +931,31 @@ impl Batch<'_> {
             } => self.sell(*game, *price_cents, blocks, vet),
             Op::MarkSold { unit, unit_id } => self.mark_sold(*unit, unit_id),
             Op::Play(o) => self.play(o),
+            Op::EndClaims(s) => self.end_claims(s),
             Op::Keyed(k) => self.keyed(k),
         }
+    }
+
+    /// Ends the claims of `s`'s emission: appended to the log, unless they
+    /// ended before (the first end stands; one stored unlogged is logged
+    /// now, as stored). Later operations of the batch see it.
+    fn end_claims(&mut self, s: &EndOfClaims) -> Result<Result<Done, Error>, Error> {
+        let Some(game) = Game::from_slug(&s.game) else {
+            return Ok(Err(Error::Internal {
+                what: format!("an end of claims names the unknown game {:?}", s.game),
+            }));
+        };
+        let s = match self.tx.claims_row(game.slug(), s.emission)? {
+            Some((_, Some(seq))) => return Ok(Ok(Done::ClaimsEnded { seq })),
+            Some((stored, None)) => stored,
+            None => s.clone(),
+        };
+        let (seq, leaf) = self.append(|seq| log::claims_line(seq, &s));
+        self.tx.log_claims_end(&s, seq, &leaf)?;
+        self.frontier.push(leaf);
+        self.ended
+            .insert((game.slug(), s.emission), Some(s.ended_at.clone()));
+        Ok(Ok(Done::ClaimsEnded { seq }))
     }
 
     /// An operation under a key: the kept answer when the key was used for
@@ -939,11 +992,24 @@ mod tests {
         cursor: u32,
         unit_reads: usize,
         kept: HashMap<String, KeptRow>,
+        claims: Option<(EndOfClaims, Option<u64>)>,
     }
 
     impl LedgerTx for Memory {
         fn claims_ended(&mut self, _: &str, _: u32) -> Result<Option<String>, Error> {
-            Ok(None)
+            Ok(self.claims.as_ref().map(|(s, _)| s.ended_at.clone()))
+        }
+        fn claims_row(
+            &mut self,
+            _: &str,
+            _: u32,
+        ) -> Result<Option<(EndOfClaims, Option<u64>)>, Error> {
+            Ok(self.claims.clone())
+        }
+        fn log_claims_end(&mut self, s: &EndOfClaims, seq: u64, _: &Hash) -> Result<(), Error> {
+            assert!(self.claims.as_ref().is_none_or(|(_, seq)| seq.is_none()));
+            self.claims = Some((s.clone(), Some(seq)));
+            Ok(())
         }
         fn redemption(&mut self, _: Place) -> Result<Option<(String, u32)>, Error> {
             Ok(None)
@@ -1095,6 +1161,55 @@ mod tests {
         assert_eq!(frontier.size(), 0, "nothing was logged");
         let done = apply(&mut tx, &mut frontier, "now", &[sell(any_unit())]).unwrap();
         assert_eq!(sold_index(&done[0]), 0, "no unit was burned");
+    }
+
+    fn end_claims(ended_at: &str) -> Op {
+        Op::EndClaims(EndOfClaims {
+            game: Game::TRESORS_ENSABLES.slug().into(),
+            emission: 1,
+            ended_at: ended_at.into(),
+            statement: format!("statement {ended_at}"),
+        })
+    }
+
+    #[test]
+    fn an_end_of_claims_is_logged_once_stops_the_rest_of_its_batch_and_adopts_an_older_row() {
+        let mut tx = Memory::default();
+        let mut frontier = Frontier::default();
+        let mark = Op::MarkSold {
+            unit: UnitRef {
+                game: Game::TRESORS_ENSABLES,
+                emission: 1,
+                block: 1,
+                index: 0,
+            },
+            unit_id: "TE-1-1-0-X".into(),
+        };
+        let done = apply(
+            &mut tx,
+            &mut frontier,
+            "now",
+            &[end_claims("T1"), mark, end_claims("T2")],
+        )
+        .unwrap();
+        assert!(matches!(done[0], Ok(Done::ClaimsEnded { seq: 0 })));
+        assert!(matches!(done[1], Err(Error::ClaimsEnded { .. })));
+        assert!(
+            matches!(done[2], Ok(Done::ClaimsEnded { seq: 0 })),
+            "the first stands"
+        );
+        assert_eq!(frontier.size(), 1);
+        let (stored, _) = tx.claims.clone().unwrap();
+        assert_eq!(stored.ended_at, "T1");
+        // Its leaf is the claims/v1 line of the statement as stored.
+        let mut alone = Frontier::default();
+        alone.push(merkle::leaf_hash(log::claims_line(0, &stored).as_bytes()));
+        assert_eq!(frontier.root(), alone.root());
+        // A row stored before ends of claims were logged: logged as stored.
+        tx.claims = Some((stored.clone(), None));
+        let done = apply(&mut tx, &mut frontier, "later", &[end_claims("T3")]).unwrap();
+        assert!(matches!(done[0], Ok(Done::ClaimsEnded { seq: 1 })));
+        assert_eq!(tx.claims.unwrap().0.ended_at, "T1");
     }
 
     fn keyed(key: &str, request: &str, op: Op) -> Op {

@@ -3,7 +3,7 @@
 //! [`LedgerStorage`], same rows, same log, same signed heads as SQLite.
 //!
 //! Each commit runs at READ COMMITTED and first locks the one row of
-//! `log_state` (`FOR UPDATE`): committers (and `end-claims`) take turns, so
+//! `log_state` (`FOR UPDATE`): committers (an end of claims is one) take turns, so
 //! the log position `seq` the database hands out is gapless and the end of
 //! claims read in the transaction is the latest published. Exactly once is
 //! the primary key (game, emission, block, unit_index), inserted with
@@ -30,7 +30,7 @@ use crate::merkle::{self, Frontier};
 use crate::store::Store;
 
 /// The schema version this build writes (`ledger_schema.version`).
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Connections kept per process.
 const POOL_SIZE: u32 = 4;
@@ -131,6 +131,12 @@ CREATE TABLE idempotency (
     answer      TEXT NOT NULL,
     kept_at     TEXT NOT NULL
 );
+";
+
+/// Version 4: an end of claims is a log entry (issue 21). Rows published
+/// before have no seq until a node adopts them ([`PgStorage::open`]).
+const SCHEMA_V4: &str = "
+ALTER TABLE claims_ended ADD COLUMN seq BIGINT UNIQUE, ADD COLUMN leaf_hash BYTEA;
 ";
 
 /// [`super::sqlite_tx::FIRST_UNSOLD`] with PostgreSQL's parameters (`$1`
@@ -250,6 +256,9 @@ impl PgLedger {
         if found < 3 {
             tx.batch_execute(SCHEMA_V3).map_err(db)?;
         }
+        if found < 4 {
+            tx.batch_execute(SCHEMA_V4).map_err(db)?;
+        }
         tx.execute("UPDATE ledger_schema SET version = $1", &[&SCHEMA_VERSION])
             .map_err(db)?;
         tx.commit().map_err(db)?;
@@ -341,27 +350,26 @@ impl PgLedger {
             .map(|r| r.get(0)))
     }
 
-    /// Publishes `statement` (the first end of claims stands), after every
-    /// commit under way: a redemption that commits after this returns sees
-    /// it.
-    pub fn publish_end_of_claims(&self, statement: &EndOfClaims) -> Result<(), Error> {
-        let db = |e: postgres::Error| self.unavailable(e);
-        let mut conn = self.conn()?;
-        let mut tx = conn.transaction().map_err(db)?;
-        tx.execute("SELECT one FROM log_state FOR UPDATE", &[])
-            .map_err(db)?;
-        tx.execute(
-            "INSERT INTO claims_ended (game, emission, statement, ended_at) VALUES ($1, $2, $3, $4)
-             ON CONFLICT (game, emission) DO NOTHING",
-            &[
-                &statement.game,
-                &i64::from(statement.emission),
-                &statement.statement,
-                &statement.ended_at,
-            ],
-        )
-        .map_err(db)?;
-        tx.commit().map_err(db)
+    /// Ends of claims published before they were logged (no seq), oldest
+    /// first: a node adopts them into the log when it opens the ledger.
+    pub fn unlogged_claims(&self) -> Result<Vec<EndOfClaims>, Error> {
+        let rows = self
+            .conn()?
+            .query(
+                "SELECT game, emission, statement, ended_at FROM claims_ended
+                 WHERE seq IS NULL ORDER BY ended_at, game, emission",
+                &[],
+            )
+            .map_err(|e| self.read_error(&e))?;
+        Ok(rows
+            .iter()
+            .map(|r| EndOfClaims {
+                game: r.get(0),
+                emission: small(r.get(1)),
+                statement: r.get(2),
+                ended_at: r.get(3),
+            })
+            .collect())
     }
 
     /// The published end of claims of `game`'s emission, if any.
@@ -689,7 +697,7 @@ impl LogSource for PgLedger {
     }
 
     fn snapshot(&self) -> Result<Snapshot, Error> {
-        let (redemptions, sales, plays, heads) = self.read(|tx| {
+        let (redemptions, sales, plays, claims, heads) = self.read(|tx| {
             Ok((
                 tx.query(
                     &format!("SELECT {} FROM redemptions", log::REDEMPTION_COLUMNS),
@@ -702,6 +710,13 @@ impl LogSource for PgLedger {
                 tx.query(
                     "SELECT game, emission, block, unit_index, seq, leaf_hash, rolls, ended, ended_at
                      FROM plays WHERE seq IS NOT NULL",
+                    &[],
+                )?,
+                // Rows without a seq are pre-log rows (see the SQLite
+                // ledger's `read_sales_and_plays`).
+                tx.query(
+                    "SELECT game, emission, statement, ended_at, seq, leaf_hash
+                     FROM claims_ended WHERE seq IS NOT NULL",
                     &[],
                 )?,
                 tx.query(&format!("SELECT {HEAD_COLUMNS} FROM ledger_heads"), &[])?,
@@ -738,6 +753,19 @@ impl LogSource for PgLedger {
                 small(r.get(6)),
                 &r.get::<_, Option<String>>(7).unwrap_or_default(),
                 &r.get::<_, Option<String>>(8).unwrap_or_default(),
+            ));
+        }
+        for r in &claims {
+            let s = EndOfClaims {
+                game: r.get(0),
+                emission: small(r.get(1)),
+                statement: r.get(2),
+                ended_at: r.get(3),
+            };
+            entries.push(log::claims_entry(
+                &s,
+                r.get::<_, i64>(4).unsigned_abs(),
+                r.get(5),
             ));
         }
         Ok(Snapshot {
@@ -839,6 +867,52 @@ impl LedgerTx for PgTx<'_, '_> {
                 &[&game, &i64::from(emission)],
             )?
             .map(|r| r.get(0)))
+    }
+
+    fn claims_row(
+        &mut self,
+        game: &str,
+        emission: u32,
+    ) -> Result<Option<(EndOfClaims, Option<u64>)>, Error> {
+        Ok(self
+            .query_opt(
+                "SELECT statement, ended_at, seq FROM claims_ended WHERE game=$1 AND emission=$2",
+                &[&game, &i64::from(emission)],
+            )?
+            .map(|r| {
+                (
+                    EndOfClaims {
+                        game: game.into(),
+                        emission,
+                        statement: r.get(0),
+                        ended_at: r.get(1),
+                    },
+                    r.get::<_, Option<i64>>(2).map(i64::unsigned_abs),
+                )
+            }))
+    }
+
+    fn log_claims_end(
+        &mut self,
+        s: &EndOfClaims,
+        seq: u64,
+        leaf: &merkle::Hash,
+    ) -> Result<(), Error> {
+        self.execute(
+            "INSERT INTO claims_ended (game, emission, statement, ended_at, seq, leaf_hash)
+             VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (game, emission) DO UPDATE
+             SET seq = excluded.seq, leaf_hash = excluded.leaf_hash WHERE claims_ended.seq IS NULL",
+            &[
+                &s.game,
+                &i64::from(s.emission),
+                &s.statement,
+                &s.ended_at,
+                &i64::try_from(seq).unwrap_or(i64::MAX),
+                &&leaf[..],
+            ],
+        )
+        .map(drop)
     }
 
     fn redemption(&mut self, p: Place) -> Result<Option<(String, u32)>, Error> {
@@ -1084,7 +1158,17 @@ impl PgStorage {
     pub fn open(ledger: PgLedger, store: &Store) -> Result<PgStorage, Error> {
         ledger.check_schema()?;
         let key = LedgerKey::load_or_create(store)?;
-        Ok(PgStorage { ledger, key })
+        let storage = PgStorage { ledger, key };
+        // Ends of claims published before they were logged enter the log
+        // now (a node racing this one finds them logged: nothing twice).
+        let unlogged = storage.ledger.unlogged_claims()?;
+        if !unlogged.is_empty() {
+            let ops: Vec<Op> = unlogged.into_iter().map(Op::EndClaims).collect();
+            for outcome in storage.ledger.commit(&ops, &storage.key)? {
+                outcome?;
+            }
+        }
+        Ok(storage)
     }
 }
 

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::claims::EndOfClaims;
 use super::log::Place;
 use super::ops::{KeptRow, LedgerTx, PlayRow};
 use super::Entry;
@@ -75,6 +76,43 @@ impl LedgerTx for SqliteTx<'_> {
                     .optional()
             })
             .map_err(|e| self.err(e))
+    }
+
+    fn claims_row(
+        &mut self,
+        game: &str,
+        emission: u32,
+    ) -> Result<Option<(EndOfClaims, Option<u64>)>, Error> {
+        self.tx
+            .prepare_cached(
+                "SELECT statement, ended_at, seq FROM claims_ended WHERE game=?1 AND emission=?2",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![game, emission], |r| {
+                    Ok((
+                        EndOfClaims {
+                            game: game.into(),
+                            emission,
+                            statement: r.get(0)?,
+                            ended_at: r.get(1)?,
+                        },
+                        r.get(2)?,
+                    ))
+                })
+                .optional()
+            })
+            .map_err(|e| self.err(e))
+    }
+
+    fn log_claims_end(&mut self, s: &EndOfClaims, seq: u64, leaf: &Hash) -> Result<(), Error> {
+        self.execute(
+            "INSERT INTO claims_ended (game, emission, statement, ended_at, seq, leaf_hash)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (game, emission) DO UPDATE
+             SET seq = excluded.seq, leaf_hash = excluded.leaf_hash WHERE claims_ended.seq IS NULL",
+            params![s.game, s.emission, s.statement, s.ended_at, seq, &leaf[..]],
+        )
+        .map(drop)
     }
 
     fn redemption(&mut self, p: Place) -> Result<Option<(String, u32)>, Error> {

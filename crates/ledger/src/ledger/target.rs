@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use super::claims::EndOfClaims;
 use super::log::{self, Head, LogSource};
-use super::ops::{LedgerTx, PlayRow, UnitRef};
+use super::ops::{LedgerTx, Op, PlayRow, UnitRef};
 use super::pg::{PgLedger, PgStorage};
-use super::writer::{GroupCommit, SqliteStorage};
+use super::writer::{GroupCommit, LedgerStorage as _, SqliteStorage};
 use super::{Ledger, Recorded, Summary};
 use crate::error::Error;
 use crate::game::Game;
@@ -168,21 +168,24 @@ impl LedgerTarget {
         }
     }
 
-    /// Publishes the issuer's end of claims; returns the one in the ledger
-    /// (the first published stands).
+    /// Publishes the issuer's end of claims as a log entry ([`Op::EndClaims`],
+    /// under a new head signed with `store`'s ledger key); returns the one in
+    /// the ledger (the first published stands).
     pub fn publish_end_of_claims(
         &self,
+        store: &Store,
         game: Game,
         statement: &EndOfClaims,
     ) -> Result<EndOfClaims, Error> {
-        match self {
-            LedgerTarget::Store(store) => {
-                Ledger::open(&store.ledger_path())?.publish_end_of_claims(statement)?;
+        let ops = [Op::EndClaims(statement.clone())];
+        let outcomes = match self {
+            LedgerTarget::Store(own) => {
+                SqliteStorage::open(own, super::BUSY_TIMEOUT)?.commit(&ops)?
             }
-            LedgerTarget::Postgres(pg) => {
-                pg.check_schema()?;
-                pg.publish_end_of_claims(statement)?;
-            }
+            LedgerTarget::Postgres(pg) => PgStorage::open(pg.clone(), store)?.commit(&ops)?,
+        };
+        for outcome in outcomes {
+            outcome?;
         }
         self.end_of_claims(game, statement.emission)?
             .ok_or_else(|| Error::Internal {

@@ -42,6 +42,15 @@ impl SqliteStorage {
         let key = LedgerKey::load_or_create(store)?;
         let mut ledger = Ledger::open_waiting(&store.ledger_path(), busy)?;
         ledger.adopt_unlogged_rows()?;
+        // Ends of claims published before they were logged enter the log
+        // now, at its end, under a new signed head.
+        let unlogged = ledger.unlogged_claims()?;
+        if !unlogged.is_empty() {
+            let ops: Vec<Op> = unlogged.into_iter().map(Op::EndClaims).collect();
+            for outcome in ledger.commit(&ops, &key)? {
+                outcome?;
+            }
+        }
         Ok(SqliteStorage { ledger, key })
     }
 }
