@@ -410,6 +410,12 @@ fn redemption_needs_a_sale_and_sales_follow_block_then_index_order() {
     )
     .expect_code(1);
     assert_eq!(run.json()["error"], "sold_out");
+    // The cause is named (issue 22: it said only "sold out").
+    let message = run.json()["message"].as_str().unwrap().to_string();
+    assert!(
+        message.contains("the claims of emission 1 have ended"),
+        "{message}"
+    );
     let verify = issuer(&store, &["ledger", "verify", "--json"])
         .expect_code(0)
         .json();

@@ -268,12 +268,15 @@ pub enum Error {
         at: String,
     },
     /// No unsold unit is left on sale.
-    #[error("no {game} unit at {price} € is left to sell: every block of the game's closed emissions whose claims are open is sold out (close a new emission to sell more)")]
+    #[error("no {game} unit at {price} € is left to sell: {}every block of the game's closed emissions whose claims are open is sold out (close a new emission to sell more)", claims_ended_clause(ended))]
     SoldOut {
         /// Game slug.
         game: &'static str,
         /// The price asked.
         price: Cents,
+        /// Emissions on sale at that price whose claims have ended: their
+        /// units, sold or not, are sold no more.
+        ended: Vec<u32>,
     },
     /// A unit played step by step redeemed before its play is over.
     #[error("unit {id}: its play is not over ({rolls} rolls revealed); roll to the end or stop (where allowed) through the play API first: the unit is paid as played")]
@@ -629,6 +632,23 @@ pub enum Error {
         /// The most a block of the game holds.
         max: u32,
     },
+}
+
+/// Why a sale found nothing, where claims ended: "the claims of emission
+/// 1 have ended (…); ".
+fn claims_ended_clause(ended: &[u32]) -> String {
+    match ended {
+        [] => String::new(),
+        [one] => format!(
+            "the claims of emission {one} have ended (end-claims), so its units are sold no more; "
+        ),
+        many => {
+            format!(
+            "the claims of emissions {} have ended (end-claims), so their units are sold no more; ",
+            many.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        )
+        }
+    }
 }
 
 impl Error {

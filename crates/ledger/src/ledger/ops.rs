@@ -682,9 +682,19 @@ impl Batch<'_> {
         blocks: &[ForSale],
         vet: &Vetter,
     ) -> Result<Result<Done, Error>, Error> {
+        let mut ended = Vec::new();
         for b in blocks {
-            if self.open(game, b.emission).is_err() {
-                continue;
+            match self.open(game, b.emission) {
+                Ok(()) => {}
+                // Named in the answer if nothing else is left to sell.
+                Err(Error::ClaimsEnded { emission, .. }) => {
+                    if !ended.contains(&emission) {
+                        ended.push(emission);
+                    }
+                    continue;
+                }
+                // The ledger could not be read: a failure, not a refusal.
+                Err(failed) => return Err(failed),
             }
             let slug = game.slug();
             let place = |index| Place {
@@ -735,6 +745,7 @@ impl Batch<'_> {
         Ok(Err(Error::SoldOut {
             game: game.slug(),
             price: Cents::from(price_cents),
+            ended,
         }))
     }
 
