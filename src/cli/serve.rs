@@ -29,6 +29,10 @@ pub struct Args {
     /// Listen on a non-loopback address without TLS (behind a TLS proxy).
     #[arg(long)]
     pub allow_plain_http: bool,
+    /// Answer /healthz (liveness) and /readyz (readiness: the ledger
+    /// answers) without a token, for load balancers that send none.
+    #[arg(long)]
+    pub public_health: bool,
     /// Keys.
     #[command(flatten)]
     pub keys: KeyArgs,
@@ -46,6 +50,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         tokens,
         tls: args.tls_cert.clone().zip(args.tls_key.clone()),
         allow_plain_http: args.allow_plain_http,
+        public_health: args.public_health,
     };
     let scheme = if config.tls.is_some() {
         "https"

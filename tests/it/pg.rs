@@ -403,7 +403,20 @@ fn pg_a_database_restart_gives_a_retryable_error_then_the_node_carries_on() {
     let unit = |i: u32| -> UnitId { id(&a, i).parse().unwrap() };
     sellable(&a, Some(&url), &[1, 2].map(|i| id(&a, i)));
     n.redeem(&unit(1), None).unwrap();
+    // A node's readiness follows the database; its liveness does not; with
+    // --public-health neither needs a token (metrics still do).
+    let server = Server::start_with(&a, &["--ledger", url.as_str(), "--public-health"]);
+    let http = agent();
+    let probe = |path: &str| call(&http, "GET", &server.url(path), None, None).unwrap();
+    assert_eq!(probe("/readyz").0, 200);
+    assert_eq!(probe("/healthz").0, 200);
+    assert_eq!(probe("/metrics").0, 401);
     pg.down();
+    let (status, body) = probe("/readyz");
+    assert_eq!(status, 503, "{body}");
+    let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["status"], "not_ready", "{body}");
+    assert_eq!(probe("/healthz").0, 200);
     let e = n.redeem(&unit(2), None).map(drop).unwrap_err();
     assert_eq!(
         (e.kind(), e.code()),
@@ -413,6 +426,12 @@ fn pg_a_database_restart_gives_a_retryable_error_then_the_node_carries_on() {
     pg.up();
     // The pool drops the dead connections; a retry goes through.
     n.redeem(&unit(2), None).unwrap();
+    let ready = (0..50).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        probe("/readyz").0 == 200
+    });
+    assert!(ready, "the node is ready again once the database is up");
+    drop(server);
     for i in [1, 2] {
         assert!(matches!(
             n.redeem(&unit(i), None),

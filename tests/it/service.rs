@@ -687,10 +687,17 @@ fn the_service_redeems_refuses_by_kind_batches_and_counts_401s() {
     let (status, _) = call(&a, "GET", &server.url("/v1/nowhere"), None, None).unwrap();
     assert_eq!(status, 401);
     assert_eq!(get(&a, &server, "/healthz").0, 200);
+    // Readiness: the ledger answers. Without --public-health it needs a
+    // token like every route.
+    let (status, ready) = get(&a, &server, "/readyz");
+    assert_eq!(status, 200, "{ready}");
+    assert!(ready.contains("\"status\":\"ready\""), "{ready}");
+    let (status, _) = call(&a, "GET", &server.url("/readyz"), None, None).unwrap();
+    assert_eq!(status, 401);
     let (_, metrics) = get(&a, &server, "/metrics");
     for line in [
         "issuer_redemptions_total 3",
-        "issuer_unauthorized_total 5",
+        "issuer_unauthorized_total 6",
         "issuer_refusals_total{error=\"already_redeemed\"} 2",
         "issuer_refusals_total{error=\"bad_stop\"} 1",
         "issuer_request_duration_seconds_bucket{le=\"+Inf\"}",

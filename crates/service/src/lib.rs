@@ -57,6 +57,9 @@ pub struct ServiceConfig {
     pub tls: Option<(PathBuf, PathBuf)>,
     /// Listen on a non-loopback address without TLS.
     pub allow_plain_http: bool,
+    /// Answer `/healthz` and `/readyz` without a token (for load balancers
+    /// and orchestrators that send none).
+    pub public_health: bool,
 }
 
 /// Reads the bearer tokens of `path`: one a line (blank lines and `#`
@@ -192,6 +195,8 @@ struct Shared {
     /// SHA-256 of each accepted token (compared in constant time).
     tokens: Vec<[u8; 32]>,
     metrics: Metrics,
+    /// `/healthz` and `/readyz` need no token.
+    public_health: bool,
 }
 
 type AppState = Arc<Shared>;
@@ -618,6 +623,70 @@ async fn healthz() -> Response {
     json_response(StatusCode::OK, "health", Health { status: "ok" })
 }
 
+/// How long readiness waits for the ledger to answer.
+const READY_WAIT: Duration = Duration::from_secs(2);
+
+/// Readiness: 200 when the ledger answers a read within [`READY_WAIT`];
+/// else 503 with what failed (a load balancer sends no sales there).
+/// `/healthz` is liveness only: the process answers.
+async fn readyz(State(state): State<AppState>) -> Response {
+    #[derive(Serialize)]
+    struct Ready {
+        status: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'static str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    }
+    let worker = Arc::clone(&state);
+    let read = tokio::time::timeout(
+        READY_WAIT,
+        blocking(move || worker.redeemer.ledger().head().map(|_| ())),
+    )
+    .await;
+    let failed = match read {
+        Ok(Ok(Ok(()))) => None,
+        Ok(Ok(Err(e))) => {
+            let r = e.client_report();
+            Some((r.error, r.message))
+        }
+        Ok(Err(_)) => Some(("internal", "the readiness check failed".to_string())),
+        Err(_) => Some((
+            "ledger_unavailable",
+            format!(
+                "the ledger did not answer within {} s",
+                READY_WAIT.as_secs()
+            ),
+        )),
+    };
+    match failed {
+        None => json_response(
+            StatusCode::OK,
+            "ready",
+            Ready {
+                status: "ready",
+                error: None,
+                message: None,
+            },
+        ),
+        Some((error, message)) => {
+            let mut response = json_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "ready",
+                Ready {
+                    status: "not_ready",
+                    error: Some(error),
+                    message: Some(message),
+                },
+            );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            response
+        }
+    }
+}
+
 async fn metrics(State(state): State<AppState>) -> Response {
     let mut response = state.metrics.render().into_response();
     response.headers_mut().insert(
@@ -645,7 +714,8 @@ fn authorised(tokens: &[[u8; 32]], headers: &HeaderMap) -> bool {
 }
 
 async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if authorised(&state.tokens, request.headers()) {
+    let public = state.public_health && matches!(request.uri().path(), "/healthz" | "/readyz");
+    if public || authorised(&state.tokens, request.headers()) {
         return next.run(request).await;
     }
     state.metrics.unauthorized.fetch_add(1, Ordering::Relaxed);
@@ -691,8 +761,9 @@ async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) ->
     )
 }
 
-/// The service's routes over `redeemer`, accepting `tokens`.
-pub fn router(redeemer: Redeemer, tokens: &[String]) -> Router {
+/// The service's routes over `redeemer`, accepting `tokens`;
+/// `public_health`: `/healthz` and `/readyz` need none.
+pub fn router(redeemer: Redeemer, tokens: &[String], public_health: bool) -> Router {
     let state = Arc::new(Shared {
         redeemer,
         tokens: tokens
@@ -700,6 +771,7 @@ pub fn router(redeemer: Redeemer, tokens: &[String]) -> Router {
             .map(|t| Sha256::digest(t.as_bytes()).into())
             .collect(),
         metrics: Metrics::default(),
+        public_health,
     });
     Router::new()
         .route("/v1/redemptions", post(redeem_one))
@@ -712,6 +784,7 @@ pub fn router(redeemer: Redeemer, tokens: &[String]) -> Router {
         .route("/v1/plays/{id}/stop", post(stop))
         .route("/v1/ledger/head", get(ledger_head))
         .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
@@ -742,7 +815,11 @@ pub fn serve(
     // inside the runtime: this handle on the pool outlives the runtime, so
     // the connections close after it (SIGTERM had aborted a PostgreSQL node).
     let ledger = redeemer.ledger().clone();
-    let app = router(redeemer.with_busy_timeout(LEDGER_WAIT), &config.tokens);
+    let app = router(
+        redeemer.with_busy_timeout(LEDGER_WAIT),
+        &config.tokens,
+        config.public_health,
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
