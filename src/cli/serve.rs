@@ -33,6 +33,11 @@ pub struct Args {
     /// answers) without a token, for load balancers that send none.
     #[arg(long)]
     pub public_health: bool,
+    /// Write a JSON line a request (time, method, route, status, latency,
+    /// token name, unit ID, error code; never a token) to FILE (appended,
+    /// 0600), or to standard error with `-`.
+    #[arg(long, value_name = "FILE")]
+    pub access_log: Option<PathBuf>,
     /// Keys.
     #[command(flatten)]
     pub keys: KeyArgs,
@@ -48,6 +53,8 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let config = ServiceConfig {
         listen: args.listen,
         tokens,
+        token_file: Some(args.token_file.clone()),
+        access_log: args.access_log.clone(),
         tls: args.tls_cert.clone().zip(args.tls_key.clone()),
         allow_plain_http: args.allow_plain_http,
         public_health: args.public_health,

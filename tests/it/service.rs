@@ -1271,3 +1271,67 @@ fn a_signed_head_is_never_overwritten() {
     );
     assert_eq!(head(&conn), signed, "the signed head is as it was");
 }
+
+/// Issue 22: tokens may carry a name (`name:token`); SIGHUP reloads the
+/// token file (a bad file keeps the tokens in force); the access log has a
+/// JSON line a request with the token's name, never the token.
+#[test]
+fn sighup_reloads_named_tokens_and_the_access_log_names_them() {
+    let (dir, store) = store_copy();
+    let log = dir.path().join("access.log");
+    let server = Server::start_with(&store, &["--access-log", log.to_str().unwrap()]);
+    let a = agent();
+    assert_eq!(get(&a, &server, "/healthz").0, 200);
+    let (status, _) = get(&a, &server, "/v1/plays/IAT-1-1-7-NOTAREALID");
+    assert!(status >= 400);
+    // A new file: a named token replaces the test token.
+    let tokens = store.with_extension("tokens");
+    let new = "a-brand-new-token-for-the-platform";
+    std::fs::write(&tokens, format!("# rotated\nplatform-a:{new}\n")).unwrap();
+    let hup = |server: &Server| {
+        let pid = server.child.id().to_string();
+        assert!(Command::new("kill")
+            .args(["-HUP", &pid])
+            .status()
+            .unwrap()
+            .success());
+    };
+    hup(&server);
+    let accepted = |token: &str| {
+        call(&a, "GET", &server.url("/healthz"), Some(token), None)
+            .unwrap()
+            .0
+            == 200
+    };
+    let reloaded = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        accepted(new)
+    });
+    assert!(reloaded, "the new token is accepted after SIGHUP");
+    assert!(!accepted(TOKEN), "the old token is refused after SIGHUP");
+    // A file that does not read (readable by others) keeps the tokens.
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o644)).unwrap();
+    hup(&server);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(accepted(new), "a bad file keeps the tokens in force");
+    drop(server);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!text.contains(TOKEN) && !text.contains(new), "{text}");
+    assert_eq!(lines[0]["route"], "/healthz", "{text}");
+    assert_eq!(lines[0]["status"], 200);
+    assert_eq!(lines[0]["token"], "line-2", "{text}");
+    assert_eq!(lines[1]["route"], "/v1/plays/{id}", "{text}");
+    assert_eq!(lines[1]["unit_id"], "IAT-1-1-7-NOTAREALID", "{text}");
+    assert!(lines[1]["error"].is_string(), "{text}");
+    assert!(lines.iter().any(|l| l["token"] == "platform-a"), "{text}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["status"] == 401 && l["error"] == "unauthorized" && l["token"].is_null()),
+        "{text}"
+    );
+}

@@ -52,7 +52,12 @@ pub struct ServiceConfig {
     /// Where to listen.
     pub listen: SocketAddr,
     /// The bearer tokens accepted ([`read_tokens`]).
-    pub tokens: Vec<String>,
+    pub tokens: Vec<Token>,
+    /// The file they came from: read again on SIGHUP.
+    pub token_file: Option<PathBuf>,
+    /// Where the access log goes (a JSON line a request; `-`: standard
+    /// error), if anywhere.
+    pub access_log: Option<PathBuf>,
     /// PEM certificate chain and private key: serve HTTPS (rustls).
     pub tls: Option<(PathBuf, PathBuf)>,
     /// Listen on a non-loopback address without TLS.
@@ -62,10 +67,45 @@ pub struct ServiceConfig {
     pub public_health: bool,
 }
 
-/// Reads the bearer tokens of `path`: one a line (blank lines and `#`
-/// comments skipped). The file must be the owner's alone (no group or
-/// other permission bits).
-pub fn read_tokens(path: &Path) -> Result<Vec<String>, Error> {
+/// An accepted bearer token: its name, which the access log shows (never
+/// the token), and its SHA-256 (compared in constant time).
+#[derive(Clone)]
+pub struct Token {
+    /// `name` of a `name:token` line, else `line-N` (its line in the file).
+    pub name: String,
+    digest: [u8; 32],
+}
+
+impl Token {
+    /// A token named `name`.
+    pub fn new(name: &str, secret: &str) -> Token {
+        Token {
+            name: name.to_string(),
+            digest: Sha256::digest(secret.as_bytes()).into(),
+        }
+    }
+
+    /// A line of a token file: `name:token` (a name of letters, digits,
+    /// `_`, `-` and `.`, up to 64), else the whole line is the token.
+    fn parse(line: &str, number: usize) -> (String, &str) {
+        match line.split_once(':') {
+            Some((name, secret))
+                if (1..=64).contains(&name.len())
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b)) =>
+            {
+                (name.to_string(), secret)
+            }
+            _ => (format!("line-{number}"), line),
+        }
+    }
+}
+
+/// Reads the bearer tokens of `path`: one a line, `name:token` or just the
+/// token (blank lines and `#` comments skipped). The file must be the
+/// owner's alone (no group or other permission bits).
+pub fn read_tokens(path: &Path) -> Result<Vec<Token>, Error> {
     let bad = |reason: String| Error::BadFile {
         path: path.to_path_buf(),
         reason,
@@ -79,20 +119,27 @@ pub fn read_tokens(path: &Path) -> Result<Vec<String>, Error> {
         )));
     }
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let tokens: Vec<String> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(str::to_string)
-        .collect();
+    let mut tokens = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (name, secret) = Token::parse(line, n + 1);
+        if secret.len() < 16 {
+            return Err(bad(format!(
+                "the token of line {} ({name}) has {} characters, too short to resist guessing; use at least 16",
+                n + 1,
+                secret.len()
+            )));
+        }
+        if tokens.iter().any(|t: &Token| t.name == name) {
+            return Err(bad(format!("two tokens are named {name}")));
+        }
+        tokens.push(Token::new(&name, secret));
+    }
     if tokens.is_empty() {
         return Err(bad("the token file holds no token (one a line)".into()));
-    }
-    if let Some(short) = tokens.iter().find(|t| t.len() < 16) {
-        return Err(bad(format!(
-            "a token of {} characters is too short to resist guessing; use at least 16",
-            short.len()
-        )));
     }
     Ok(tokens)
 }
@@ -192,8 +239,10 @@ impl Metrics {
 /// What every handler shares.
 struct Shared {
     redeemer: Redeemer,
-    /// SHA-256 of each accepted token (compared in constant time).
-    tokens: Vec<[u8; 32]>,
+    /// The accepted tokens (replaced whole on SIGHUP).
+    tokens: TokenSet,
+    /// The access log, if one was asked for.
+    access_log: Option<AccessLog>,
     metrics: Metrics,
     /// `/healthz` and `/readyz` need no token.
     public_health: bool,
@@ -248,25 +297,37 @@ fn json_response<T: Serialize>(status: StatusCode, kind: &str, body: T) -> Respo
 
 /// A refusal as JSON, with its status; no server path in it.
 fn error_response(e: &Error) -> Response {
-    json_response(status_of(e.kind()), "error", e.client_report())
+    with_code(
+        json_response(status_of(e.kind()), "error", e.client_report()),
+        e.code(),
+    )
+}
+
+/// `response`, marked with its error code for the access log.
+fn with_code(mut response: Response, code: &'static str) -> Response {
+    response.extensions_mut().insert(ErrorCode(code));
+    response
 }
 
 /// A request the service can't read (not JSON, wrong fields, too many).
-fn bad_request(error: &str, message: String) -> Response {
+fn bad_request(error: &'static str, message: String) -> Response {
     #[derive(Serialize)]
     struct Bad<'a> {
         error: &'a str,
         category: ErrorKind,
         message: String,
     }
-    json_response(
-        StatusCode::BAD_REQUEST,
-        "error",
-        Bad {
-            error,
-            category: ErrorKind::InvalidInput,
-            message,
-        },
+    with_code(
+        json_response(
+            StatusCode::BAD_REQUEST,
+            "error",
+            Bad {
+                error,
+                category: ErrorKind::InvalidInput,
+                message,
+            },
+        ),
+        error,
     )
 }
 
@@ -696,29 +757,73 @@ async fn metrics(State(state): State<AppState>) -> Response {
     response
 }
 
-/// True when the request's bearer token is one of the accepted ones; every
-/// accepted token is compared, each in constant time, over SHA-256 digests
-/// (so neither the tokens' content nor their length leaks through timing).
-fn authorised(tokens: &[[u8; 32]], headers: &HeaderMap) -> bool {
+/// The name of the request's bearer token when it is one of the accepted
+/// ones; every accepted token is compared, each in constant time, over
+/// SHA-256 digests (so neither the tokens' content nor their length leaks
+/// through timing).
+fn authorised(tokens: &[Token], headers: &HeaderMap) -> Option<String> {
     let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or_default();
     let digest: [u8; 32] = Sha256::digest(given.as_bytes()).into();
-    let mut ok = subtle::Choice::from(0);
+    let mut found = None;
     for token in tokens {
-        ok |= token.ct_eq(&digest);
+        if bool::from(token.digest.ct_eq(&digest)) {
+            found = Some(token.name.clone());
+        }
     }
-    !given.is_empty() && bool::from(ok)
+    found.filter(|_| !given.is_empty())
 }
 
+/// The error code of a refusal (for the access log).
+#[derive(Clone, Copy)]
+struct ErrorCode(&'static str);
+
+/// Checks the token, answers, and writes the access log's line.
 async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let route = request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map_or_else(|| "(no route)".to_string(), |p| p.as_str().to_string());
+    let unit_id = request.uri().path().strip_prefix("/v1/").and_then(|rest| {
+        let mut parts = rest.split('/');
+        match (parts.next(), parts.next()) {
+            (Some("units" | "plays"), Some(id)) => Some(id.to_string()),
+            _ => None,
+        }
+    });
     let public = state.public_health && matches!(request.uri().path(), "/healthz" | "/readyz");
-    if public || authorised(&state.tokens, request.headers()) {
-        return next.run(request).await;
+    let name = {
+        let tokens = state.tokens.read().unwrap_or_else(|p| p.into_inner());
+        authorised(&tokens, request.headers())
+    };
+    let response = if public || name.is_some() {
+        next.run(request).await
+    } else {
+        state.metrics.unauthorized.fetch_add(1, Ordering::Relaxed);
+        unauthorized()
+    };
+    if let Some(log) = &state.access_log {
+        log.write(&AccessEntry {
+            time: ticket_issuer_ledger::ledger::claims::utc_now(),
+            method: method.as_str(),
+            route: &route,
+            status: response.status().as_u16(),
+            latency_ms: started.elapsed().as_secs_f64() * 1000.0,
+            token: name.as_deref(),
+            unit_id: unit_id.as_deref(),
+            error: response.extensions().get::<ErrorCode>().map(|c| c.0),
+        });
     }
-    state.metrics.unauthorized.fetch_add(1, Ordering::Relaxed);
+    response
+}
+
+/// The 401 answer.
+fn unauthorized() -> Response {
     let mut response = json_response(
         StatusCode::UNAUTHORIZED,
         "error",
@@ -731,45 +836,106 @@ async fn require_token(State(state): State<AppState>, request: Request, next: Ne
     response
         .headers_mut()
         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response.extensions_mut().insert(ErrorCode("unauthorized"));
     response
+}
+
+/// The accepted tokens, shared by the requests and the SIGHUP reload.
+pub type TokenSet = Arc<std::sync::RwLock<Vec<Token>>>;
+
+/// One line of the access log: never a token or a secret.
+#[derive(Serialize)]
+struct AccessEntry<'a> {
+    time: String,
+    method: &'a str,
+    route: &'a str,
+    status: u16,
+    latency_ms: f64,
+    token: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unit_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'static str>,
+}
+
+/// The access log: a JSON line a request, to a file (appended, 0600) or
+/// standard error.
+pub struct AccessLog(Mutex<Box<dyn std::io::Write + Send>>);
+
+impl AccessLog {
+    /// Opens `path` (`-`: standard error).
+    pub fn open(path: &Path) -> Result<AccessLog, Error> {
+        if path == Path::new("-") {
+            return Ok(AccessLog(Mutex::new(Box::new(std::io::stderr()))));
+        }
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        Ok(AccessLog(Mutex::new(Box::new(std::io::LineWriter::new(
+            file,
+        )))))
+    }
+
+    fn write(&self, entry: &AccessEntry) {
+        if let Ok(mut line) = serde_json::to_vec(entry) {
+            line.push(b'\n');
+            let mut out = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            // A log that cannot be written does not stop the service.
+            let _ = out.write_all(&line);
+        }
+    }
 }
 
 /// A path the service has no route for: a JSON refusal like every other
 /// answer (was an empty body).
 async fn no_route(uri: axum::http::Uri) -> Response {
-    json_response(
-        StatusCode::NOT_FOUND,
-        "error",
-        serde_json::json!({
-            "error": "no_route",
-            "category": "invalid_input",
-            "message": format!("no route {} (docs/API.md lists the routes)", uri.path()),
-        }),
+    with_code(
+        json_response(
+            StatusCode::NOT_FOUND,
+            "error",
+            serde_json::json!({
+                "error": "no_route",
+                "category": "invalid_input",
+                "message": format!("no route {} (docs/API.md lists the routes)", uri.path()),
+            }),
+        ),
+        "no_route",
     )
 }
 
 /// A route asked with a method it does not take.
 async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> Response {
-    json_response(
-        StatusCode::METHOD_NOT_ALLOWED,
-        "error",
-        serde_json::json!({
-            "error": "method_not_allowed",
-            "category": "invalid_input",
-            "message": format!("{} does not take {method} (docs/API.md)", uri.path()),
-        }),
+    with_code(
+        json_response(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "error",
+            serde_json::json!({
+                "error": "method_not_allowed",
+                "category": "invalid_input",
+                "message": format!("{} does not take {method} (docs/API.md)", uri.path()),
+            }),
+        ),
+        "method_not_allowed",
     )
 }
 
 /// The service's routes over `redeemer`, accepting `tokens`;
-/// `public_health`: `/healthz` and `/readyz` need none.
-pub fn router(redeemer: Redeemer, tokens: &[String], public_health: bool) -> Router {
+/// `public_health`: `/healthz` and `/readyz` need none; each request is
+/// written to `access_log`, if given.
+pub fn router(
+    redeemer: Redeemer,
+    tokens: TokenSet,
+    public_health: bool,
+    access_log: Option<AccessLog>,
+) -> Router {
     let state = Arc::new(Shared {
         redeemer,
-        tokens: tokens
-            .iter()
-            .map(|t| Sha256::digest(t.as_bytes()).into())
-            .collect(),
+        tokens,
+        access_log,
         metrics: Metrics::default(),
         public_health,
     });
@@ -815,10 +981,17 @@ pub fn serve(
     // inside the runtime: this handle on the pool outlives the runtime, so
     // the connections close after it (SIGTERM had aborted a PostgreSQL node).
     let ledger = redeemer.ledger().clone();
+    let access_log = config
+        .access_log
+        .as_deref()
+        .map(AccessLog::open)
+        .transpose()?;
+    let tokens: TokenSet = Arc::new(std::sync::RwLock::new(config.tokens.clone()));
     let app = router(
         redeemer.with_busy_timeout(LEDGER_WAIT),
-        &config.tokens,
+        Arc::clone(&tokens),
         config.public_health,
+        access_log,
     );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -837,6 +1010,9 @@ pub fn serve(
             .map_err(|e| Error::io(Path::new(&config.listen.to_string()), e))?;
         let handle = axum_server::Handle::new();
         tokio::spawn(shutdown_on_signal(handle.clone()));
+        if let Some(path) = config.token_file.clone() {
+            tokio::spawn(reload_tokens_on_hangup(tokens, path));
+        }
         ready(bound);
         let served = match &config.tls {
             Some((cert, key)) => {
@@ -865,6 +1041,30 @@ pub fn serve(
     drop(runtime);
     drop(ledger);
     served
+}
+
+/// Reads the token file again on each SIGHUP; a file that does not read
+/// keeps the tokens in force (and says why on standard error).
+async fn reload_tokens_on_hangup(tokens: TokenSet, path: PathBuf) {
+    let Ok(mut hangups) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+    else {
+        return;
+    };
+    while hangups.recv().await.is_some() {
+        match read_tokens(&path) {
+            Ok(new) => {
+                let names: Vec<String> = new.iter().map(|t| t.name.clone()).collect();
+                *tokens.write().unwrap_or_else(|p| p.into_inner()) = new;
+                eprintln!(
+                    "serve: SIGHUP: {} token(s) now accepted from {}: {}",
+                    names.len(),
+                    path.display(),
+                    names.join(", ")
+                );
+            }
+            Err(e) => eprintln!("serve: SIGHUP: the tokens in force stay: {e}"),
+        }
+    }
 }
 
 /// Waits for SIGTERM or Ctrl-C, then stops accepting and drains.

@@ -93,7 +93,7 @@ impl EndOfClaims {
 }
 
 /// Now, as RFC 3339 UTC to the second.
-fn utc_now() -> String {
+pub fn utc_now() -> String {
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
