@@ -1134,16 +1134,36 @@ fn small(v: i64) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)
 }
 
-/// `url` without its password, to name the ledger in messages.
+/// `url` without its password, to name the ledger in messages: neither
+/// the URL's `user:password@` nor a `password=` parameter (`?password=…`,
+/// or the key=value form's `password=…` or `password='…'`) is shown.
 fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
+    let url = match (url.find("://"), url.rfind('@')) {
         (Some(scheme), Some(at)) if at > scheme => {
             let userinfo = &url[scheme + 3..at];
             let user = userinfo.split(':').next().unwrap_or_default();
             format!("{}{user}{}", &url[..scheme + 3], &url[at..])
         }
         _ => url.to_string(),
+    };
+    const KEY: &str = "password=";
+    let mut out = String::with_capacity(url.len());
+    let mut rest = url.as_str();
+    while let Some(i) = rest.to_ascii_lowercase().find(KEY) {
+        let start = i + KEY.len();
+        out.push_str(&rest[..start]);
+        out.push_str("<hidden>");
+        let value = &rest[start..];
+        let end = match value.strip_prefix('\'') {
+            Some(quoted) => quoted.find('\'').map_or(value.len(), |e| e + 2),
+            None => value
+                .find(|c: char| c == '&' || c.is_whitespace())
+                .unwrap_or(value.len()),
+        };
+        rest = &value[end..];
     }
+    out.push_str(rest);
+    out
 }
 
 /// A PostgreSQL ledger with the node's key that signs the heads it makes.
@@ -1193,6 +1213,18 @@ mod tests {
         assert_eq!(
             super::redact("postgres://db/ledger"),
             "postgres://db/ledger"
+        );
+        assert_eq!(
+            super::redact("postgres://redeem@db/ledger?sslmode=require&password=s3cret&x=1"),
+            "postgres://redeem@db/ledger?sslmode=require&password=<hidden>&x=1"
+        );
+        assert_eq!(
+            super::redact("host=db user=redeem PASSWORD='a b' dbname=ledger"),
+            "host=db user=redeem PASSWORD=<hidden> dbname=ledger"
+        );
+        assert_eq!(
+            super::redact("host=db password=s3cret"),
+            "host=db password=<hidden>"
         );
     }
 }
