@@ -830,16 +830,11 @@ pub struct ErrorReport {
 }
 
 impl Error {
-    /// This error as data.
-    pub fn report(&self) -> ErrorReport {
-        self.full_report()
-    }
-
     /// The report for a client of the service, who must not learn the
     /// server's file system: no `path`, and the message names the file by
     /// its name only ("b000001.tkb", "ledger.sqlite").
     pub fn client_report(&self) -> ErrorReport {
-        let mut r = self.full_report();
+        let mut r = self.report();
         if let Some(path) = r.path.take() {
             let shown = path.display().to_string();
             if !shown.is_empty() {
@@ -852,7 +847,8 @@ impl Error {
         r
     }
 
-    fn full_report(&self) -> ErrorReport {
+    /// This error as data.
+    pub fn report(&self) -> ErrorReport {
         let mut r = ErrorReport {
             error: self.code(),
             category: self.kind(),

@@ -705,11 +705,14 @@ async fn readyz(State(state): State<AppState>) -> Response {
         blocking(move || worker.redeemer.ledger().head().map(|_| ())),
     )
     .await;
+    // The answer may be public (--public-health): it names the failure by
+    // its code only, never the ledger's host, user or path; the details go
+    // to standard error for the operator.
     let failed = match read {
         Ok(Ok(Ok(()))) => None,
         Ok(Ok(Err(e))) => {
-            let r = e.client_report();
-            Some((r.error, r.message))
+            eprintln!("serve: not ready: {e}");
+            Some((e.code(), "the ledger does not answer reads".to_string()))
         }
         Ok(Err(_)) => Some(("internal", "the readiness check failed".to_string())),
         Err(_) => Some((
@@ -784,18 +787,8 @@ struct ErrorCode(&'static str);
 /// Checks the token, answers, and writes the access log's line.
 async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let started = Instant::now();
-    let method = request.method().clone();
-    let route = request
-        .extensions()
-        .get::<axum::extract::MatchedPath>()
-        .map_or_else(|| "(no route)".to_string(), |p| p.as_str().to_string());
-    let unit_id = request.uri().path().strip_prefix("/v1/").and_then(|rest| {
-        let mut parts = rest.split('/');
-        match (parts.next(), parts.next()) {
-            (Some("units" | "plays"), Some(id)) => Some(id.to_string()),
-            _ => None,
-        }
-    });
+    // Taken only when there is an access log to write.
+    let requested = state.access_log.as_ref().map(|_| Requested::of(&request));
     let public = state.public_health && matches!(request.uri().path(), "/healthz" | "/readyz");
     let name = {
         let tokens = state.tokens.read().unwrap_or_else(|p| p.into_inner());
@@ -807,19 +800,48 @@ async fn require_token(State(state): State<AppState>, request: Request, next: Ne
         state.metrics.unauthorized.fetch_add(1, Ordering::Relaxed);
         unauthorized()
     };
-    if let Some(log) = &state.access_log {
+    if let (Some(log), Some(r)) = (&state.access_log, requested) {
         log.write(&AccessEntry {
             time: ticket_issuer_ledger::ledger::claims::utc_now(),
-            method: method.as_str(),
-            route: &route,
+            method: r.method.as_str(),
+            route: &r.route,
             status: response.status().as_u16(),
             latency_ms: started.elapsed().as_secs_f64() * 1000.0,
             token: name.as_deref(),
-            unit_id: unit_id.as_deref(),
+            unit_id: r.unit_id.as_deref(),
             error: response.extensions().get::<ErrorCode>().map(|c| c.0),
         });
     }
     response
+}
+
+/// What the access log says of a request: its method, its route pattern
+/// and the unit ID its path holds, if any.
+struct Requested {
+    method: axum::http::Method,
+    route: String,
+    unit_id: Option<String>,
+}
+
+impl Requested {
+    fn of(request: &Request) -> Requested {
+        let route = request
+            .extensions()
+            .get::<axum::extract::MatchedPath>()
+            .map_or_else(|| "(no route)".to_string(), |p| p.as_str().to_string());
+        let unit_id = request.uri().path().strip_prefix("/v1/").and_then(|rest| {
+            let mut parts = rest.split('/');
+            match (parts.next(), parts.next()) {
+                (Some("units" | "plays"), Some(id)) => Some(id.to_string()),
+                _ => None,
+            }
+        });
+        Requested {
+            method: request.method().clone(),
+            route,
+            unit_id,
+        }
+    }
 }
 
 /// The 401 answer.
