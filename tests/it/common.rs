@@ -113,6 +113,21 @@ impl Fixture {
 
     /// `test_block_of` for any game.
     pub fn test_block_game(&self, game: Game, block: u32, price_cents: u32, units: u32) -> PathBuf {
+        let seed = self.secrets.block_seed(game, 1, block);
+        self.test_block_seeded(game, block, price_cents, units, &seed)
+    }
+
+    /// `test_block_game` with its units drawn from `seed` (a fixed seed:
+    /// the same units on every run, for a statistical check that must not
+    /// depend on the store's fresh keys).
+    pub fn test_block_seeded(
+        &self,
+        game: Game,
+        block: u32,
+        price_cents: u32,
+        units: u32,
+        seed: &[u8; 32],
+    ) -> PathBuf {
         let spec = BlockSpec {
             game,
             emission: 1,
@@ -123,7 +138,7 @@ impl Fixture {
         let path = self.dir.path().join(format!("test-block-{block}.tkb"));
         writer::make_block(
             spec,
-            &self.secrets.block_seed(game, 1, block),
+            seed,
             &self.secrets.block_records_key(game, 1, block),
             &self.secrets.signing,
             &path,

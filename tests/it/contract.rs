@@ -244,20 +244,25 @@ fn every_json_output_is_one_line_with_kind_schema_and_the_documented_fields() {
     assert!(paid["redeemed_at"].is_string());
     assert_eq!(
         keys_of(&paid["ledger_entry"]),
-        BTreeSet::from(["seq", "leaf_hash", "tree_size", "root"])
+        BTreeSet::from(["sequenced", "seq", "leaf_hash", "tree_size", "root"])
     );
     // The log's entry 0 is the unit's sale, entry 1 its redemption.
     assert_eq!(paid["ledger_entry"]["seq"], 1);
     assert_eq!(paid["ledger_entry"]["tree_size"], 2);
-    // After a redemption, `--check` adds when it was redeemed.
+    // After a redemption, `--check` adds when it was redeemed and where
+    // it is in the log.
     let checked = issuer(c, &["redeem", id, "--check", "--json"]).expect_code(0);
     let with_earlier: Vec<&str> = REDEMPTION
         .iter()
-        .chain(&["already_redeemed_at"])
+        .chain(&["already_redeemed_at", "ledger_entry"])
         .copied()
         .collect();
     let checked = envelope(&checked, "check", &with_earlier);
     assert_eq!(checked["already_redeemed_at"], paid["redeemed_at"]);
+    assert_eq!(
+        checked["ledger_entry"],
+        serde_json::json!({"sequenced": true, "seq": 1})
+    );
 
     let ledger = envelope(
         &issuer(c, &["ledger", "--json"]).expect_code(0),

@@ -262,7 +262,17 @@ fn verify(url: &str, a: &Path, b: &Path) -> serde_json::Value {
     if b.join("keys/ledger.pub.pem").exists() {
         args.extend(["--ledger-key", &kb]);
     }
-    issuer(a, &args).expect_code(0).json()
+    // What is committed is in a signed head within the sequencing bound
+    // (a running node sequences every 100 ms; a stopped one drained).
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let log = issuer(a, &args).expect_code(0).json();
+        if log["log"]["pending"] == 0 || Instant::now() > deadline {
+            assert_eq!(log["log"]["pending"], 0, "sequenced within 2 s: {log}");
+            return log;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]
@@ -277,7 +287,7 @@ fn pg_two_nodes_pay_a_unit_once_and_the_end_of_claims_stops_a_stale_node() {
     assert!(early.stderr.contains("ledger migrate"), "{}", early.stderr);
     pg.migrate(&a);
     let again = issuer(&a, &["ledger", "migrate", "--ledger", &url, "--json"]).expect_code(0);
-    assert_eq!(again.json()["from_version"], 4);
+    assert_eq!(again.json()["from_version"], 5);
     sellable(&a, Some(&url), &[4, 5, 6, 7].map(|i| id(&a, i)));
 
     // One unit, two nodes: paid once.
@@ -704,12 +714,13 @@ fn pg_two_serve_nodes_sixteen_clients_pay_each_id_once_and_a_thousand_reconcile(
         cents("SELECT SUM(prize_cents)::BIGINT FROM redemptions"),
         paid
     );
+    // The sequencer keeps the totals: once everything is sequenced.
+    let log = verify(&url, &a, &b);
+    assert_eq!(log["ok"], true, "{log}");
     assert_eq!(
         cents("SELECT SUM(paid_cents)::BIGINT FROM block_totals"),
         paid
     );
-    let log = verify(&url, &a, &b);
-    assert_eq!(log["ok"], true, "{log}");
     assert_eq!(log["log"]["size"], 3 * 1050);
     let sizes = assert_heads_verify(&url, &[(&a, &servers[0]), (&b, &servers[1])]);
     assert!(
@@ -938,7 +949,11 @@ fn pg_keys_sell_once_across_two_nodes_and_a_version_2_ledger_migrates() {
     sql(&url)
         .batch_execute(
             "DROP TABLE idempotency;
-             ALTER TABLE claims_ended DROP COLUMN seq, DROP COLUMN leaf_hash;
+             DROP SEQUENCE log_pending CASCADE;
+             ALTER TABLE redemptions DROP COLUMN pending;
+             ALTER TABLE sales DROP COLUMN pending;
+             ALTER TABLE plays DROP COLUMN pending;
+             ALTER TABLE claims_ended DROP COLUMN seq, DROP COLUMN leaf_hash, DROP COLUMN pending;
              INSERT INTO claims_ended (game, emission, statement, ended_at)
                  VALUES ('tresors-ensables', 9, 'an older end of claims', '2026-01-01T00:00:00Z');
              UPDATE ledger_schema SET version = 2",
@@ -962,7 +977,7 @@ fn pg_keys_sell_once_across_two_nodes_and_a_version_2_ledger_migrates() {
             migrated["from_version"].as_i64(),
             migrated["to_version"].as_i64()
         ),
-        (Some(2), Some(4)),
+        (Some(2), Some(5)),
         "{migrated}"
     );
 
@@ -1025,8 +1040,8 @@ fn pg_keys_sell_once_across_two_nodes_and_a_version_2_ledger_migrates() {
     assert_eq!(reused.0, 422, "{}", reused.1);
     let log = verify(&url, &a, &b);
     assert_eq!(log["ok"], true, "{log}");
-    // The end of claims published before issue 21 was adopted into the log
-    // by the first node to start (at entry 1, after the older sale).
+    // The end of claims published before issue 21 was queued by the
+    // migration and sequenced first (at entry 1, after the older sale).
     let adopted: Option<i64> = sql(&url)
         .query_one("SELECT seq FROM claims_ended WHERE emission = 9", &[])
         .unwrap()
@@ -1159,5 +1174,127 @@ fn pg_times_have_milliseconds_and_an_old_microsecond_entry_still_verifies() {
             .unwrap()
             .contains(&format!("entry {seq} (")),
         "{report}"
+    );
+}
+
+/// Issue 21: on PostgreSQL an operation is answered once durable, queued
+/// for the sequencer (`sequenced: false`); the unit's check shows its log
+/// index once the sequencer placed it, within the bound, and the index is
+/// the one its inclusion proof names.
+#[test]
+fn pg_an_answer_is_durable_then_sequenced_and_the_unit_shows_its_log_index() {
+    let Some((_pg, _dir, a, b, url)) = migrated("pg_an_answer_is_durable_then_sequenced…") else {
+        return;
+    };
+    let unit = id(&a, 10);
+    sellable(&a, Some(&url), std::slice::from_ref(&unit));
+    let server = serve(&a, &url);
+    let (status, paid) = post(&agent(), &server, "/v1/redemptions", json!({"id": unit}));
+    assert_eq!(status, 200, "{paid}");
+    assert_eq!(paid["ledger_entry"], json!({"sequenced": false}), "{paid}");
+    let in_db: Option<i64> = sql(&url)
+        .query_one("SELECT seq FROM redemptions", &[])
+        .unwrap()
+        .get(0);
+    let started = Instant::now();
+    let entry = loop {
+        let (status, body) = get(&agent(), &server, &format!("/v1/units/{unit}"));
+        assert_eq!(status, 200, "{body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        if v["ledger_entry"]["sequenced"] == true {
+            break v["ledger_entry"].clone();
+        }
+        assert_eq!(v["ledger_entry"], json!({"sequenced": false}), "{v}");
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "not sequenced within 2 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Answered before it was sequenced (the row had no seq then, or the
+    // sequencer was quicker than this read: either way durable first).
+    assert!(in_db.is_none() || in_db == entry["seq"].as_i64());
+    // Its sale, the end of its play, then the redemption.
+    assert_eq!(entry["seq"], 2, "{entry}");
+    let proof = issuer(
+        &b,
+        &[
+            "ledger", "prove", "--unit", &unit, "--ledger", &url, "--json",
+        ],
+    )
+    .expect_code(0)
+    .json();
+    assert_eq!(proof["leaf_index"], entry["seq"], "{proof}");
+    drop(server);
+    let log = verify(&url, &a, &b);
+    assert_eq!((&log["ok"], &log["log"]["size"]), (&json!(true), &json!(3)));
+}
+
+/// Issue 21: with no lock shared by every operation, an end of claims
+/// published while two nodes redeem still stops every later payment and
+/// follows every earlier one in the log: no redemption entry of the
+/// emission comes after its end of claims.
+#[test]
+fn pg_an_end_of_claims_during_redemptions_follows_every_payment_in_the_log() {
+    let Some((_pg, _dir, a, b, url)) = migrated("pg_an_end_of_claims_during_redemptions…") else {
+        return;
+    };
+    const UNITS: u32 = 300;
+    let ids: Vec<String> = (0..UNITS).map(|i| id(&a, i)).collect();
+    sellable(&a, Some(&url), &ids);
+    let ids: Vec<UnitId> = ids.iter().map(|i| i.parse().unwrap()).collect();
+    let nodes = [node(&a, &url), node(&b, &url)];
+    let (paid, closed) = (Mutex::new(0u32), Mutex::new(0u32));
+    std::thread::scope(|scope| {
+        for client in 0..4usize {
+            let (node, ids, paid, closed) = (&nodes[client % 2], &ids, &paid, &closed);
+            scope.spawn(move || {
+                for id in ids.iter().skip(client).step_by(4) {
+                    match node.redeem(id, None) {
+                        Ok(_) => *paid.lock().unwrap() += 1,
+                        Err(e) if e.code() == "emission_closed" => {
+                            *closed.lock().unwrap() += 1;
+                        }
+                        Err(e) => panic!("{id}: {e}"),
+                    }
+                }
+            });
+        }
+        // Mid-way: once some are paid.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while *paid.lock().unwrap() < 20 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        issuer(&a, &["end-claims", "--emission", "2", "--ledger", &url]).expect_code(0);
+    });
+    let (paid, closed) = (paid.into_inner().unwrap(), closed.into_inner().unwrap());
+    assert_eq!(paid + closed, UNITS);
+    assert!(
+        closed > 0,
+        "the end of claims came after every payment: {paid} paid"
+    );
+    drop(nodes);
+    let log = verify(&url, &a, &b);
+    assert_eq!(log["ok"], true, "{log}");
+    let mut db = sql(&url);
+    let claims: i64 = db
+        .query_one("SELECT seq FROM claims_ended WHERE emission = 2", &[])
+        .unwrap()
+        .get(0);
+    let row = db
+        .query_one(
+            "SELECT COUNT(*), MAX(seq) FROM redemptions WHERE emission = 2",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(
+        row.get::<_, i64>(0),
+        i64::from(paid),
+        "every payment answered is recorded"
+    );
+    let last: Option<i64> = row.get(1);
+    assert!(
+        last.is_none_or(|last| last < claims),
+        "a redemption at {last:?} after the end of claims at {claims}"
     );
 }

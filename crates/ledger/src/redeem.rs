@@ -52,7 +52,8 @@ pub struct Redemption {
     /// For `--check`: an earlier redemption's time, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub already_redeemed_at: Option<String>,
-    /// Where the redemption landed in the ledger's log (absent for a check).
+    /// Where the redemption landed in the ledger's log; for a check, the
+    /// earlier redemption's entry (absent when there is none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ledger_entry: Option<Committed>,
 }

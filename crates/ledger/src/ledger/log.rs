@@ -406,6 +406,9 @@ pub struct LogReport {
     pub heads_checked: u64,
     /// The size of the last signed head.
     pub last_head_size: Option<u64>,
+    /// Entries committed and queued for the sequencer, not in the log yet
+    /// (docs/REDEMPTION.md §Sequencing).
+    pub pending: u64,
     /// Problems, in log order; empty when the log verifies.
     pub findings: Vec<LogFinding>,
     /// No finding.
@@ -548,6 +551,9 @@ pub struct Snapshot {
     pub entries: Vec<StoredEntry>,
     /// Heads, smallest first.
     pub heads: Vec<StoredHead>,
+    /// Entries committed and queued for the sequencer (PostgreSQL): not
+    /// in the log yet, so not read.
+    pub pending: u64,
 }
 
 /// A ledger database seen as a log: SQLite or PostgreSQL.
@@ -768,6 +774,7 @@ impl Snapshot {
             root: hex::encode(frontier.root()),
             heads_checked: self.heads.len() as u64,
             last_head_size: self.heads.last().map(|h| h.size),
+            pending: self.pending,
             findings,
             ok,
         }
@@ -871,10 +878,15 @@ impl OwnedFields {
         }
     }
 
+    /// Its leaf data at position `seq`.
+    pub(super) fn line(&self, seq: u64) -> String {
+        entry_line(seq, &self.borrow())
+    }
+
     /// The redemption's entry, at `seq` with `leaf` stored beside it.
     pub(super) fn into_entry(self, seq: Option<u64>, leaf: Option<Vec<u8>>) -> StoredEntry {
         StoredEntry {
-            line: entry_line(seq.unwrap_or(0), &self.borrow()),
+            line: self.line(seq.unwrap_or(0)),
             what: format!("the redemption of {}", self.unit_id),
             unit_id: Some(self.unit_id),
             seq,
@@ -884,16 +896,21 @@ impl OwnedFields {
 }
 
 /// A sale row read back.
-pub(super) fn sale_entry(p: Place, seq: u64, leaf: Vec<u8>, sold_at: &str) -> StoredEntry {
+pub(super) fn sale_entry(
+    p: Place,
+    seq: Option<u64>,
+    leaf: Option<Vec<u8>>,
+    sold_at: &str,
+) -> StoredEntry {
     StoredEntry {
-        line: sale_line(seq, p, sold_at),
+        line: sale_line(seq.unwrap_or(0), p, sold_at),
         what: format!(
             "the sale of {} emission {} block {} unit {}",
             p.game, p.emission, p.block, p.index
         ),
         unit_id: None,
-        seq: Some(seq),
-        leaf: Some(leaf),
+        seq,
+        leaf,
     }
 }
 
@@ -1049,7 +1066,11 @@ impl LogSource for Ledger {
                 .conn
                 .prepare(&format!("SELECT {HEAD_COLUMNS} FROM ledger_heads"))?;
             let heads = stmt.query_map([], read_head)?.collect::<Result<_, _>>()?;
-            Ok(Snapshot { entries, heads })
+            Ok(Snapshot {
+                entries,
+                heads,
+                pending: 0,
+            })
         };
         let snapshot = read();
         let _ = self.conn.execute_batch("COMMIT");

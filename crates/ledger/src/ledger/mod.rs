@@ -10,6 +10,7 @@ pub mod claims;
 pub mod log;
 pub mod ops;
 pub mod pg;
+pub mod pg_sequencer;
 mod sqlite_tx;
 pub mod target;
 pub mod writer;
@@ -241,29 +242,52 @@ pub struct Ledger {
 /// Where a redemption landed in the log, once durable.
 #[derive(Clone, Debug, Serialize)]
 pub struct Committed {
+    /// The entry is in the log: its place and the head that holds it are
+    /// below. `false`: durable and queued; the sequencer appends it within
+    /// the bound of docs/REDEMPTION.md §Sequencing (PostgreSQL).
+    pub sequenced: bool,
     /// The entry's position in the log (0-based).
-    pub seq: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
     /// Its RFC 9162 leaf hash, hex (docs/REDEMPTION.md §Tamper-evident log).
-    pub leaf_hash: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaf_hash: Option<String>,
     /// When the ledger recorded it (RFC 3339 UTC).
     #[serde(skip)]
     pub redeemed_at: String,
     /// The log's size after the commit that holds it.
-    pub tree_size: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree_size: Option<u64>,
     /// The log's root at that size, hex (signed in the head of that size).
-    pub root: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
 }
 
 impl Committed {
-    /// Entry `seq` with leaf hash `leaf`, recorded at `at`; its tree size
-    /// and root are set by [`ops::apply`] once the batch is done.
-    pub(crate) fn at(seq: u64, leaf: &merkle::Hash, at: &str) -> Committed {
+    /// Recorded at `at`, at entry `seq` with leaf hash `leaf` (`None`:
+    /// queued); its tree size and root are set by [`ops::apply`] once the
+    /// batch is done.
+    /// The entry of a redemption read back (`seq`: `None` while queued).
+    #[must_use]
+    pub fn recorded(r: &Recorded) -> Committed {
         Committed {
-            seq,
-            leaf_hash: hex::encode(leaf),
+            sequenced: r.seq.is_some(),
+            seq: r.seq,
+            leaf_hash: None,
+            redeemed_at: r.redeemed_at.clone(),
+            tree_size: None,
+            root: None,
+        }
+    }
+
+    pub(crate) fn at(logged: Option<(u64, merkle::Hash)>, at: &str) -> Committed {
+        Committed {
+            sequenced: logged.is_some(),
+            seq: logged.map(|(seq, _)| seq),
+            leaf_hash: logged.map(|(_, leaf)| hex::encode(leaf)),
             redeemed_at: at.to_string(),
-            tree_size: 0,
-            root: String::new(),
+            tree_size: None,
+            root: None,
         }
     }
 }
@@ -275,6 +299,8 @@ pub struct Recorded {
     pub redeemed_at: String,
     /// Prize paid, cents.
     pub prize_cents: u32,
+    /// Its entry in the log; `None` while queued for the sequencer.
+    pub seq: Option<u64>,
 }
 
 /// Per-block figures of the ledger.
@@ -437,13 +463,14 @@ impl Ledger {
     ) -> Result<Option<Recorded>, Error> {
         self.conn
             .query_row(
-                "SELECT redeemed_at, prize_cents FROM redemptions
+                "SELECT redeemed_at, prize_cents, seq FROM redemptions
                  WHERE game=?1 AND emission=?2 AND block=?3 AND unit_index=?4",
                 params![game.slug(), emission, block, index],
                 |r| {
                     Ok(Recorded {
                         redeemed_at: r.get(0)?,
                         prize_cents: r.get(1)?,
+                        seq: r.get(2)?,
                     })
                 },
             )
@@ -519,7 +546,7 @@ impl Ledger {
                 tx: &tx,
                 path: &path,
             },
-            &mut frontier,
+            ops::Sequencing::Inline(&mut frontier),
             &at,
             ops,
         )?;

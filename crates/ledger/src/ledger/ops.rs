@@ -180,16 +180,16 @@ pub fn request_digest(parts: &[&str]) -> [u8; 32] {
 pub enum KeptAnswer {
     /// A redemption.
     Redeemed {
-        /// Log position.
-        seq: u64,
+        /// Log position (`null`: queued for the sequencer when answered).
+        seq: Option<u64>,
         /// Leaf hash, hex.
-        leaf_hash: String,
+        leaf_hash: Option<String>,
         /// When it was redeemed (the ledger's clock).
         at: String,
         /// Log size after its commit.
-        tree_size: u64,
+        tree_size: Option<u64>,
         /// Log root at that size, hex.
-        root: String,
+        root: Option<String>,
     },
     /// A sale (or a unit marked sold).
     Sold {
@@ -203,8 +203,8 @@ pub enum KeptAnswer {
         index: u32,
         /// When it was sold (the ledger's clock).
         sold_at: String,
-        /// Log position.
-        seq: u64,
+        /// Log position (`null`: queued for the sequencer when answered).
+        seq: Option<u64>,
         /// The sale took the block's last unsold unit.
         block_sold_out: bool,
     },
@@ -221,8 +221,8 @@ pub enum KeptAnswer {
     },
     /// An end of claims.
     ClaimsEnded {
-        /// Log position.
-        seq: u64,
+        /// Log position (`null`: queued for the sequencer when answered).
+        seq: Option<u64>,
     },
 }
 
@@ -271,6 +271,7 @@ impl KeptAnswer {
                 tree_size,
                 root,
             } => Done::Redeemed(Committed {
+                sequenced: seq.is_some(),
                 seq,
                 leaf_hash,
                 redeemed_at: at,
@@ -441,8 +442,8 @@ pub struct Sold {
     pub unit: UnitRef,
     /// When the sale was recorded (the ledger's clock).
     pub sold_at: String,
-    /// Its log entry.
-    pub seq: u64,
+    /// Its log entry; `None` while queued for the sequencer (PostgreSQL).
+    pub seq: Option<u64>,
     /// No unsold unit is left in its block.
     pub block_sold_out: bool,
     /// What vetting found, for a sale just made (none for a unit marked
@@ -458,7 +459,8 @@ pub struct Played {
     pub play: PlayRow,
     /// The step was done before (a retry): nothing changed.
     pub replayed: bool,
-    /// The play's log entry, when this step ended it.
+    /// The play's log entry, when this step ended it and it is sequenced
+    /// (an ended play without one is queued for the sequencer).
     pub seq: Option<u64>,
 }
 
@@ -474,8 +476,8 @@ pub enum Done {
     /// The emission's claims are ended, at log entry `seq` (this one's, or
     /// the first's when they had ended before).
     ClaimsEnded {
-        /// The end of claims' log entry.
-        seq: u64,
+        /// The end of claims' log entry; `None` while queued.
+        seq: Option<u64>,
     },
 }
 
@@ -491,24 +493,20 @@ pub trait LedgerTx {
         game: &str,
         emission: u32,
     ) -> Result<Option<(EndOfClaims, Option<u64>)>, Error>;
-    /// Writes the end of claims `s` at log entry `seq`: a new row, or the
-    /// stored unlogged one (the same facts) given its place in the log.
-    fn log_claims_end(&mut self, s: &EndOfClaims, seq: u64, leaf: &Hash) -> Result<(), Error>;
+    /// Writes the end of claims `s` at log entry `logged` (`None`: queued
+    /// for the sequencer): a new row, or the stored unlogged one (the same
+    /// facts) given its place in the log.
+    fn log_claims_end(&mut self, s: &EndOfClaims, logged: Logged) -> Result<(), Error>;
     /// The unit's redemption: when, and the prize paid.
     fn redemption(&mut self, p: Place) -> Result<Option<(String, u32)>, Error>;
-    /// Inserts a redemption (and adds it to its block's totals); `false`
-    /// when the unit has one already (nothing written).
-    fn insert_redemption(
-        &mut self,
-        e: &Entry,
-        at: &str,
-        seq: u64,
-        leaf: &Hash,
-    ) -> Result<bool, Error>;
+    /// Inserts a redemption at log entry `logged` (`None`: queued), and
+    /// adds it to its block's totals when it is logged; `false` when the
+    /// unit has one already (nothing written).
+    fn insert_redemption(&mut self, e: &Entry, at: &str, logged: Logged) -> Result<bool, Error>;
     /// When the unit was sold.
     fn sale(&mut self, p: Place) -> Result<Option<String>, Error>;
-    /// Inserts a sale.
-    fn insert_sale(&mut self, p: Place, at: &str, seq: u64, leaf: &Hash) -> Result<(), Error>;
+    /// Inserts a sale at log entry `logged` (`None`: queued).
+    fn insert_sale(&mut self, p: Place, at: &str, logged: Logged) -> Result<(), Error>;
     /// The first index of a block that may be unsold.
     fn sale_cursor(&mut self, game: &str, emission: u32, block: u32) -> Result<u32, Error>;
     /// The first index from `from` up that has no sale (one query, however
@@ -531,6 +529,11 @@ pub trait LedgerTx {
     ) -> Result<(), Error>;
     /// The unit's play.
     fn play(&mut self, p: Place) -> Result<Option<PlayRow>, Error>;
+    /// Makes the operations on unit `p` take turns until the transaction
+    /// ends (a database whose writers already take turns does nothing).
+    fn lock_unit(&mut self, _p: Place) -> Result<(), Error> {
+        Ok(())
+    }
     /// The row kept under an idempotency key.
     fn kept(&mut self, key: &str) -> Result<Option<KeptRow>, Error>;
     /// Keeps `row` under `key` (a new key: the caller looked it up in the
@@ -538,21 +541,30 @@ pub trait LedgerTx {
     fn keep(&mut self, key: &str, row: &KeptRow, at: &str) -> Result<(), Error>;
     /// The request digest (hex) kept under any of a batch's keys `KEY#n`.
     fn kept_batch(&mut self, key: &str) -> Result<Option<String>, Error>;
-    /// Writes the unit's play; `logged` is its log entry when it just ended.
-    fn put_play(
-        &mut self,
-        p: Place,
-        row: &PlayRow,
-        at: &str,
-        logged: Option<(u64, &Hash)>,
-    ) -> Result<(), Error>;
+    /// Writes the unit's play; when it just ended, `logged` is its log
+    /// entry (`None`: queued).
+    fn put_play(&mut self, p: Place, row: &PlayRow, at: &str, logged: Logged) -> Result<(), Error>;
+}
+
+/// An entry's place in the log as its operation commits: `Some((seq,
+/// leaf))` when the commit appends it (SQLite, one writer), `None` when it
+/// is queued and the sequencer appends it after the commit (PostgreSQL,
+/// docs/REDEMPTION.md §Sequencing).
+pub type Logged<'a> = Option<(u64, &'a Hash)>;
+
+/// How a batch's entries reach the log.
+pub enum Sequencing<'f> {
+    /// Appended in the batch's own transaction, to this right edge.
+    Inline(&'f mut Frontier),
+    /// Queued: committed without a place, sequenced later in batches.
+    Deferred,
 }
 
 /// The batch's view of the ledger: the transaction, the log's right edge,
 /// the time of the commit, and the ends of claims read so far.
 struct Batch<'t> {
     tx: &'t mut dyn LedgerTx,
-    frontier: &'t mut Frontier,
+    log: Sequencing<'t>,
     at: &'t str,
     ended: HashMap<(&'static str, u32), Option<String>>,
     /// Sale cursors read or moved in this batch, written once at its end.
@@ -603,10 +615,21 @@ impl Batch<'_> {
         }
     }
 
-    /// The next log position and the leaf of `line` there.
-    fn append(&mut self, line: impl FnOnce(u64) -> String) -> (u64, Hash) {
-        let seq = self.frontier.size();
-        (seq, merkle::leaf_hash(line(seq).as_bytes()))
+    /// The next log position and the leaf of `line` there; `None` when
+    /// entries are queued.
+    fn append(&mut self, line: impl FnOnce(u64) -> String) -> Option<(u64, Hash)> {
+        let Sequencing::Inline(frontier) = &self.log else {
+            return None;
+        };
+        let seq = frontier.size();
+        Some((seq, merkle::leaf_hash(line(seq).as_bytes())))
+    }
+
+    /// Adds an entry [`Self::append`] placed, once its row is written.
+    fn push(&mut self, logged: Option<(u64, Hash)>) {
+        if let (Sequencing::Inline(frontier), Some((_, leaf))) = (&mut self.log, logged) {
+            frontier.push(leaf);
+        }
     }
 
     fn redeem(&mut self, e: &Entry) -> Result<Result<Done, Error>, Error> {
@@ -657,22 +680,22 @@ impl Batch<'_> {
             }
         }
         let at = self.at;
-        let (seq, leaf) = self.append(|seq| log::entry_line(seq, &e.fields(at)));
-        if !self.tx.insert_redemption(e, at, seq, &leaf)? {
+        let logged = self.append(|seq| log::entry_line(seq, &e.fields(at)));
+        if !self.tx.insert_redemption(e, at, borrowed(&logged))? {
             let first = self.tx.redemption(p)?.unwrap_or_default();
             return Ok(Err(already(first)));
         }
-        self.frontier.push(leaf);
-        Ok(Ok(Done::Redeemed(Committed::at(seq, &leaf, at))))
+        self.push(logged);
+        Ok(Ok(Done::Redeemed(Committed::at(logged, at))))
     }
 
-    /// Records the sale of `p`, at the next log position.
-    fn record_sale(&mut self, p: Place) -> Result<u64, Error> {
+    /// Records the sale of `p`, at the next log position (`None`: queued).
+    fn record_sale(&mut self, p: Place) -> Result<Option<u64>, Error> {
         let at = self.at;
-        let (seq, leaf) = self.append(|seq| log::sale_line(seq, p, at));
-        self.tx.insert_sale(p, at, seq, &leaf)?;
-        self.frontier.push(leaf);
-        Ok(seq)
+        let logged = self.append(|seq| log::sale_line(seq, p, at));
+        self.tx.insert_sale(p, at, borrowed(&logged))?;
+        self.push(logged);
+        Ok(logged.map(|(seq, _)| seq))
     }
 
     fn sell(
@@ -753,6 +776,10 @@ impl Batch<'_> {
         if let Err(refused) = self.open(unit.game, unit.emission) {
             return Ok(Err(refused));
         }
+        // The block's cursor first: a database whose sales of a block take
+        // turns takes its turn here, before reading the unit's sale.
+        let slug = unit.game.slug();
+        let cursor = self.cursor(slug, unit.emission, unit.block)?;
         if let Some(at) = self.tx.sale(unit.place())? {
             return Ok(Err(Error::AlreadySold {
                 id: unit_id.to_string(),
@@ -762,8 +789,7 @@ impl Batch<'_> {
         let seq = self.record_sale(unit.place())?;
         // The cursor follows units marked in order (`mark-sold --all`), so
         // the next sale starts past them.
-        let slug = unit.game.slug();
-        if self.cursor(slug, unit.emission, unit.block)? == unit.index {
+        if cursor == unit.index {
             self.move_cursor(slug, unit.emission, unit.block, unit.index + 1);
         }
         Ok(Ok(Done::Sold(Sold {
@@ -778,6 +804,9 @@ impl Batch<'_> {
     fn play(&mut self, o: &PlayOrder) -> Result<Result<Done, Error>, Error> {
         let p = o.unit.place();
         let id = || o.unit_id.clone();
+        // Two steps of one play at once (two nodes) would both read the
+        // same play and write over each other.
+        self.tx.lock_unit(p)?;
         if self.tx.sale(p)?.is_none() {
             return Ok(Err(Error::NotSold { id: id() }));
         }
@@ -831,12 +860,9 @@ impl Batch<'_> {
         let logged = row
             .ended
             .as_ref()
-            .map(|how| self.append(|seq| log::play_line(seq, p, row.rolls, how, at)));
-        self.tx
-            .put_play(p, &row, at, logged.as_ref().map(|(s, l)| (*s, l)))?;
-        if let Some((_, leaf)) = logged {
-            self.frontier.push(leaf);
-        }
+            .and_then(|how| self.append(|seq| log::play_line(seq, p, row.rolls, how, at)));
+        self.tx.put_play(p, &row, at, borrowed(&logged))?;
+        self.push(logged);
         Ok(Ok(Done::Played(Played {
             play: row,
             replayed: false,
@@ -845,19 +871,24 @@ impl Batch<'_> {
     }
 }
 
+/// An entry's place as the write methods take it.
+fn borrowed(logged: &Option<(u64, Hash)>) -> Logged<'_> {
+    logged.as_ref().map(|(seq, leaf)| (*seq, leaf))
+}
+
 /// Applies `ops` in order in the caller's transaction `tx`, at time `at`,
 /// appending to `frontier`; one outcome per operation, each redemption's
 /// with the log's size and root after the batch. `Err`: the transaction
 /// failed and must be rolled back (nothing is recorded).
 pub fn apply(
     tx: &mut dyn LedgerTx,
-    frontier: &mut Frontier,
+    log: Sequencing<'_>,
     at: &str,
     ops: &[Op],
 ) -> Result<Vec<Result<Done, Error>>, Error> {
     let mut batch = Batch {
         tx,
-        frontier,
+        log,
         at,
         ended: HashMap::new(),
         cursors: HashMap::new(),
@@ -883,13 +914,15 @@ pub fn apply(
         outcomes.push(outcome);
     }
     batch.write_cursors()?;
-    let size = batch.frontier.size();
-    let root = hex::encode(batch.frontier.root());
-    for c in outcomes.iter_mut().flatten() {
-        if let Done::Redeemed(c) = c {
-            if c.root.is_empty() {
-                c.tree_size = size;
-                c.root.clone_from(&root);
+    if let Sequencing::Inline(frontier) = &batch.log {
+        let size = frontier.size();
+        let root = hex::encode(frontier.root());
+        for c in outcomes.iter_mut().flatten() {
+            if let Done::Redeemed(c) = c {
+                if c.seq.is_some() && c.root.is_none() {
+                    c.tree_size = Some(size);
+                    c.root = Some(root.clone());
+                }
             }
         }
     }
@@ -957,16 +990,22 @@ impl Batch<'_> {
             }));
         };
         let s = match self.tx.claims_row(game.slug(), s.emission)? {
-            Some((_, Some(seq))) => return Ok(Ok(Done::ClaimsEnded { seq })),
+            Some((_, Some(seq))) => return Ok(Ok(Done::ClaimsEnded { seq: Some(seq) })),
+            // Queued already: the sequencer logs it.
+            Some((_, None)) if matches!(self.log, Sequencing::Deferred) => {
+                return Ok(Ok(Done::ClaimsEnded { seq: None }))
+            }
             Some((stored, None)) => stored,
             None => s.clone(),
         };
-        let (seq, leaf) = self.append(|seq| log::claims_line(seq, &s));
-        self.tx.log_claims_end(&s, seq, &leaf)?;
-        self.frontier.push(leaf);
+        let logged = self.append(|seq| log::claims_line(seq, &s));
+        self.tx.log_claims_end(&s, borrowed(&logged))?;
+        self.push(logged);
         self.ended
             .insert((game.slug(), s.emission), Some(s.ended_at.clone()));
-        Ok(Ok(Done::ClaimsEnded { seq }))
+        Ok(Ok(Done::ClaimsEnded {
+            seq: logged.map(|(seq, _)| seq),
+        }))
     }
 
     /// An operation under a key: the kept answer when the key was used for
@@ -1017,28 +1056,22 @@ mod tests {
         ) -> Result<Option<(EndOfClaims, Option<u64>)>, Error> {
             Ok(self.claims.clone())
         }
-        fn log_claims_end(&mut self, s: &EndOfClaims, seq: u64, _: &Hash) -> Result<(), Error> {
+        fn log_claims_end(&mut self, s: &EndOfClaims, logged: Logged) -> Result<(), Error> {
             assert!(self.claims.as_ref().is_none_or(|(_, seq)| seq.is_none()));
-            self.claims = Some((s.clone(), Some(seq)));
+            self.claims = Some((s.clone(), logged.map(|(seq, _)| seq)));
             Ok(())
         }
         fn redemption(&mut self, _: Place) -> Result<Option<(String, u32)>, Error> {
             Ok(None)
         }
-        fn insert_redemption(
-            &mut self,
-            _: &Entry,
-            _: &str,
-            _: u64,
-            _: &Hash,
-        ) -> Result<bool, Error> {
+        fn insert_redemption(&mut self, _: &Entry, _: &str, _: Logged) -> Result<bool, Error> {
             Ok(true)
         }
         fn sale(&mut self, p: Place) -> Result<Option<String>, Error> {
             self.unit_reads += 1;
             Ok(self.sold.contains(&p.index).then(|| "then".into()))
         }
-        fn insert_sale(&mut self, p: Place, _: &str, _: u64, _: &Hash) -> Result<(), Error> {
+        fn insert_sale(&mut self, p: Place, _: &str, _: Logged) -> Result<(), Error> {
             assert!(self.sold.insert(p.index), "unit {} sold twice", p.index);
             Ok(())
         }
@@ -1068,15 +1101,19 @@ mod tests {
         fn kept_batch(&mut self, _: &str) -> Result<Option<String>, Error> {
             Ok(None)
         }
-        fn put_play(
-            &mut self,
-            _: Place,
-            _: &PlayRow,
-            _: &str,
-            _: Option<(u64, &Hash)>,
-        ) -> Result<(), Error> {
+        fn put_play(&mut self, _: Place, _: &PlayRow, _: &str, _: Logged) -> Result<(), Error> {
             Ok(())
         }
+    }
+
+    /// `ops` applied to `tx`, appending to `frontier` (as SQLite does).
+    fn applied(
+        tx: &mut Memory,
+        frontier: &mut Frontier,
+        at: &str,
+        ops: &[Op],
+    ) -> Vec<Result<Done, Error>> {
+        apply(tx, Sequencing::Inline(frontier), at, ops).unwrap()
     }
 
     fn sell(vet: Vetter) -> Op {
@@ -1115,13 +1152,12 @@ mod tests {
             ..Memory::default()
         };
         let mut frontier = Frontier::default();
-        let done = apply(
+        let done = applied(
             &mut tx,
             &mut frontier,
             "now",
             &[sell(any_unit()), sell(any_unit())],
-        )
-        .unwrap();
+        );
         assert_eq!(
             (sold_index(&done[0]), sold_index(&done[1])),
             (300_000, 449_999)
@@ -1147,9 +1183,9 @@ mod tests {
             unit_id: format!("TE-1-1-{index}-X"),
         };
         let ops: Vec<Op> = [0, 1, 2, 5, 3].into_iter().map(mark).collect();
-        apply(&mut tx, &mut frontier, "now", &ops).unwrap();
+        applied(&mut tx, &mut frontier, "now", &ops);
         assert_eq!(tx.cursor, 4, "past 0..=3, not past the unsold 4");
-        let done = apply(&mut tx, &mut frontier, "now", &[sell(any_unit())]).unwrap();
+        let done = applied(&mut tx, &mut frontier, "now", &[sell(any_unit())]);
         assert_eq!(sold_index(&done[0]), 4);
         assert_eq!(tx.cursor, 6);
     }
@@ -1165,12 +1201,12 @@ mod tests {
             })
         }));
         for _ in 0..3 {
-            let done = apply(&mut tx, &mut frontier, "now", &[sell(refuse.clone())]).unwrap();
+            let done = applied(&mut tx, &mut frontier, "now", &[sell(refuse.clone())]);
             assert!(matches!(done[0], Err(Error::BlockRejected { .. })));
         }
         assert!(tx.sold.is_empty());
         assert_eq!(frontier.size(), 0, "nothing was logged");
-        let done = apply(&mut tx, &mut frontier, "now", &[sell(any_unit())]).unwrap();
+        let done = applied(&mut tx, &mut frontier, "now", &[sell(any_unit())]);
         assert_eq!(sold_index(&done[0]), 0, "no unit was burned");
     }
 
@@ -1196,17 +1232,16 @@ mod tests {
             },
             unit_id: "TE-1-1-0-X".into(),
         };
-        let done = apply(
+        let done = applied(
             &mut tx,
             &mut frontier,
             "now",
             &[end_claims("T1"), mark, end_claims("T2")],
-        )
-        .unwrap();
-        assert!(matches!(done[0], Ok(Done::ClaimsEnded { seq: 0 })));
+        );
+        assert!(matches!(done[0], Ok(Done::ClaimsEnded { seq: Some(0) })));
         assert!(matches!(done[1], Err(Error::ClaimsEnded { .. })));
         assert!(
-            matches!(done[2], Ok(Done::ClaimsEnded { seq: 0 })),
+            matches!(done[2], Ok(Done::ClaimsEnded { seq: Some(0) })),
             "the first stands"
         );
         assert_eq!(frontier.size(), 1);
@@ -1218,8 +1253,8 @@ mod tests {
         assert_eq!(frontier.root(), alone.root());
         // A row stored before ends of claims were logged: logged as stored.
         tx.claims = Some((stored.clone(), None));
-        let done = apply(&mut tx, &mut frontier, "later", &[end_claims("T3")]).unwrap();
-        assert!(matches!(done[0], Ok(Done::ClaimsEnded { seq: 1 })));
+        let done = applied(&mut tx, &mut frontier, "later", &[end_claims("T3")]);
+        assert!(matches!(done[0], Ok(Done::ClaimsEnded { seq: Some(1) })));
         assert_eq!(tx.claims.unwrap().0.ended_at, "T1");
     }
 
@@ -1242,18 +1277,18 @@ mod tests {
             keyed("k1", "other", sell(any_unit())),
             keyed("k2", "sale", sell(any_unit())),
         ];
-        let done = apply(&mut tx, &mut frontier, "now", &ops).unwrap();
+        let done = applied(&mut tx, &mut frontier, "now", &ops);
         assert_eq!((sold_index(&done[0]), sold_index(&done[1])), (0, 0));
         assert!(matches!(done[2], Err(Error::IdempotencyKeyReused { .. })));
         assert_eq!(sold_index(&done[3]), 1);
-        let again = apply(&mut tx, &mut frontier, "later", &ops[..1]).unwrap();
+        let again = applied(&mut tx, &mut frontier, "later", &ops[..1]);
         assert_eq!(
             KeptAnswer::of(again[0].as_ref().unwrap()),
             KeptAnswer::of(done[0].as_ref().unwrap())
         );
         assert_eq!(tx.sold.len(), 2);
         assert_eq!(tx.kept.len(), 2);
-        let reused = apply(&mut tx, &mut frontier, "later", &ops[2..3]).unwrap();
+        let reused = applied(&mut tx, &mut frontier, "later", &ops[2..3]);
         assert!(matches!(reused[0], Err(Error::IdempotencyKeyReused { .. })));
     }
 

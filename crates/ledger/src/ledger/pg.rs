@@ -2,16 +2,20 @@
 //! §PostgreSQL), for any number of redemption nodes: a second
 //! [`LedgerStorage`], same rows, same log, same signed heads as SQLite.
 //!
-//! Each commit runs at READ COMMITTED and first locks the one row of
-//! `log_state` (`FOR UPDATE`): committers (an end of claims is one) take turns, so
-//! the log position `seq` the database hands out is gapless and the end of
-//! claims read in the transaction is the latest published. Exactly once is
-//! the primary key (game, emission, block, unit_index), inserted with
-//! `ON CONFLICT DO NOTHING`: the database refuses a second row whatever the
-//! application believed.
+//! Each commit runs at READ COMMITTED with no lock shared by every
+//! operation: exactly once is the primary key (game, emission, block,
+//! unit_index), inserted with `ON CONFLICT DO NOTHING`, so the database
+//! refuses a second row whatever the application believed. An entry is
+//! committed queued (a `pending` number, no `seq`) and placed in the log
+//! after the commit by the sequencer ([`super::pg_sequencer`]), which also
+//! keeps the blocks' totals. An end of claims takes its emission's
+//! advisory lock exclusively, and every operation on a unit of the emission
+//! takes it shared before it reads whether claims ended: no payment
+//! commits after an end of claims it did not see.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use postgres::{IsolationLevel, NoTls};
@@ -21,19 +25,20 @@ use super::claims::EndOfClaims;
 use super::log::{
     self, LedgerKey, LogSource, OwnedFields, Place, Snapshot, StoredEntry, StoredHead,
 };
-use super::ops::{self, Done, KeptRow, LedgerTx, Op, PlayRow};
+use super::ops::{self, Done, KeptRow, LedgerTx, Logged, Op, PlayRow};
+use super::pg_sequencer::Sequencer;
 use super::writer::LedgerStorage;
 use super::{Entry, Recorded};
 use crate::error::Error;
 use crate::game::Game;
-use crate::merkle::{self, Frontier};
+use crate::merkle::Frontier;
 use crate::store::Store;
 
 /// The schema version this build writes (`ledger_schema.version`).
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
-/// Connections kept per process.
-const POOL_SIZE: u32 = 4;
+/// Connections kept per process: the writers', the sequencer's and reads.
+const POOL_SIZE: u32 = 8;
 
 /// How long a request waits for a connection before "unavailable".
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -139,12 +144,80 @@ const SCHEMA_V4: &str = "
 ALTER TABLE claims_ended ADD COLUMN seq BIGINT UNIQUE, ADD COLUMN leaf_hash BYTEA;
 ";
 
+/// Version 5: entries are committed queued and sequenced after (issue
+/// 21): a `pending` number from one sequence orders the queue; an entry's
+/// `seq` and leaf hash are set by the sequencer. Ends of claims published
+/// before they were logged are queued now, oldest first.
+const SCHEMA_V5: &str = "
+CREATE SEQUENCE log_pending;
+ALTER TABLE redemptions ADD COLUMN pending BIGINT UNIQUE,
+    ALTER COLUMN seq DROP NOT NULL, ALTER COLUMN leaf_hash DROP NOT NULL;
+ALTER TABLE sales ADD COLUMN pending BIGINT UNIQUE,
+    ALTER COLUMN seq DROP NOT NULL, ALTER COLUMN leaf_hash DROP NOT NULL;
+ALTER TABLE plays ADD COLUMN pending BIGINT UNIQUE;
+ALTER TABLE claims_ended ADD COLUMN pending BIGINT UNIQUE;
+CREATE INDEX redemptions_queue ON redemptions (pending) WHERE seq IS NULL;
+CREATE INDEX sales_queue ON sales (pending) WHERE seq IS NULL;
+CREATE INDEX plays_queue ON plays (pending) WHERE seq IS NULL;
+UPDATE claims_ended SET pending = q.n FROM (
+    SELECT game, emission, nextval('log_pending') AS n FROM (
+        SELECT game, emission FROM claims_ended WHERE seq IS NULL ORDER BY ended_at, game, emission
+    ) o
+) q WHERE claims_ended.game = q.game AND claims_ended.emission = q.emission;
+";
+
 /// [`super::sqlite_tx::FIRST_UNSOLD`] with PostgreSQL's parameters (`$1`
 /// for `?1`).
 static FIRST_UNSOLD: std::sync::LazyLock<String> =
     std::sync::LazyLock::new(|| super::sqlite_tx::FIRST_UNSOLD.replace('?', "$"));
 
-type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
+type Pool = r2d2::Pool<Manager>;
+
+/// Statements prepared on one connection, by their text: prepared once
+/// per connection, not once per transaction (a prepare is a round trip).
+type Statements = HashMap<&'static str, postgres::Statement>;
+
+/// A pooled connection with its prepared statements.
+pub(super) struct PgConn {
+    client: postgres::Client,
+    statements: Statements,
+}
+
+impl std::ops::Deref for PgConn {
+    type Target = postgres::Client;
+    fn deref(&self) -> &postgres::Client {
+        &self.client
+    }
+}
+
+impl std::ops::DerefMut for PgConn {
+    fn deref_mut(&mut self) -> &mut postgres::Client {
+        &mut self.client
+    }
+}
+
+/// r2d2's PostgreSQL manager, its connections keeping their statements.
+pub(super) struct Manager(PostgresConnectionManager<NoTls>);
+
+impl r2d2::ManageConnection for Manager {
+    type Connection = PgConn;
+    type Error = postgres::Error;
+
+    fn connect(&self) -> Result<PgConn, postgres::Error> {
+        Ok(PgConn {
+            client: self.0.connect()?,
+            statements: HashMap::new(),
+        })
+    }
+
+    fn is_valid(&self, conn: &mut PgConn) -> Result<(), postgres::Error> {
+        self.0.is_valid(&mut conn.client)
+    }
+
+    fn has_broken(&self, conn: &mut PgConn) -> bool {
+        self.0.has_broken(&mut conn.client)
+    }
+}
 
 /// A PostgreSQL ledger: its name (the URL without password) and a pool.
 #[derive(Clone)]
@@ -153,25 +226,27 @@ pub struct PgLedger {
     pool: Pool,
 }
 
-/// Records a unit once: no row is inserted when its key is there already.
+/// Records a unit once, queued: no row is inserted when its key is there
+/// already.
 const INSERT_REDEMPTION: &str = "
 INSERT INTO redemptions (game, emission, block, unit_index, unit_id, price_cents, lot, prize_cents,
-    record_sha256, record, rules_version, stopped_after_rolls, redeemed_at, seq, leaf_hash)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-ON CONFLICT (game, emission, block, unit_index) DO NOTHING";
+    record_sha256, record, rules_version, stopped_after_rolls, redeemed_at, pending)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, nextval('log_pending'))
+ON CONFLICT (game, emission, block, unit_index) DO NOTHING RETURNING pending";
 
-/// Adds a recorded unit to its block's running totals.
-const ADD_TO_TOTALS: &str = "
-INSERT INTO block_totals (game, emission, block, units, paid_cents) VALUES ($1, $2, $3, 1, $4)
+/// Adds units sequenced to their block's running totals.
+pub(super) const ADD_TO_TOTALS: &str = "
+INSERT INTO block_totals (game, emission, block, units, paid_cents) VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (game, emission, block) DO UPDATE
-SET units = block_totals.units + 1, paid_cents = block_totals.paid_cents + excluded.paid_cents";
+SET units = block_totals.units + excluded.units,
+    paid_cents = block_totals.paid_cents + excluded.paid_cents";
 
 /// The current time in the database, as the ledger writes it.
 /// Milliseconds, as the SQLite ledger writes them (`strftime('%f')`): the
 /// time goes into hashed leaves, so both backends write one format
 /// (docs/REDEMPTION.md §Tamper-evident log). Rows written before issue 19
 /// keep their microseconds: a leaf is recomputed from the stored text.
-const NOW: &str =
+pub(super) const NOW: &str =
     "SELECT to_char(date_trunc('milliseconds', clock_timestamp()) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')";
 
 impl PgLedger {
@@ -187,7 +262,7 @@ impl PgLedger {
         let pool = r2d2::Pool::builder()
             .max_size(POOL_SIZE)
             .connection_timeout(CONNECT_TIMEOUT)
-            .build_unchecked(PostgresConnectionManager::new(config, NoTls));
+            .build_unchecked(Manager(PostgresConnectionManager::new(config, NoTls)));
         Ok(PgLedger {
             name: redact(url),
             pool,
@@ -200,7 +275,13 @@ impl PgLedger {
         &self.name
     }
 
-    fn unavailable(&self, reason: impl std::fmt::Display) -> Error {
+    /// A database failure as the operator needs it: the server's message
+    /// (and detail), not only "db error".
+    pub(super) fn db_error(&self, e: &postgres::Error) -> Error {
+        self.unavailable(db_text(e))
+    }
+
+    pub(super) fn unavailable(&self, reason: impl std::fmt::Display) -> Error {
         Error::LedgerUnavailable {
             path: PathBuf::from(&self.name),
             reason: reason.to_string(),
@@ -215,11 +296,11 @@ impl PgLedger {
                 self.name
             ))
         } else {
-            self.unavailable(e)
+            self.db_error(e)
         }
     }
 
-    fn conn(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>, Error> {
+    pub(super) fn conn(&self) -> Result<r2d2::PooledConnection<Manager>, Error> {
         self.pool
             .get()
             .map_err(|e| self.unavailable(format!("cannot reach the database: {e}")))
@@ -229,7 +310,7 @@ impl PgLedger {
     /// the version found and the version now. Safe to run from several
     /// places at once (an advisory lock serialises them).
     pub fn migrate(&self) -> Result<(i64, i64), Error> {
-        let db = |e: postgres::Error| self.unavailable(e);
+        let db = |e: postgres::Error| self.db_error(&e);
         let mut conn = self.conn()?;
         let mut tx = conn.transaction().map_err(db)?;
         tx.execute("SELECT pg_advisory_xact_lock(7106601)", &[])
@@ -259,6 +340,9 @@ impl PgLedger {
         if found < 4 {
             tx.batch_execute(SCHEMA_V4).map_err(db)?;
         }
+        if found < 5 {
+            tx.batch_execute(SCHEMA_V5).map_err(db)?;
+        }
         tx.execute("UPDATE ledger_schema SET version = $1", &[&SCHEMA_VERSION])
             .map_err(db)?;
         tx.commit().map_err(db)?;
@@ -284,7 +368,7 @@ impl PgLedger {
                     self.name
                 )))
             }
-            Err(e) => Err(self.unavailable(e)),
+            Err(e) => Err(self.db_error(&e)),
         }
     }
 
@@ -297,7 +381,7 @@ impl PgLedger {
         index: u32,
     ) -> Result<Option<Recorded>, Error> {
         let row = self.unit_row(
-            "SELECT redeemed_at, prize_cents FROM redemptions
+            "SELECT redeemed_at, prize_cents, seq FROM redemptions
              WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
             ops::UnitRef {
                 game,
@@ -309,6 +393,7 @@ impl PgLedger {
         Ok(row.map(|r| Recorded {
             redeemed_at: r.get(0),
             prize_cents: small(r.get(1)),
+            seq: r.get::<_, Option<i64>>(2).map(i64::unsigned_abs),
         }))
     }
 
@@ -350,28 +435,6 @@ impl PgLedger {
             .map(|r| r.get(0)))
     }
 
-    /// Ends of claims published before they were logged (no seq), oldest
-    /// first: a node adopts them into the log when it opens the ledger.
-    pub fn unlogged_claims(&self) -> Result<Vec<EndOfClaims>, Error> {
-        let rows = self
-            .conn()?
-            .query(
-                "SELECT game, emission, statement, ended_at FROM claims_ended
-                 WHERE seq IS NULL ORDER BY ended_at, game, emission",
-                &[],
-            )
-            .map_err(|e| self.read_error(&e))?;
-        Ok(rows
-            .iter()
-            .map(|r| EndOfClaims {
-                game: r.get(0),
-                emission: small(r.get(1)),
-                statement: r.get(2),
-                ended_at: r.get(3),
-            })
-            .collect())
-    }
-
     /// The published end of claims of `game`'s emission, if any.
     pub fn end_of_claims(&self, game: Game, emission: u32) -> Result<Option<EndOfClaims>, Error> {
         let row = self
@@ -380,7 +443,7 @@ impl PgLedger {
                 "SELECT statement, ended_at FROM claims_ended WHERE game=$1 AND emission=$2",
                 &[&game.slug(), &i64::from(emission)],
             )
-            .map_err(|e| self.unavailable(e))?;
+            .map_err(|e| self.db_error(&e))?;
         Ok(row.map(|r| EndOfClaims {
             game: game.slug().into(),
             emission,
@@ -389,87 +452,84 @@ impl PgLedger {
         }))
     }
 
-    /// Applies `ops` in one transaction ([`super::ops::apply`]), under the
-    /// lock on `log_state`; signs the new head with `key`. As
-    /// [`super::Ledger::commit`].
-    pub fn commit(&self, ops: &[Op], key: &LedgerKey) -> Result<Vec<Result<Done, Error>>, Error> {
-        let db = |e: postgres::Error| self.unavailable(e);
+    /// Applies `ops` in one transaction ([`super::ops::apply`]), their
+    /// entries queued for the sequencer. As [`super::Ledger::commit`].
+    pub fn commit(&self, ops: &[Op]) -> Result<Vec<Result<Done, Error>>, Error> {
+        let db = |e: postgres::Error| self.db_error(&e);
         let mut conn = self.conn()?;
-        let mut tx = conn
+        let PgConn { client, statements } = &mut *conn;
+        let mut tx = client
             .build_transaction()
             .isolation_level(IsolationLevel::ReadCommitted)
             .start()
             .map_err(db)?;
-        let kept: Vec<u8> = tx
-            .query_one("SELECT frontier FROM log_state FOR UPDATE", &[])
-            .map_err(db)?
-            .get(0);
-        let mut frontier = Frontier::from_bytes(&kept).ok_or_else(|| Error::LedgerDamaged {
-            path: PathBuf::from(&self.name),
-            reason: "log_state holds no valid frontier".into(),
-        })?;
-        let old_size = frontier.size();
         let at: String = tx.query_one(NOW, &[]).map_err(db)?.get(0);
-        let outcomes = ops::apply(
-            &mut PgTx {
-                tx: &mut tx,
-                ledger: self,
-                statements: HashMap::new(),
-            },
-            &mut frontier,
-            &at,
-            ops,
-        )?;
-        let root = frontier.root();
-        if frontier.size() > old_size {
-            let size = i64::try_from(frontier.size()).unwrap_or(i64::MAX);
-            tx.execute(
-                "UPDATE log_state SET frontier = $1",
-                &[&frontier.to_bytes()],
-            )
-            .map_err(db)?;
-            // A signed head is never replaced (as on SQLite).
-            let stored = tx
-                .execute(
-                    "INSERT INTO ledger_heads (size, root, signed_at, checkpoint, signer)
-                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (size) DO NOTHING",
-                    &[
-                        &size,
-                        &&root[..],
-                        &at,
-                        &key.sign_checkpoint(frontier.size(), &root),
-                        &log::verifier_key(&key.public()),
-                    ],
-                )
-                .map_err(db)?;
-            if stored == 0 {
-                return Err(Error::LedgerDamaged {
-                    path: PathBuf::from(&self.name),
-                    reason: format!(
-                        "a signed head of size {} is stored already while log_state is behind it; nothing was recorded; run `issuer ledger verify`",
-                        frontier.size()
-                    ),
-                });
-            }
-        }
+        let mut pg = PgTx {
+            tx: &mut tx,
+            ledger: self,
+            statements,
+            queued: None,
+            writing: true,
+        };
+        let outcomes = ops::apply(&mut pg, ops::Sequencing::Deferred, &at, ops)?;
+        let queued = pg.queued;
         if let Err(e) = tx.commit() {
             drop(conn);
-            let grew = (frontier.size() > old_size).then_some((frontier.size(), root));
-            return self.resolve(ops, outcomes, grew, &e);
+            return self.resolve(ops, outcomes, queued, &e);
         }
         Ok(outcomes)
     }
 
+    /// Stores the signed head of `frontier` (a head is never replaced).
+    pub(super) fn store_head(
+        &self,
+        tx: &mut postgres::Transaction,
+        frontier: &Frontier,
+        key: &LedgerKey,
+        at: &str,
+    ) -> Result<(), Error> {
+        let root = frontier.root();
+        let size = i64::try_from(frontier.size()).unwrap_or(i64::MAX);
+        tx.execute(
+            "UPDATE log_state SET frontier = $1",
+            &[&frontier.to_bytes()],
+        )
+        .map_err(|e| self.db_error(&e))?;
+        let stored = tx
+            .execute(
+                "INSERT INTO ledger_heads (size, root, signed_at, checkpoint, signer)
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (size) DO NOTHING",
+                &[
+                    &size,
+                    &&root[..],
+                    &at,
+                    &key.sign_checkpoint(frontier.size(), &root),
+                    &log::verifier_key(&key.public()),
+                ],
+            )
+            .map_err(|e| self.db_error(&e))?;
+        if stored == 0 {
+            return Err(Error::LedgerDamaged {
+                path: PathBuf::from(&self.name),
+                reason: format!(
+                    "a signed head of size {} is stored already while log_state is behind it; nothing was sequenced; run `issuer ledger verify`",
+                    frontier.size()
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// After a failed COMMIT, whose outcome is unknown: looks it up. A
-    /// commit that grew the log stored the head of its size and root: if
-    /// that head is there, every outcome stands; if not, nothing was
-    /// recorded (retry). A roll that ended nothing is looked up in its play.
-    /// Never guesses.
+    /// commit that queued an entry wrote a row with a `pending` number no
+    /// other commit has: if that row is there, every outcome stands; if
+    /// not, nothing was recorded (retry). A roll that ended nothing is
+    /// looked up in its play. Never guesses.
     fn resolve(
         &self,
         ops: &[Op],
         outcomes: Vec<Result<Done, Error>>,
-        grew: Option<(u64, merkle::Hash)>,
+        queued: Option<(&'static str, i64)>,
         cause: &postgres::Error,
     ) -> Result<Vec<Result<Done, Error>>, Error> {
         let unknown = |reason: String| Error::LedgerOutcomeUnknown {
@@ -477,14 +537,14 @@ impl PgLedger {
             reason: format!("commit: {cause}; lookup: {reason}"),
         };
         let mut conn = self.pool.get().map_err(|e| unknown(e.to_string()))?;
-        let committed = match grew {
-            Some((size, root)) => conn
+        let committed = match queued {
+            Some((table, pending)) => conn
                 .query_opt(
-                    "SELECT root FROM ledger_heads WHERE size = $1",
-                    &[&i64::try_from(size).unwrap_or(i64::MAX)],
+                    &format!("SELECT 1 FROM {table} WHERE pending = $1"),
+                    &[&pending],
                 )
                 .map_err(|e| unknown(e.to_string()))?
-                .is_some_and(|r| r.get::<_, Vec<u8>>(0) == root),
+                .is_some(),
             None => false,
         };
         let mut resolved = Vec::with_capacity(outcomes.len());
@@ -538,11 +598,13 @@ impl PgLedger {
         &self,
         f: impl FnOnce(&mut dyn LedgerTx) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        self.snapshot(|tx| {
+        self.snapshot(|tx, statements| {
             f(&mut PgTx {
                 tx,
                 ledger: self,
-                statements: HashMap::new(),
+                statements,
+                queued: None,
+                writing: false,
             })
         })
     }
@@ -553,23 +615,24 @@ impl PgLedger {
         &self,
         read: impl FnOnce(&mut postgres::Transaction) -> Result<T, postgres::Error>,
     ) -> Result<T, Error> {
-        self.snapshot(|tx| read(tx).map_err(|e| self.unavailable(e)))
+        self.snapshot(|tx, _| read(tx).map_err(|e| self.db_error(&e)))
     }
 
     /// `f` in one read-only REPEATABLE READ transaction.
     fn snapshot<T>(
         &self,
-        f: impl FnOnce(&mut postgres::Transaction) -> Result<T, Error>,
+        f: impl FnOnce(&mut postgres::Transaction, &mut Statements) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let db = |e: postgres::Error| self.unavailable(e);
+        let db = |e: postgres::Error| self.db_error(&e);
         let mut conn = self.conn()?;
-        let mut tx = conn
+        let PgConn { client, statements } = &mut *conn;
+        let mut tx = client
             .build_transaction()
             .isolation_level(IsolationLevel::RepeatableRead)
             .read_only(true)
             .start()
             .map_err(db)?;
-        let out = f(&mut tx)?;
+        let out = f(&mut tx, statements)?;
         tx.commit().map_err(db)?;
         Ok(out)
     }
@@ -582,7 +645,11 @@ impl PgLedger {
             let blocks = tx.query(
                 "SELECT r.game, r.emission, r.block, COUNT(*), SUM((r.lot <> 0)::int)::bigint,
                         SUM(r.prize_cents)::bigint,
-                        MAX(t.units), MAX(t.paid_cents)
+                        -- The totals are the sequencer's: with the queue.
+                        COALESCE(MAX(t.units), 0)
+                          + COUNT(*) FILTER (WHERE r.seq IS NULL AND r.pending IS NOT NULL),
+                        (COALESCE(MAX(t.paid_cents), 0) + COALESCE(SUM(r.prize_cents)
+                          FILTER (WHERE r.seq IS NULL AND r.pending IS NOT NULL), 0))::bigint
                  FROM redemptions r LEFT JOIN block_totals t
                    ON t.game = r.game AND t.emission = r.emission AND t.block = r.block
                  GROUP BY r.game, r.emission, r.block ORDER BY r.game, r.emission, r.block",
@@ -648,6 +715,13 @@ impl PgLedger {
     }
 }
 
+/// Entries queued for the sequencer.
+const QUEUED: &str = "SELECT
+    (SELECT COUNT(*) FROM redemptions WHERE seq IS NULL AND pending IS NOT NULL)
+  + (SELECT COUNT(*) FROM sales WHERE seq IS NULL AND pending IS NOT NULL)
+  + (SELECT COUNT(*) FROM plays WHERE seq IS NULL AND pending IS NOT NULL)
+  + (SELECT COUNT(*) FROM claims_ended WHERE seq IS NULL AND pending IS NOT NULL)";
+
 /// The head columns, as read back.
 const HEAD_COLUMNS: &str = "size, root, signed_at, checkpoint, signer";
 
@@ -661,9 +735,9 @@ fn read_head(r: &postgres::Row) -> StoredHead {
     }
 }
 
-/// A redemption row (the columns of `log::REDEMPTION_COLUMNS`) as an entry.
-fn redemption_entry(row: &postgres::Row) -> StoredEntry {
-    let fields = OwnedFields {
+/// A redemption row's facts (the columns of `log::REDEMPTION_COLUMNS`).
+pub(super) fn owned_fields(row: &postgres::Row) -> OwnedFields {
+    OwnedFields {
         game: row.get(2),
         emission: small(row.get(3)),
         block: small(row.get(4)),
@@ -674,8 +748,12 @@ fn redemption_entry(row: &postgres::Row) -> StoredEntry {
         record_sha256: row.get(9),
         redeemed_at: row.get(10),
         stopped_after_rolls: row.get::<_, Option<i64>>(11).map(small),
-    };
-    fields.into_entry(
+    }
+}
+
+/// A redemption row (the columns of `log::REDEMPTION_COLUMNS`) as an entry.
+fn redemption_entry(row: &postgres::Row) -> StoredEntry {
+    owned_fields(row).into_entry(
         row.get::<_, Option<i64>>(0).map(i64::unsigned_abs),
         row.get(1),
     )
@@ -697,14 +775,21 @@ impl LogSource for PgLedger {
     }
 
     fn snapshot(&self) -> Result<Snapshot, Error> {
-        let (redemptions, sales, plays, claims, heads) = self.read(|tx| {
+        // Rows queued for the sequencer are counted, not read: they are not
+        // in the log yet. A row with neither seq nor pending number was
+        // inserted behind the ledger's back.
+        let (redemptions, sales, plays, claims, heads, pending) = self.read(|tx| {
             Ok((
                 tx.query(
-                    &format!("SELECT {} FROM redemptions", log::REDEMPTION_COLUMNS),
+                    &format!(
+                        "SELECT {} FROM redemptions WHERE seq IS NOT NULL OR pending IS NULL",
+                        log::REDEMPTION_COLUMNS
+                    ),
                     &[],
                 )?,
                 tx.query(
-                    "SELECT game, emission, block, unit_index, seq, leaf_hash, sold_at FROM sales",
+                    "SELECT game, emission, block, unit_index, seq, leaf_hash, sold_at FROM sales
+                     WHERE seq IS NOT NULL OR pending IS NULL",
                     &[],
                 )?,
                 tx.query(
@@ -720,6 +805,7 @@ impl LogSource for PgLedger {
                     &[],
                 )?,
                 tx.query(&format!("SELECT {HEAD_COLUMNS} FROM ledger_heads"), &[])?,
+                tx.query_one(QUEUED, &[])?.get::<_, i64>(0).unsigned_abs(),
             ))
         })?;
         let mut entries: Vec<StoredEntry> = redemptions.iter().map(redemption_entry).collect();
@@ -733,7 +819,7 @@ impl LogSource for PgLedger {
             };
             entries.push(log::sale_entry(
                 p,
-                r.get::<_, i64>(4).unsigned_abs(),
+                r.get::<_, Option<i64>>(4).map(i64::unsigned_abs),
                 r.get(5),
                 &r.get::<_, String>(6),
             ));
@@ -771,6 +857,7 @@ impl LogSource for PgLedger {
         Ok(Snapshot {
             entries,
             heads: heads.iter().map(read_head).collect(),
+            pending,
         })
     }
 
@@ -781,7 +868,7 @@ impl LogSource for PgLedger {
                 &format!("SELECT {HEAD_COLUMNS} FROM ledger_heads ORDER BY size DESC LIMIT 1"),
                 &[],
             )
-            .map_err(|e| self.unavailable(e))?;
+            .map_err(|e| self.db_error(&e))?;
         Ok(row.as_ref().map(read_head))
     }
 
@@ -800,7 +887,7 @@ impl LogSource for PgLedger {
                     &i64::from(p.index),
                 ],
             )
-            .map_err(|e| self.unavailable(e))?;
+            .map_err(|e| self.db_error(&e))?;
         Ok(row.as_ref().map(redemption_entry))
     }
 }
@@ -810,7 +897,12 @@ impl LogSource for PgLedger {
 struct PgTx<'t, 'c> {
     tx: &'t mut postgres::Transaction<'c>,
     ledger: &'t PgLedger,
-    statements: HashMap<&'static str, postgres::Statement>,
+    statements: &'t mut Statements,
+    /// An entry this transaction queued (its table and pending number):
+    /// its row is there once the commit is.
+    queued: Option<(&'static str, i64)>,
+    /// A writing transaction (not a read-only snapshot).
+    writing: bool,
 }
 
 impl PgTx<'_, '_> {
@@ -818,10 +910,7 @@ impl PgTx<'_, '_> {
         if let Some(s) = self.statements.get(sql) {
             return Ok(s.clone());
         }
-        let s = self
-            .tx
-            .prepare(sql)
-            .map_err(|e| self.ledger.unavailable(e))?;
+        let s = self.tx.prepare(sql).map_err(|e| self.ledger.db_error(&e))?;
         self.statements.insert(sql, s.clone());
         Ok(s)
     }
@@ -834,7 +923,7 @@ impl PgTx<'_, '_> {
         let s = self.statement(sql)?;
         self.tx
             .query_opt(&s, values)
-            .map_err(|e| self.ledger.unavailable(e))
+            .map_err(|e| self.ledger.db_error(&e))
     }
 
     fn execute(
@@ -845,7 +934,7 @@ impl PgTx<'_, '_> {
         let s = self.statement(sql)?;
         self.tx
             .execute(&s, values)
-            .map_err(|e| self.ledger.unavailable(e))
+            .map_err(|e| self.ledger.db_error(&e))
     }
 }
 
@@ -861,6 +950,13 @@ fn key(p: Place<'_>) -> (&str, i64, i64, i64) {
 
 impl LedgerTx for PgTx<'_, '_> {
     fn claims_ended(&mut self, game: &str, emission: u32) -> Result<Option<String>, Error> {
+        // Before the read, in its own statement (READ COMMITTED reads from
+        // the statement's start): an end of claims being published is
+        // waited for, then seen.
+        self.query_opt(
+            "SELECT pg_advisory_xact_lock_shared(hashtext('claims/' || $1), $2::int)",
+            &[&game, &(emission as i32)],
+        )?;
         Ok(self
             .query_opt(
                 "SELECT ended_at FROM claims_ended WHERE game=$1 AND emission=$2",
@@ -874,6 +970,11 @@ impl LedgerTx for PgTx<'_, '_> {
         game: &str,
         emission: u32,
     ) -> Result<Option<(EndOfClaims, Option<u64>)>, Error> {
+        // Waits for the operations on the emission's units under way.
+        self.query_opt(
+            "SELECT pg_advisory_xact_lock(hashtext('claims/' || $1), $2::int)",
+            &[&game, &(emission as i32)],
+        )?;
         Ok(self
             .query_opt(
                 "SELECT statement, ended_at, seq FROM claims_ended WHERE game=$1 AND emission=$2",
@@ -892,27 +993,16 @@ impl LedgerTx for PgTx<'_, '_> {
             }))
     }
 
-    fn log_claims_end(
-        &mut self,
-        s: &EndOfClaims,
-        seq: u64,
-        leaf: &merkle::Hash,
-    ) -> Result<(), Error> {
-        self.execute(
-            "INSERT INTO claims_ended (game, emission, statement, ended_at, seq, leaf_hash)
-             VALUES ($1, $2, $3, $4, $5, $6)
-             ON CONFLICT (game, emission) DO UPDATE
-             SET seq = excluded.seq, leaf_hash = excluded.leaf_hash WHERE claims_ended.seq IS NULL",
-            &[
-                &s.game,
-                &i64::from(s.emission),
-                &s.statement,
-                &s.ended_at,
-                &i64::try_from(seq).unwrap_or(i64::MAX),
-                &&leaf[..],
-            ],
-        )
-        .map(drop)
+    fn log_claims_end(&mut self, s: &EndOfClaims, logged: Logged) -> Result<(), Error> {
+        deferred(logged)?;
+        let row = self.query_opt(
+            "INSERT INTO claims_ended (game, emission, statement, ended_at, pending)
+             VALUES ($1, $2, $3, $4, nextval('log_pending'))
+             ON CONFLICT (game, emission) DO NOTHING RETURNING pending",
+            &[&s.game, &i64::from(s.emission), &s.statement, &s.ended_at],
+        )?;
+        self.queue("claims_ended", row.as_ref());
+        Ok(())
     }
 
     fn redemption(&mut self, p: Place) -> Result<Option<(String, u32)>, Error> {
@@ -929,12 +1019,12 @@ impl LedgerTx for PgTx<'_, '_> {
         &mut self,
         entry: &Entry,
         at: &str,
-        seq: u64,
-        leaf: &merkle::Hash,
+        logged: Logged,
     ) -> Result<bool, Error> {
+        deferred(logged)?;
         let (game, emission) = (entry.game.slug(), i64::from(entry.emission));
         let (block, index) = (i64::from(entry.block), i64::from(entry.index));
-        let inserted = self.execute(
+        let row = self.query_opt(
             INSERT_REDEMPTION,
             &[
                 &game,
@@ -950,18 +1040,10 @@ impl LedgerTx for PgTx<'_, '_> {
                 &i64::from(entry.rules_version),
                 &entry.stopped_after_rolls.map(i64::from),
                 &at,
-                &i64::try_from(seq).unwrap_or(i64::MAX),
-                &&leaf[..],
             ],
         )?;
-        if inserted == 0 {
-            return Ok(false);
-        }
-        self.execute(
-            ADD_TO_TOTALS,
-            &[&game, &emission, &block, &i64::from(entry.prize_cents)],
-        )?;
-        Ok(true)
+        self.queue("redemptions", row.as_ref());
+        Ok(row.is_some())
     }
 
     fn sale(&mut self, p: Place) -> Result<Option<String>, Error> {
@@ -974,31 +1056,25 @@ impl LedgerTx for PgTx<'_, '_> {
             .map(|r| r.get(0)))
     }
 
-    fn insert_sale(
-        &mut self,
-        p: Place,
-        at: &str,
-        seq: u64,
-        leaf: &merkle::Hash,
-    ) -> Result<(), Error> {
+    fn insert_sale(&mut self, p: Place, at: &str, logged: Logged) -> Result<(), Error> {
+        deferred(logged)?;
         let (g, e, b, i) = key(p);
-        self.execute(
-            "INSERT INTO sales (game, emission, block, unit_index, sold_at, seq, leaf_hash)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            &[
-                &g,
-                &e,
-                &b,
-                &i,
-                &at,
-                &i64::try_from(seq).unwrap_or(i64::MAX),
-                &&leaf[..],
-            ],
-        )
-        .map(drop)
+        let row = self.query_opt(
+            "INSERT INTO sales (game, emission, block, unit_index, sold_at, pending)
+             VALUES ($1, $2, $3, $4, $5, nextval('log_pending')) RETURNING pending",
+            &[&g, &e, &b, &i, &at],
+        )?;
+        self.queue("sales", row.as_ref());
+        Ok(())
     }
 
     fn sale_cursor(&mut self, game: &str, emission: u32, block: u32) -> Result<u32, Error> {
+        // Sales of one block take turns (the cursor and the first unsold
+        // unit are read after the lock, in statements of their own).
+        self.query_opt(
+            "SELECT pg_advisory_xact_lock(hashtext('sales/' || $1 || '/' || $2::bigint::text), $3::int)",
+            &[&game, &i64::from(emission), &(block as i32)],
+        )?;
         Ok(self
             .query_opt(
                 "SELECT next_index FROM sale_cursor WHERE game=$1 AND emission=$2 AND block=$3",
@@ -1028,6 +1104,14 @@ impl LedgerTx for PgTx<'_, '_> {
     }
 
     fn kept(&mut self, key: &str) -> Result<Option<KeptRow>, Error> {
+        if self.writing {
+            // A key used at once on two writers (or nodes): the second
+            // waits, then finds the first's answer.
+            self.query_opt(
+                "SELECT pg_advisory_xact_lock(hashtext('idempotency'), hashtext($1))",
+                &[&key],
+            )?;
+        }
         let Some(row) = self.query_opt(
             "SELECT request, what, answer FROM idempotency WHERE key = $1",
             &[&key],
@@ -1084,6 +1168,14 @@ impl LedgerTx for PgTx<'_, '_> {
         .map(drop)
     }
 
+    fn lock_unit(&mut self, p: Place) -> Result<(), Error> {
+        self.query_opt(
+            "SELECT pg_advisory_xact_lock(hashtext('unit/' || $1 || '/' || $2::bigint::text || '/' || $3::bigint::text), $4::int)",
+            &[&p.game, &i64::from(p.emission), &i64::from(p.block), &(p.index as i32)],
+        )
+        .map(drop)
+    }
+
     fn play(&mut self, p: Place) -> Result<Option<PlayRow>, Error> {
         let (g, e, b, i) = key(p);
         Ok(self
@@ -1097,21 +1189,18 @@ impl LedgerTx for PgTx<'_, '_> {
             }))
     }
 
-    fn put_play(
-        &mut self,
-        p: Place,
-        row: &PlayRow,
-        at: &str,
-        logged: Option<(u64, &merkle::Hash)>,
-    ) -> Result<(), Error> {
+    fn put_play(&mut self, p: Place, row: &PlayRow, at: &str, logged: Logged) -> Result<(), Error> {
+        deferred(logged)?;
         let (g, e, b, i) = key(p);
         let ended_at = row.ended.as_ref().map(|_| at);
-        self.execute(
-            "INSERT INTO plays (game, emission, block, unit_index, rolls, ended, ended_at, updated_at, seq, leaf_hash)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+        let queued = self.query_opt(
+            "INSERT INTO plays (game, emission, block, unit_index, rolls, ended, ended_at, updated_at, pending)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
+                     CASE WHEN $6::text IS NULL THEN NULL ELSE nextval('log_pending') END)
              ON CONFLICT (game, emission, block, unit_index) DO UPDATE
              SET rolls = excluded.rolls, ended = excluded.ended, ended_at = excluded.ended_at,
-                 updated_at = excluded.updated_at, seq = excluded.seq, leaf_hash = excluded.leaf_hash",
+                 updated_at = excluded.updated_at, pending = excluded.pending
+             RETURNING pending",
             &[
                 &g,
                 &e,
@@ -1121,16 +1210,58 @@ impl LedgerTx for PgTx<'_, '_> {
                 &row.ended,
                 &ended_at,
                 &at,
-                &logged.map(|(s, _)| i64::try_from(s).unwrap_or(i64::MAX)),
-                &logged.map(|(_, l)| l.to_vec()),
             ],
-        )
-        .map(drop)
+        )?;
+        let pending = queued.and_then(|r| r.get::<_, Option<i64>>(0));
+        if let Some(pending) = pending {
+            self.queued = Some(("plays", pending));
+        }
+        Ok(())
+    }
+}
+
+impl PgTx<'_, '_> {
+    /// Notes the entry `row` (`RETURNING pending`) queued in `table`.
+    fn queue(&mut self, table: &'static str, row: Option<&postgres::Row>) {
+        if let Some(r) = row {
+            self.queued = Some((table, r.get(0)));
+        }
+    }
+}
+
+/// PostgreSQL's entries are queued: a place given by the batch would be a
+/// second sequencer.
+fn deferred(logged: Logged) -> Result<(), Error> {
+    match logged {
+        None => Ok(()),
+        Some(_) => Err(Error::Internal {
+            what: "a PostgreSQL commit was given a log position; its entries are sequenced after"
+                .into(),
+        }),
+    }
+}
+
+/// A PostgreSQL error's text: the server's message, detail and code for
+/// an error the server sent; the client's own otherwise.
+pub(super) fn db_text(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => {
+            let mut text = format!("{} ({})", db.message(), db.code().code());
+            if let Some(detail) = db.detail() {
+                text.push_str(": ");
+                text.push_str(detail);
+            }
+            text
+        }
+        None => match std::error::Error::source(e) {
+            Some(source) => format!("{e}: {source}"),
+            None => e.to_string(),
+        },
     }
 }
 
 /// A `u32` the ledger wrote as BIGINT.
-fn small(v: i64) -> u32 {
+pub(super) fn small(v: i64) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)
 }
 
@@ -1166,35 +1297,37 @@ fn redact(url: &str) -> String {
     out
 }
 
-/// A PostgreSQL ledger with the node's key that signs the heads it makes.
+/// A PostgreSQL ledger with the node's sequencer, which signs the heads it
+/// makes with the node's ledger key. Its clones (one per writer thread,
+/// [`WRITERS`]) share the sequencer, stopped (after a last drain) when the
+/// last is dropped.
+#[derive(Clone)]
 pub struct PgStorage {
     ledger: PgLedger,
-    key: LedgerKey,
+    _sequencer: Arc<Sequencer>,
 }
+
+/// Writer threads per node: their transactions overlap (nothing every
+/// operation shares is locked), and PostgreSQL groups their commits.
+pub const WRITERS: usize = 4;
 
 impl PgStorage {
     /// The storage of `ledger`, signing with `store`'s ledger key (made if
     /// needed); refuses a database without the current schema.
     pub fn open(ledger: PgLedger, store: &Store) -> Result<PgStorage, Error> {
         ledger.check_schema()?;
-        let key = LedgerKey::load_or_create(store)?;
-        let storage = PgStorage { ledger, key };
-        // Ends of claims published before they were logged enter the log
-        // now (a node racing this one finds them logged: nothing twice).
-        let unlogged = storage.ledger.unlogged_claims()?;
-        if !unlogged.is_empty() {
-            let ops: Vec<Op> = unlogged.into_iter().map(Op::EndClaims).collect();
-            for outcome in storage.ledger.commit(&ops, &storage.key)? {
-                outcome?;
-            }
-        }
-        Ok(storage)
+        let key = Arc::new(LedgerKey::load_or_create(store)?);
+        let sequencer = Arc::new(Sequencer::start(ledger.clone(), key)?);
+        Ok(PgStorage {
+            ledger,
+            _sequencer: sequencer,
+        })
     }
 }
 
 impl LedgerStorage for PgStorage {
     fn commit(&mut self, ops: &[Op]) -> Result<Vec<Result<Done, Error>>, Error> {
-        self.ledger.commit(ops, &self.key)
+        self.ledger.commit(ops)
     }
 
     fn path(&self) -> PathBuf {

@@ -6,10 +6,9 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use super::claims::EndOfClaims;
 use super::log::Place;
-use super::ops::{KeptRow, LedgerTx, PlayRow};
+use super::ops::{KeptRow, LedgerTx, Logged, PlayRow};
 use super::Entry;
 use crate::error::Error;
-use crate::merkle::Hash;
 
 /// The store's ledger inside a transaction: an open immediate one when it
 /// writes, or the connection's own for a single read.
@@ -104,13 +103,14 @@ impl LedgerTx for SqliteTx<'_> {
             .map_err(|e| self.err(e))
     }
 
-    fn log_claims_end(&mut self, s: &EndOfClaims, seq: u64, leaf: &Hash) -> Result<(), Error> {
+    fn log_claims_end(&mut self, s: &EndOfClaims, logged: Logged) -> Result<(), Error> {
+        let (seq, leaf) = split(logged);
         self.execute(
             "INSERT INTO claims_ended (game, emission, statement, ended_at, seq, leaf_hash)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)
              ON CONFLICT (game, emission) DO UPDATE
              SET seq = excluded.seq, leaf_hash = excluded.leaf_hash WHERE claims_ended.seq IS NULL",
-            params![s.game, s.emission, s.statement, s.ended_at, seq, &leaf[..]],
+            params![s.game, s.emission, s.statement, s.ended_at, seq, leaf],
         )
         .map(drop)
     }
@@ -123,13 +123,8 @@ impl LedgerTx for SqliteTx<'_> {
         )
     }
 
-    fn insert_redemption(
-        &mut self,
-        e: &Entry,
-        at: &str,
-        seq: u64,
-        leaf: &Hash,
-    ) -> Result<bool, Error> {
+    fn insert_redemption(&mut self, e: &Entry, at: &str, logged: Logged) -> Result<bool, Error> {
+        let (seq, leaf) = split(logged);
         let inserted = self.execute(
             "INSERT INTO redemptions (game, emission, block, unit_index, unit_id, price_cents,
                  lot, prize_cents, record_sha256, record, rules_version, stopped_after_rolls,
@@ -151,7 +146,7 @@ impl LedgerTx for SqliteTx<'_> {
                 e.stopped_after_rolls,
                 at,
                 seq,
-                &leaf[..]
+                leaf
             ],
         )?;
         if inserted == 0 {
@@ -172,11 +167,12 @@ impl LedgerTx for SqliteTx<'_> {
         })
     }
 
-    fn insert_sale(&mut self, p: Place, at: &str, seq: u64, leaf: &Hash) -> Result<(), Error> {
+    fn insert_sale(&mut self, p: Place, at: &str, logged: Logged) -> Result<(), Error> {
+        let (seq, leaf) = split(logged);
         self.execute(
             "INSERT INTO sales (game, emission, block, unit_index, sold_at, seq, leaf_hash)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![p.game, p.emission, p.block, p.index, at, seq, &leaf[..]],
+            params![p.game, p.emission, p.block, p.index, at, seq, leaf],
         )
         .map(drop)
     }
@@ -265,13 +261,8 @@ impl LedgerTx for SqliteTx<'_> {
         )
     }
 
-    fn put_play(
-        &mut self,
-        p: Place,
-        row: &PlayRow,
-        at: &str,
-        logged: Option<(u64, &Hash)>,
-    ) -> Result<(), Error> {
+    fn put_play(&mut self, p: Place, row: &PlayRow, at: &str, logged: Logged) -> Result<(), Error> {
+        let (seq, leaf) = split(logged);
         let ended_at = row.ended.as_ref().map(|_| at);
         self.execute(
             "INSERT INTO plays (game, emission, block, unit_index, rolls, ended, ended_at, updated_at, seq, leaf_hash)
@@ -288,10 +279,19 @@ impl LedgerTx for SqliteTx<'_> {
                 row.ended,
                 ended_at,
                 at,
-                logged.map(|(s, _)| s),
-                logged.map(|(_, l)| l.to_vec())
+                seq,
+                leaf
             ],
         )
         .map(drop)
     }
+}
+
+/// An entry's place as SQLite stores it (the SQLite ledger appends in its
+/// commit, so only a play not yet over has none).
+fn split(logged: Logged<'_>) -> (Option<u64>, Option<&[u8]>) {
+    (
+        logged.map(|(seq, _)| seq),
+        logged.map(|(_, leaf)| &leaf[..]),
+    )
 }

@@ -45,7 +45,10 @@ impl LedgerTarget {
     pub fn writer(&self, store: &Store, busy: Duration) -> Result<GroupCommit, Error> {
         match self {
             LedgerTarget::Store(own) => GroupCommit::start(SqliteStorage::open(own, busy)?),
-            LedgerTarget::Postgres(pg) => GroupCommit::start(PgStorage::open(pg.clone(), store)?),
+            LedgerTarget::Postgres(pg) => {
+                let storage = PgStorage::open(pg.clone(), store)?;
+                GroupCommit::start_many(vec![storage; super::pg::WRITERS])
+            }
         }
     }
 

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -71,26 +71,42 @@ struct Job {
     reply: SyncSender<Result<Done, Error>>,
 }
 
-/// The writer thread and its queue. Dropping it lets the queue drain, then
-/// joins the thread.
+/// The writer threads and their queue. Dropping it lets the queue drain,
+/// then joins the threads.
 pub struct GroupCommit {
     queue: Mutex<Option<Sender<Job>>>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
     path: PathBuf,
 }
 
 impl GroupCommit {
     /// Starts the writer thread over `storage`.
     pub fn start(storage: impl LedgerStorage) -> Result<GroupCommit, Error> {
-        let path = storage.path();
+        GroupCommit::start_many(vec![storage])
+    }
+
+    /// Starts one writer thread per storage, taking batches from one
+    /// queue: for a database whose transactions do not take turns
+    /// (PostgreSQL, REDEMPTION.md §Sequencing), commits then overlap.
+    pub fn start_many<S: LedgerStorage>(storages: Vec<S>) -> Result<GroupCommit, Error> {
+        let path = storages
+            .first()
+            .map(LedgerStorage::path)
+            .unwrap_or_default();
         let (queue, jobs) = mpsc::channel();
-        let thread = std::thread::Builder::new()
-            .name("ledger-writer".into())
-            .spawn(move || write_loop(storage, &jobs))
-            .map_err(|e| Error::io(&path, e))?;
+        let jobs = Arc::new(Mutex::new(jobs));
+        let mut threads = Vec::with_capacity(storages.len());
+        for (n, storage) in storages.into_iter().enumerate() {
+            let jobs = Arc::clone(&jobs);
+            let thread = std::thread::Builder::new()
+                .name(format!("ledger-writer-{n}"))
+                .spawn(move || write_loop(storage, &jobs))
+                .map_err(|e| Error::io(&path, e))?;
+            threads.push(thread);
+        }
         Ok(GroupCommit {
             queue: Mutex::new(Some(queue)),
-            thread: Mutex::new(Some(thread)),
+            threads: Mutex::new(threads),
             path,
         })
     }
@@ -128,7 +144,8 @@ impl GroupCommit {
 impl Drop for GroupCommit {
     fn drop(&mut self) {
         self.queue.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(thread) = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|p| p.into_inner()));
+        for thread in threads {
             let _ = thread.join();
         }
     }
@@ -138,7 +155,7 @@ impl Drop for GroupCommit {
 /// it means for a retry: a damaged log is not cured by retrying; an
 /// outcome not known may have been recorded (look it up, or retry under the
 /// same idempotency key); anything else recorded nothing.
-fn for_each_caller(e: &Error, path: PathBuf) -> Error {
+pub(crate) fn for_each_caller(e: &Error, path: PathBuf) -> Error {
     match e {
         Error::LedgerDamaged { reason, .. } => Error::LedgerDamaged {
             path,
@@ -151,6 +168,10 @@ fn for_each_caller(e: &Error, path: PathBuf) -> Error {
         Error::Ledger { source, .. } => Error::LedgerUnavailable {
             path,
             reason: sqlite_reason(source.as_ref()),
+        },
+        Error::LedgerUnavailable { reason, .. } => Error::LedgerUnavailable {
+            path,
+            reason: reason.clone(),
         },
         e => Error::LedgerUnavailable {
             path,
@@ -170,16 +191,24 @@ fn sqlite_reason(e: &(dyn std::error::Error + Send + Sync + 'static)) -> String 
     }
 }
 
-/// Takes what is queued (up to `MAX_BATCH`), commits it, answers each.
-fn write_loop(mut storage: impl LedgerStorage, jobs: &Receiver<Job>) {
-    while let Ok(first) = jobs.recv() {
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match jobs.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
+/// Takes what is queued (up to `MAX_BATCH`), commits it, answers each;
+/// the writers sharing the queue take turns taking, not committing.
+fn write_loop(mut storage: impl LedgerStorage, jobs: &Mutex<Receiver<Job>>) {
+    loop {
+        let batch = {
+            let jobs = jobs.lock().unwrap_or_else(|p| p.into_inner());
+            let Ok(first) = jobs.recv() else {
+                return;
+            };
+            let mut batch = vec![first];
+            while batch.len() < MAX_BATCH {
+                match jobs.try_recv() {
+                    Ok(job) => batch.push(job),
+                    Err(_) => break,
+                }
             }
-        }
+            batch
+        };
         let ops: Vec<Op> = batch.iter().map(|j| j.op.clone()).collect();
         match storage.commit(&ops) {
             Ok(outcomes) => {

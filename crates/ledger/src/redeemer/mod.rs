@@ -295,6 +295,9 @@ impl Redeemer {
                 let earlier =
                     self.ledger
                         .lookup(id.game, id.emission, id.block, id.index, self.busy)?;
+                // Its log entry too, once sequenced (`sequenced: false`
+                // until then).
+                r.ledger_entry = earlier.as_ref().map(Committed::recorded);
                 r.already_redeemed_at = earlier.map(|e| e.redeemed_at);
                 Ok(Check::Whole(r))
             }
@@ -347,15 +350,11 @@ impl Redeemer {
         let writer = match self.writer() {
             Ok(w) => w,
             Err(e) => {
-                let reason = e.to_string();
                 let path = PathBuf::from(self.ledger.describe());
-                let mut errors = vec![Err(e)];
-                errors.extend((1..units.len()).map(|_| {
-                    Err(Error::LedgerUnavailable {
-                        path: path.clone(),
-                        reason: reason.clone(),
-                    })
-                }));
+                let mut errors: Vec<_> = (1..units.len())
+                    .map(|_| Err(crate::ledger::writer::for_each_caller(&e, path.clone())))
+                    .collect();
+                errors.insert(0, Err(e));
                 return errors;
             }
         };

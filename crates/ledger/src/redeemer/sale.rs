@@ -35,8 +35,12 @@ pub struct Sale {
     pub price: String,
     /// When the ledger recorded the sale.
     pub sold_at: String,
-    /// The sale's entry in the ledger's log.
-    pub ledger_entry: u64,
+    /// The sale is in the ledger's log (`false`: durable and queued for
+    /// the sequencer, docs/REDEMPTION.md §Sequencing).
+    pub sequenced: bool,
+    /// The sale's entry in the ledger's log, once sequenced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ledger_entry: Option<u64>,
     /// This sale took the block's last unsold unit.
     pub block_sold_out: bool,
     /// What the player's screen shows: a whole L'île au trésor unit (map,
@@ -81,7 +85,11 @@ pub struct PlayView {
     pub steps: Vec<Fields>,
     /// The step was done before (a retry): nothing changed.
     pub replayed: bool,
-    /// The play's entry in the ledger's log, once over.
+    /// In the step that ended the play: its entry is in the ledger's log
+    /// (`false`: queued for the sequencer, PostgreSQL).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequenced: Option<bool>,
+    /// The play's entry in the ledger's log, once over and sequenced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ledger_entry: Option<u64>,
     /// The steps revealed and then the state, as lines of text.
@@ -129,6 +137,7 @@ impl PlayView {
             prize,
             steps: shown.iter().map(|s| s.shown.clone()).collect(),
             replayed: false,
+            sequenced: None,
             ledger_entry: None,
             lines,
         }
@@ -279,6 +288,7 @@ impl Redeemer {
             index: unit.index,
             price: Cents::from(price_cents).to_string(),
             sold_at: sold.sold_at.clone(),
+            sequenced: sold.seq.is_some(),
             ledger_entry: sold.seq,
             block_sold_out: sold.block_sold_out,
             unit: view,
@@ -422,6 +432,9 @@ impl Redeemer {
         };
         view.replayed = played.replayed;
         view.ledger_entry = played.seq;
+        if view.over && !view.replayed {
+            view.sequenced = Some(played.seq.is_some());
+        }
         Ok(view)
     }
 

@@ -1,0 +1,378 @@
+//! Sequencing a PostgreSQL ledger (docs/REDEMPTION.md §Sequencing).
+//!
+//! An operation commits durably under its unit's own key with no place in
+//! the log: its row holds a `pending` number (from the `log_pending`
+//! sequence) and no `seq`. One sequencer at a time (whichever node holds
+//! the advisory lock [`SEQUENCER_LOCK`]) takes the queued rows it can see,
+//! in `pending` order, gives each the next log position and its leaf hash,
+//! extends the tree, adds the redemptions to their blocks' totals and
+//! signs the new head, all in one transaction. Every node runs a
+//! [`Sequencer`] thread that tries every [`TICK`]; the node whose turn it
+//! is does the work.
+//!
+//! Order: an operation that started after another committed has a larger
+//! `pending` number and is seen by any snapshot that sees it, so it is
+//! sequenced after it (in the same batch or a later one).
+
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use postgres::IsolationLevel;
+
+use super::claims::EndOfClaims;
+use super::log::{self, LedgerKey, OwnedFields, Place};
+use super::pg::{small, PgLedger};
+use crate::error::Error;
+use crate::merkle::{self, Frontier};
+
+/// The advisory lock one sequencer holds while it appends.
+pub const SEQUENCER_LOCK: i64 = 7_106_602;
+
+/// How often each node's sequencer looks for queued entries: an entry is
+/// in a signed head within about this long after its commit, plus one
+/// batch's work.
+pub const TICK: Duration = Duration::from_millis(100);
+
+/// Most entries appended in one transaction.
+pub const MAX_SEQUENCED: i64 = 8192;
+
+/// How long a node that stops waits for its queued entries to be
+/// sequenced (by itself or another node) before it gives up and leaves
+/// them to the next sequencer.
+pub const DRAIN: Duration = Duration::from_secs(5);
+
+/// A queued row, with what its log line needs.
+enum Queued {
+    Redemption(OwnedFields),
+    Sale {
+        game: String,
+        emission: u32,
+        block: u32,
+        index: u32,
+        at: String,
+    },
+    Play {
+        game: String,
+        emission: u32,
+        block: u32,
+        index: u32,
+        rolls: u32,
+        how: String,
+        at: String,
+    },
+    Claims(EndOfClaims),
+}
+
+impl Queued {
+    /// Its table.
+    fn table(&self) -> usize {
+        match self {
+            Queued::Redemption(_) => 0,
+            Queued::Sale { .. } => 1,
+            Queued::Play { .. } => 2,
+            Queued::Claims(_) => 3,
+        }
+    }
+
+    /// Its leaf data at position `seq`.
+    fn line(&self, seq: u64) -> String {
+        match self {
+            Queued::Redemption(f) => f.line(seq),
+            Queued::Sale {
+                game,
+                emission,
+                block,
+                index,
+                at,
+            } => log::sale_line(seq, place(game, *emission, *block, *index), at),
+            Queued::Play {
+                game,
+                emission,
+                block,
+                index,
+                rolls,
+                how,
+                at,
+            } => log::play_line(seq, place(game, *emission, *block, *index), *rolls, how, at),
+            Queued::Claims(s) => log::claims_line(seq, s),
+        }
+    }
+}
+
+fn place(game: &str, emission: u32, block: u32, index: u32) -> Place<'_> {
+    Place {
+        game,
+        emission,
+        block,
+        index,
+    }
+}
+
+/// The tables entries are queued in, in [`Queued::table`] order.
+const TABLES: [&str; 4] = ["redemptions", "sales", "plays", "claims_ended"];
+
+/// Reads the queue: up to `max` rows of each table, oldest first.
+fn read_queue(
+    tx: &mut postgres::Transaction,
+    max: i64,
+) -> Result<Vec<(i64, Queued)>, postgres::Error> {
+    let mut queue = Vec::new();
+    for r in tx.query(
+        &format!(
+            "SELECT {}, pending FROM redemptions WHERE seq IS NULL AND pending IS NOT NULL
+             ORDER BY pending LIMIT $1",
+            log::REDEMPTION_COLUMNS
+        ),
+        &[&max],
+    )? {
+        queue.push((r.get(12), Queued::Redemption(super::pg::owned_fields(&r))));
+    }
+    for r in tx.query(
+        "SELECT pending, game, emission, block, unit_index, sold_at FROM sales
+         WHERE seq IS NULL AND pending IS NOT NULL ORDER BY pending LIMIT $1",
+        &[&max],
+    )? {
+        queue.push((
+            r.get(0),
+            Queued::Sale {
+                game: r.get(1),
+                emission: small(r.get(2)),
+                block: small(r.get(3)),
+                index: small(r.get(4)),
+                at: r.get(5),
+            },
+        ));
+    }
+    for r in tx.query(
+        "SELECT pending, game, emission, block, unit_index, rolls, ended, ended_at FROM plays
+         WHERE seq IS NULL AND pending IS NOT NULL ORDER BY pending LIMIT $1",
+        &[&max],
+    )? {
+        queue.push((
+            r.get(0),
+            Queued::Play {
+                game: r.get(1),
+                emission: small(r.get(2)),
+                block: small(r.get(3)),
+                index: small(r.get(4)),
+                rolls: small(r.get(5)),
+                how: r.get::<_, Option<String>>(6).unwrap_or_default(),
+                at: r.get::<_, Option<String>>(7).unwrap_or_default(),
+            },
+        ));
+    }
+    for r in tx.query(
+        "SELECT pending, game, emission, statement, ended_at FROM claims_ended
+         WHERE seq IS NULL AND pending IS NOT NULL ORDER BY pending LIMIT $1",
+        &[&max],
+    )? {
+        queue.push((
+            r.get(0),
+            Queued::Claims(EndOfClaims {
+                game: r.get(1),
+                emission: small(r.get(2)),
+                statement: r.get(3),
+                ended_at: r.get(4),
+            }),
+        ));
+    }
+    queue.sort_by_key(|(pending, _)| *pending);
+    queue.truncate(usize::try_from(max).unwrap_or(usize::MAX));
+    Ok(queue)
+}
+
+/// Entries of one table placed in a turn: pending numbers, positions,
+/// leaves.
+type Placed = (Vec<i64>, Vec<i64>, Vec<Vec<u8>>);
+
+/// What one turn of the sequencer did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Turn {
+    /// Another node holds the sequencer lock.
+    Busy,
+    /// Appended this many entries (0: the queue was empty).
+    Appended(u64),
+}
+
+impl PgLedger {
+    /// One turn of the sequencer: appends up to `max` queued entries and
+    /// signs the new head with `key`, unless another node is sequencing.
+    pub fn sequence(&self, key: &LedgerKey, max: i64) -> Result<Turn, Error> {
+        let db = |e: postgres::Error| self.db_error(&e);
+        let mut conn = self.conn()?;
+        let mut tx = conn
+            .build_transaction()
+            .isolation_level(IsolationLevel::ReadCommitted)
+            .start()
+            .map_err(db)?;
+        let mine: bool = tx
+            .query_one("SELECT pg_try_advisory_xact_lock($1)", &[&SEQUENCER_LOCK])
+            .map_err(db)?
+            .get(0);
+        if !mine {
+            return Ok(Turn::Busy);
+        }
+        let kept: Vec<u8> = tx
+            .query_one("SELECT frontier FROM log_state FOR UPDATE", &[])
+            .map_err(db)?
+            .get(0);
+        let mut frontier = Frontier::from_bytes(&kept).ok_or_else(|| Error::LedgerDamaged {
+            path: PathBuf::from(self.name()),
+            reason: "log_state holds no valid frontier".into(),
+        })?;
+        let queue = read_queue(&mut tx, max).map_err(db)?;
+        if queue.is_empty() {
+            return Ok(Turn::Appended(0));
+        }
+        // Per table: pending numbers, positions, leaves.
+        let mut updates: [Placed; 4] = Default::default();
+        let mut totals: std::collections::BTreeMap<(String, u32, u32), (i64, i64)> =
+            std::collections::BTreeMap::new();
+        for (pending, entry) in &queue {
+            let seq = frontier.size();
+            let leaf = merkle::leaf_hash(entry.line(seq).as_bytes());
+            frontier.push(leaf);
+            let u = &mut updates[entry.table()];
+            u.0.push(*pending);
+            u.1.push(i64::try_from(seq).unwrap_or(i64::MAX));
+            u.2.push(leaf.to_vec());
+            if let Queued::Redemption(f) = entry {
+                let t = totals
+                    .entry((f.game.clone(), f.emission, f.block))
+                    .or_default();
+                t.0 += 1;
+                t.1 += i64::from(f.prize_cents);
+            }
+        }
+        for (table, (pending, seqs, leaves)) in TABLES.iter().zip(&updates) {
+            if pending.is_empty() {
+                continue;
+            }
+            let placed = tx
+                .execute(
+                    &format!(
+                        "UPDATE {table} SET seq = v.seq, leaf_hash = v.leaf
+                         FROM unnest($1::bigint[], $2::bigint[], $3::bytea[]) AS v(pending, seq, leaf)
+                         WHERE {table}.pending = v.pending AND {table}.seq IS NULL"
+                    ),
+                    &[pending, seqs, leaves],
+                )
+                .map_err(db)?;
+            if placed != pending.len() as u64 {
+                return Err(Error::LedgerDamaged {
+                    path: PathBuf::from(self.name()),
+                    reason: format!(
+                        "{placed} of {} queued {table} rows could be placed in the log; nothing was sequenced",
+                        pending.len()
+                    ),
+                });
+            }
+        }
+        for ((game, emission, block), (units, paid)) in &totals {
+            tx.execute(
+                super::pg::ADD_TO_TOTALS,
+                &[game, &i64::from(*emission), &i64::from(*block), units, paid],
+            )
+            .map_err(db)?;
+        }
+        let at: String = tx.query_one(super::pg::NOW, &[]).map_err(db)?.get(0);
+        self.store_head(&mut tx, &frontier, key, &at)?;
+        tx.commit().map_err(db)?;
+        Ok(Turn::Appended(queue.len() as u64))
+    }
+
+    /// Sequences until the queue is empty, waiting out another node's
+    /// turns, for at most `within`; `false` when entries are still queued.
+    pub fn drain(&self, key: &LedgerKey, within: Duration) -> Result<bool, Error> {
+        let until = Instant::now() + within;
+        loop {
+            match self.sequence(key, MAX_SEQUENCED)? {
+                Turn::Appended(0) => return Ok(true),
+                Turn::Appended(_) => {}
+                Turn::Busy if Instant::now() >= until => return Ok(false),
+                Turn::Busy => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+    }
+}
+
+/// A node's sequencer thread. Dropping it stops the thread after a last
+/// drain of the queue (bounded by [`DRAIN`]).
+pub struct Sequencer {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Sequencer {
+    /// Starts sequencing `ledger` every [`TICK`], signing with `key`.
+    pub fn start(ledger: PgLedger, key: Arc<LedgerKey>) -> Result<Sequencer, Error> {
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let flag = Arc::clone(&stop);
+        let name = PathBuf::from(ledger.name());
+        let thread = std::thread::Builder::new()
+            .name("ledger-sequencer".into())
+            .spawn(move || run(&ledger, &key, &flag))
+            .map_err(|e| Error::io(&name, e))?;
+        Ok(Sequencer {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+/// The sequencer's loop: a turn every tick until told to stop, then a
+/// drain.
+fn run(ledger: &PgLedger, key: &LedgerKey, stop: &(Mutex<bool>, Condvar)) {
+    let mut failing = false;
+    loop {
+        {
+            let stopped = stop.0.lock().unwrap_or_else(|p| p.into_inner());
+            let (stopped, _) = stop
+                .1
+                .wait_timeout_while(stopped, TICK, |s| !*s)
+                .unwrap_or_else(|p| p.into_inner());
+            if *stopped {
+                break;
+            }
+        }
+        let turn = loop {
+            match ledger.sequence(key, MAX_SEQUENCED) {
+                Ok(Turn::Appended(n)) if n == MAX_SEQUENCED.unsigned_abs() => {}
+                other => break other,
+            }
+        };
+        match turn {
+            Err(e) if !failing => {
+                eprintln!("issuer: ledger sequencer: {e} (retrying every {TICK:?})");
+                failing = true;
+            }
+            Err(_) => {}
+            Ok(_) if failing => {
+                eprintln!("issuer: ledger sequencer: running again");
+                failing = false;
+            }
+            Ok(_) => {}
+        }
+    }
+    match ledger.drain(key, DRAIN) {
+        Ok(true) => {}
+        Ok(false) => eprintln!(
+            "issuer: ledger sequencer: entries are still queued after {DRAIN:?}; the next node's sequencer appends them"
+        ),
+        Err(e) => eprintln!(
+            "issuer: ledger sequencer: {e}; queued entries are appended by the next sequencer"
+        ),
+    }
+}
+
+impl Drop for Sequencer {
+    fn drop(&mut self) {
+        *self.stop.0.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.stop.1.notify_all();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
