@@ -44,6 +44,17 @@ impl UnitRef {
         }
     }
 
+    /// The unit a redemption entry names.
+    #[must_use]
+    pub fn of_entry(e: &Entry) -> UnitRef {
+        UnitRef {
+            game: e.game,
+            emission: e.emission,
+            block: e.block,
+            index: e.index,
+        }
+    }
+
     /// As the log names it.
     #[must_use]
     pub fn place(&self) -> Place<'static> {
@@ -529,6 +540,14 @@ pub trait LedgerTx {
     ) -> Result<(), Error>;
     /// The unit's play.
     fn play(&mut self, p: Place) -> Result<Option<PlayRow>, Error>;
+    /// Before the batch: takes the locks of its idempotency `keys` and of
+    /// its `units` (redeemed or played) all at once, in one order (so two
+    /// batches never wait for each other), and reads ahead what it will
+    /// ask of the units (their redemptions and sales). A database whose
+    /// writers take turns does nothing.
+    fn prefetch(&mut self, _units: &[Place], _keys: &[&str]) -> Result<(), Error> {
+        Ok(())
+    }
     /// Makes the operations on unit `p` take turns until the transaction
     /// ends (a database whose writers already take turns does nothing).
     fn lock_unit(&mut self, _p: Place) -> Result<(), Error> {
@@ -633,13 +652,7 @@ impl Batch<'_> {
     }
 
     fn redeem(&mut self, e: &Entry) -> Result<Result<Done, Error>, Error> {
-        let unit = UnitRef {
-            game: e.game,
-            emission: e.emission,
-            block: e.block,
-            index: e.index,
-        };
-        let p = unit.place();
+        let p = UnitRef::of_entry(e).place();
         if let Err(refused) = self.open(e.game, e.emission) {
             return Ok(Err(refused));
         }
@@ -893,6 +906,22 @@ pub fn apply(
         ended: HashMap::new(),
         cursors: HashMap::new(),
     };
+    let units: Vec<Place> = ops
+        .iter()
+        .filter_map(|op| match op.unkeyed() {
+            Op::Redeem(e) => Some(UnitRef::of_entry(e).place()),
+            Op::Play(o) => Some(o.unit.place()),
+            _ => None,
+        })
+        .collect();
+    let keys: Vec<&str> = ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::Keyed(k) => Some(k.key.as_str()),
+            _ => None,
+        })
+        .collect();
+    batch.tx.prefetch(&units, &keys)?;
     let mut outcomes: Vec<Result<Done, Error>> = Vec::with_capacity(ops.len());
     // Keys applied in this batch: the first operation under each, to keep
     // its answer once the batch is done (and to answer a second use).

@@ -37,8 +37,9 @@ use crate::store::Store;
 /// The schema version this build writes (`ledger_schema.version`).
 pub const SCHEMA_VERSION: i64 = 5;
 
-/// Connections kept per process: the writers', the sequencer's and reads.
-const POOL_SIZE: u32 = 8;
+/// Connections kept per process beside the writers': the sequencer's and
+/// reads.
+const POOL_SIZE: u32 = 6;
 
 /// How long a request waits for a connection before "unavailable".
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -260,7 +261,7 @@ impl PgLedger {
         let mut config = config;
         config.connect_timeout(CONNECT_TIMEOUT);
         let pool = r2d2::Pool::builder()
-            .max_size(POOL_SIZE)
+            .max_size(POOL_SIZE + u32::try_from(writers()).unwrap_or(1))
             .connection_timeout(CONNECT_TIMEOUT)
             .build_unchecked(Manager(PostgresConnectionManager::new(config, NoTls)));
         Ok(PgLedger {
@@ -463,14 +464,18 @@ impl PgLedger {
             .isolation_level(IsolationLevel::ReadCommitted)
             .start()
             .map_err(db)?;
-        let at: String = tx.query_one(NOW, &[]).map_err(db)?.get(0);
         let mut pg = PgTx {
             tx: &mut tx,
             ledger: self,
             statements,
             queued: None,
             writing: true,
+            read_ahead: HashMap::new(),
         };
+        let at: String = pg
+            .query_opt(NOW, &[])?
+            .map(|r| r.get(0))
+            .unwrap_or_default();
         let outcomes = ops::apply(&mut pg, ops::Sequencing::Deferred, &at, ops)?;
         let queued = pg.queued;
         if let Err(e) = tx.commit() {
@@ -605,6 +610,7 @@ impl PgLedger {
                 statements,
                 queued: None,
                 writing: false,
+                read_ahead: HashMap::new(),
             })
         })
     }
@@ -903,6 +909,20 @@ struct PgTx<'t, 'c> {
     queued: Option<(&'static str, i64)>,
     /// A writing transaction (not a read-only snapshot).
     writing: bool,
+    /// Each unit's redemption and sale as [`LedgerTx::prefetch`] read them
+    /// for the batch (one query); dropped when a lock is taken, after
+    /// which they may be stale, and per unit when it is written.
+    read_ahead: HashMap<OwnedPlace, ReadAhead>,
+}
+
+/// A unit's place, owned.
+type OwnedPlace = (String, u32, u32, u32);
+
+/// A unit's redemption (time, prize) and sale time, read ahead.
+type ReadAhead = (Option<(String, u32)>, Option<String>);
+
+fn owned(p: Place) -> OwnedPlace {
+    (p.game.to_string(), p.emission, p.block, p.index)
 }
 
 impl PgTx<'_, '_> {
@@ -950,19 +970,92 @@ fn key(p: Place<'_>) -> (&str, i64, i64, i64) {
 
 impl LedgerTx for PgTx<'_, '_> {
     fn claims_ended(&mut self, game: &str, emission: u32) -> Result<Option<String>, Error> {
-        // Before the read, in its own statement (READ COMMITTED reads from
-        // the statement's start): an end of claims being published is
-        // waited for, then seen.
-        self.query_opt(
-            "SELECT pg_advisory_xact_lock_shared(hashtext('claims/' || $1), $2::int)",
-            &[&game, &(emission as i32)],
+        // The lock before the read, in a statement of its own (READ
+        // COMMITTED reads as of each statement's start): an end of claims
+        // being published is waited for, then seen. Both statements go in
+        // one round trip (the simple protocol; a game slug is [a-z-]).
+        if !game.bytes().all(|c| c.is_ascii_lowercase() || c == b'-') {
+            return Err(Error::Internal {
+                what: format!("the game slug {game:?} is not of a-z and -"),
+            });
+        }
+        let replies = self
+            .tx
+            .simple_query(&format!(
+                "SELECT pg_advisory_xact_lock_shared(hashtext('claims/{game}'), {});
+                 SELECT ended_at FROM claims_ended WHERE game='{game}' AND emission={emission}",
+                emission as i32
+            ))
+            .map_err(|e| self.ledger.db_error(&e))?;
+        Ok(replies.iter().find_map(|m| match m {
+            postgres::SimpleQueryMessage::Row(r) if r.columns()[0].name() == "ended_at" => {
+                r.get(0).map(str::to_string)
+            }
+            _ => None,
+        }))
+    }
+
+    fn prefetch(&mut self, units: &[Place], keys: &[&str]) -> Result<(), Error> {
+        if !keys.is_empty() {
+            let lock = self.statement(
+                "SELECT pg_advisory_xact_lock(hashtext('idempotency'), k) FROM (
+                     SELECT DISTINCT hashtext(key) AS k FROM unnest($1::text[]) AS key ORDER BY 1
+                 ) sorted",
+            )?;
+            self.tx
+                .query(&lock, &[&keys])
+                .map_err(|e| self.ledger.db_error(&e))?;
+        }
+        if units.is_empty() {
+            return Ok(());
+        }
+        let games: Vec<&str> = units.iter().map(|p| p.game).collect();
+        let column =
+            |f: fn(&Place) -> u32| -> Vec<i64> { units.iter().map(|p| i64::from(f(p))).collect() };
+        let (emissions, blocks, indexes) = (
+            column(|p| p.emission),
+            column(|p| p.block),
+            column(|p| p.index),
+        );
+        // The units' locks first, all in one order: two batches redeeming
+        // the same units in other orders would each wait for the other's
+        // uncommitted row (a deadlock) where they now take turns.
+        let lock = self.statement(
+            "SELECT pg_advisory_xact_lock(k, i) FROM (
+                 SELECT DISTINCT hashtext('unit/' || g || '/' || e::text || '/' || b::text) AS k,
+                        i::int AS i
+                 FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[]) AS u(g, e, b, i)
+                 ORDER BY 1, 2
+             ) sorted",
         )?;
-        Ok(self
-            .query_opt(
-                "SELECT ended_at FROM claims_ended WHERE game=$1 AND emission=$2",
-                &[&game, &i64::from(emission)],
-            )?
-            .map(|r| r.get(0)))
+        self.tx
+            .query(&lock, &[&games, &emissions, &blocks, &indexes])
+            .map_err(|e| self.ledger.db_error(&e))?;
+        let s = self.statement(
+            "SELECT u.g, u.e, u.b, u.i, r.redeemed_at, r.prize_cents, s.sold_at
+             FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[]) AS u(g, e, b, i)
+             LEFT JOIN redemptions r
+               ON r.game = u.g AND r.emission = u.e AND r.block = u.b AND r.unit_index = u.i
+             LEFT JOIN sales s
+               ON s.game = u.g AND s.emission = u.e AND s.block = u.b AND s.unit_index = u.i",
+        )?;
+        let rows = self
+            .tx
+            .query(&s, &[&games, &emissions, &blocks, &indexes])
+            .map_err(|e| self.ledger.db_error(&e))?;
+        for r in rows {
+            let unit = (
+                r.get::<_, String>(0),
+                small(r.get(1)),
+                small(r.get(2)),
+                small(r.get(3)),
+            );
+            let redemption = r
+                .get::<_, Option<String>>(4)
+                .map(|at| (at, small(r.get::<_, Option<i64>>(5).unwrap_or_default())));
+            self.read_ahead.insert(unit, (redemption, r.get(6)));
+        }
+        Ok(())
     }
 
     fn claims_row(
@@ -971,6 +1064,7 @@ impl LedgerTx for PgTx<'_, '_> {
         emission: u32,
     ) -> Result<Option<(EndOfClaims, Option<u64>)>, Error> {
         // Waits for the operations on the emission's units under way.
+        self.read_ahead.clear();
         self.query_opt(
             "SELECT pg_advisory_xact_lock(hashtext('claims/' || $1), $2::int)",
             &[&game, &(emission as i32)],
@@ -1006,6 +1100,9 @@ impl LedgerTx for PgTx<'_, '_> {
     }
 
     fn redemption(&mut self, p: Place) -> Result<Option<(String, u32)>, Error> {
+        if let Some((redemption, _)) = self.read_ahead.get(&owned(p)) {
+            return Ok(redemption.clone());
+        }
         let (g, e, b, i) = key(p);
         Ok(self
             .query_opt(
@@ -1022,6 +1119,12 @@ impl LedgerTx for PgTx<'_, '_> {
         logged: Logged,
     ) -> Result<bool, Error> {
         deferred(logged)?;
+        self.read_ahead.remove(&(
+            entry.game.slug().to_string(),
+            entry.emission,
+            entry.block,
+            entry.index,
+        ));
         let (game, emission) = (entry.game.slug(), i64::from(entry.emission));
         let (block, index) = (i64::from(entry.block), i64::from(entry.index));
         let row = self.query_opt(
@@ -1047,6 +1150,9 @@ impl LedgerTx for PgTx<'_, '_> {
     }
 
     fn sale(&mut self, p: Place) -> Result<Option<String>, Error> {
+        if let Some((_, sale)) = self.read_ahead.get(&owned(p)) {
+            return Ok(sale.clone());
+        }
         let (g, e, b, i) = key(p);
         Ok(self
             .query_opt(
@@ -1058,6 +1164,7 @@ impl LedgerTx for PgTx<'_, '_> {
 
     fn insert_sale(&mut self, p: Place, at: &str, logged: Logged) -> Result<(), Error> {
         deferred(logged)?;
+        self.read_ahead.remove(&owned(p));
         let (g, e, b, i) = key(p);
         let row = self.query_opt(
             "INSERT INTO sales (game, emission, block, unit_index, sold_at, pending)
@@ -1069,6 +1176,8 @@ impl LedgerTx for PgTx<'_, '_> {
     }
 
     fn sale_cursor(&mut self, game: &str, emission: u32, block: u32) -> Result<u32, Error> {
+        // What was read before the lock may be stale after it.
+        self.read_ahead.clear();
         // Sales of one block take turns (the cursor and the first unsold
         // unit are read after the lock, in statements of their own).
         self.query_opt(
@@ -1169,6 +1278,7 @@ impl LedgerTx for PgTx<'_, '_> {
     }
 
     fn lock_unit(&mut self, p: Place) -> Result<(), Error> {
+        self.read_ahead.clear();
         self.query_opt(
             "SELECT pg_advisory_xact_lock(hashtext('unit/' || $1 || '/' || $2::bigint::text || '/' || $3::bigint::text), $4::int)",
             &[&p.game, &i64::from(p.emission), &i64::from(p.block), &(p.index as i32)],
@@ -1307,9 +1417,22 @@ pub struct PgStorage {
     _sequencer: Arc<Sequencer>,
 }
 
-/// Writer threads per node: their transactions overlap (nothing every
-/// operation shares is locked), and PostgreSQL groups their commits.
-pub const WRITERS: usize = 4;
+/// Writer threads per node by default (`ISSUER_PG_WRITERS` sets it):
+/// their transactions may overlap (nothing every operation shares is
+/// locked), but on the 2-core machine of docs/PERFORMANCE.md one writer
+/// batches best (§Shared PostgreSQL ledger, issue 21 run).
+pub const WRITERS: usize = 1;
+
+/// Writer threads per node: `ISSUER_PG_WRITERS` (1 to 64), else
+/// [`WRITERS`].
+#[must_use]
+pub fn writers() -> usize {
+    std::env::var("ISSUER_PG_WRITERS")
+        .ok()
+        .and_then(|w| w.parse().ok())
+        .filter(|w| (1..=64).contains(w))
+        .unwrap_or(WRITERS)
+}
 
 impl PgStorage {
     /// The storage of `ledger`, signing with `store`'s ledger key (made if

@@ -47,7 +47,7 @@ impl LedgerTarget {
             LedgerTarget::Store(own) => GroupCommit::start(SqliteStorage::open(own, busy)?),
             LedgerTarget::Postgres(pg) => {
                 let storage = PgStorage::open(pg.clone(), store)?;
-                GroupCommit::start_many(vec![storage; super::pg::WRITERS])
+                GroupCommit::start_many(vec![storage; super::pg::writers()])
             }
         }
     }
