@@ -331,7 +331,7 @@ fn batch_gives_one_independent_result_a_line() {
 }
 
 #[test]
-fn head_and_proofs_verify_independently() {
+fn head_and_proofs_verify_independently_and_come_from_the_tiles() {
     let (_dir, store) = store_copy();
     // 13 sales first (entries 0..13): the redemptions are entries 13..26.
     let units: Vec<String> = (10..15).chain(20..28).map(|i| id(&store, i)).collect();
@@ -375,6 +375,54 @@ fn head_and_proofs_verify_independently() {
     assert!(!rfc9162_verify_consistency(18, 26, &root5, &root, &bad));
     // An unredeemed unit has no proof.
     issuer(&store, &["ledger", "prove", "--unit", &id(&store, 99)]).expect_code(1);
+
+    // Issue 21: those proofs came from the tiles. A ledger without tiles
+    // (written before them) proves the same from every leaf, and its next
+    // commit tiles it; a tampered tile gives a proof that does not verify.
+    let prove = |unit: &str| {
+        issuer(&store, &["ledger", "prove", "--unit", unit, "--json"])
+            .expect_code(0)
+            .stdout
+    };
+    let (from_tiles, consistency) = (prove(&id(&store, 12)), c.to_string());
+    let s = Store::new(&store);
+    let conn = rusqlite::Connection::open(s.ledger_path()).unwrap();
+    let tiles: i64 = conn
+        .query_row("SELECT COUNT(*) FROM log_tiles", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(tiles, 1, "26 leaves: one partial level-0 tile");
+    conn.execute("DELETE FROM log_tiles", []).unwrap();
+    assert_eq!(prove(&id(&store, 12)), from_tiles, "from every leaf");
+    let mut ledger = Ledger::open(&s.ledger_path()).unwrap();
+    ledger
+        .commit(&[], &log::LedgerKey::load_or_create(&s).unwrap())
+        .unwrap();
+    drop(ledger);
+    assert_eq!(prove(&id(&store, 12)), from_tiles, "tiled again");
+    let again = issuer(&store, &["ledger", "prove", "--from", "18", "--json"])
+        .expect_code(0)
+        .json();
+    assert_eq!(again.to_string(), consistency);
+    // Overwrite a byte of the entry's sibling leaf in the tile: its proof
+    // starts with that hash.
+    let first: Value = serde_json::from_str(&from_tiles).unwrap();
+    let sibling = first["leaf_index"].as_u64().unwrap() ^ 1;
+    assert!(sibling < size);
+    conn.execute(
+        "UPDATE log_tiles
+         SET hashes = CAST(substr(hashes, 1, ?1) || x'ff' || substr(hashes, ?1 + 2) AS BLOB)
+         WHERE level = 0 AND idx = 0",
+        [sibling * 32],
+    )
+    .unwrap();
+    let p: Value = serde_json::from_str(&prove(&id(&store, 12))).unwrap();
+    assert!(!rfc9162_verify_inclusion(
+        p["leaf_index"].as_u64().unwrap(),
+        size,
+        &rfc_leaf_hash(p["entry"].as_str().unwrap().as_bytes()),
+        &hashes(&p["inclusion_proof"]),
+        &root,
+    ));
 }
 
 /// Sales before the redemptions of `verify_after`: its redemptions are the

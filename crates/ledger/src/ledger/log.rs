@@ -18,6 +18,7 @@ use rusqlite::{params, OptionalExtension, Transaction};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use super::tiles::{self, Cached, TileId, TileSource};
 use super::Ledger;
 use crate::error::Error;
 use crate::merkle::{self, Frontier, Hash};
@@ -319,6 +320,90 @@ pub(super) fn catch_up(
     Ok(())
 }
 
+/// The SQLite ledger's tiles inside a transaction.
+struct SqliteTiles<'t>(&'t rusqlite::Connection);
+
+impl TileSource for SqliteTiles<'_> {
+    fn tile(&mut self, (level, index): TileId) -> Result<Vec<Hash>, Error> {
+        let bytes: Option<Vec<u8>> = self
+            .0
+            .prepare_cached("SELECT hashes FROM log_tiles WHERE level = ?1 AND idx = ?2")
+            .and_then(|mut s| s.query_row(params![level, index], |r| r.get(0)).optional())
+            .map_err(|e| tile_error(level, index, &e))?;
+        decoded(level, index, bytes)
+    }
+}
+
+fn tile_error(level: u8, index: u64, e: &dyn std::fmt::Display) -> Error {
+    Error::LedgerUnavailable {
+        path: "log_tiles".into(),
+        reason: format!("tile {level}/{index}: {e}"),
+    }
+}
+
+/// A stored tile's hashes; a row that is not whole hashes is damage.
+pub(super) fn decoded(level: u8, index: u64, bytes: Option<Vec<u8>>) -> Result<Vec<Hash>, Error> {
+    match bytes {
+        None => Ok(Vec::new()),
+        Some(b) => tiles::decode(&b).ok_or_else(|| Error::LedgerDamaged {
+            path: "log_tiles".into(),
+            reason: format!("tile {level}/{index} is not a whole number of hashes"),
+        }),
+    }
+}
+
+/// Brings the tiles up to the log's `size` leaves (docs/REDEMPTION.md
+/// §Tiles): the leaves past the last tile are read (those of this commit,
+/// or, once, every leaf of a ledger written before tiles) and appended.
+pub(super) fn extend_tiles(tx: &Transaction, size: u64, path: &Path) -> Result<(), Error> {
+    let err = |source: rusqlite::Error| Error::Ledger {
+        path: path.to_path_buf(),
+        source: source.into(),
+    };
+    let last: Option<(u64, Vec<u8>)> = tx
+        .prepare_cached(
+            "SELECT idx, hashes FROM log_tiles WHERE level = 0 ORDER BY idx DESC LIMIT 1",
+        )
+        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
+        .map_err(err)?;
+    let covered = tiles::covered(last.map(|(i, b)| (i, b.len() / 32)));
+    if covered >= size {
+        return Ok(());
+    }
+    let mut leaves = Vec::new();
+    {
+        let mut stmt = tx
+            .prepare_cached("SELECT seq, leaf_hash FROM log_leaves WHERE seq >= ?1 ORDER BY seq")
+            .map_err(err)?;
+        let mut rows = stmt.query(params![covered]).map_err(err)?;
+        while let Some(row) = rows.next().map_err(err)? {
+            let seq: u64 = row.get(0).map_err(err)?;
+            let leaf: Option<Vec<u8>> = row.get(1).map_err(err)?;
+            match leaf.and_then(|l| Hash::try_from(l.as_slice()).ok()) {
+                Some(leaf) if seq == covered + leaves.len() as u64 => leaves.push(leaf),
+                _ => {
+                    return Err(Error::LedgerDamaged {
+                        path: path.to_path_buf(),
+                        reason: format!(
+                            "entry {} of the log is missing or has no leaf hash; run `issuer ledger verify`",
+                            covered + leaves.len() as u64
+                        ),
+                    })
+                }
+            }
+        }
+    }
+    let changed = tiles::append(&mut SqliteTiles(tx), covered, &leaves)?;
+    let mut put = tx
+        .prepare_cached("INSERT OR REPLACE INTO log_tiles (level, idx, hashes) VALUES (?1, ?2, ?3)")
+        .map_err(err)?;
+    for ((level, index), hashes) in changed {
+        put.execute(params![level, index, tiles::encode(&hashes)])
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
 /// Signs and stores the head of `frontier`, keeping the frontier beside it.
 /// A signed head is never replaced: a head of that size stored already
 /// means the log was cut back below it (rows deleted) and is growing again
@@ -430,6 +515,10 @@ pub struct EntryProof {
     pub root: String,
     /// The signed head the proof leads to.
     pub checkpoint: String,
+    /// Rows the proof read (the entry, the head, the tiles), or `None`
+    /// when the tiles did not cover the head and every leaf was read.
+    #[serde(skip)]
+    pub rows_read: Option<u64>,
 }
 
 /// A consistency proof between two sizes of the log.
@@ -566,6 +655,19 @@ pub trait LogSource {
     fn latest_head(&self) -> Result<Option<StoredHead>, Error>;
     /// The redemption entry of a unit.
     fn redemption_entry(&self, unit: Place) -> Result<Option<StoredEntry>, Error>;
+    /// A tile of the log's tree (empty when there is none).
+    fn tile(&self, id: TileId) -> Result<Vec<Hash>, Error>;
+    /// Leaves the tiles cover.
+    fn tiles_covered(&self) -> Result<u64, Error>;
+}
+
+/// A log's tiles, read one row at a time.
+struct SourceTiles<'s>(&'s dyn LogSource);
+
+impl TileSource for SourceTiles<'_> {
+    fn tile(&mut self, id: TileId) -> Result<Vec<Hash>, Error> {
+        self.0.tile(id)
+    }
 }
 
 impl StoredHead {
@@ -792,6 +894,8 @@ pub fn verify(
 
 /// Inclusion proof of `unit`'s redemption in the latest signed head.
 /// `Ok(None)` when the unit is not in the log (or not under a head yet).
+/// Read from the tiles (a few rows, docs/REDEMPTION.md §Tiles) when they
+/// cover the head; else from every leaf.
 pub fn prove_unit(source: &dyn LogSource, unit: Place) -> Result<Option<EntryProof>, Error> {
     let (
         Some(StoredEntry {
@@ -804,37 +908,68 @@ pub fn prove_unit(source: &dyn LogSource, unit: Place) -> Result<Option<EntryPro
     else {
         return Ok(None);
     };
-    let leaves = source.snapshot()?.sorted().leaves(&source.log_name())?;
-    let n = head.size.min(leaves.len() as u64) as usize;
-    if seq as usize >= n {
-        return Ok(None);
-    }
-    let proof = merkle::inclusion_proof(&leaves[..n], seq as usize).unwrap_or_default();
+    let (n, proof, rows_read) = if source.tiles_covered()? >= head.size {
+        if seq >= head.size {
+            return Ok(None);
+        }
+        let mut reader = SourceTiles(source);
+        let mut tiles = Cached::new(&mut reader);
+        let proof = tiles.inclusion_proof(seq, head.size)?;
+        // The entry, the head, the coverage and the tiles.
+        (head.size, proof, Some(3 + tiles.reads))
+    } else {
+        let leaves = source.snapshot()?.sorted().leaves(&source.log_name())?;
+        let n = head.size.min(leaves.len() as u64) as usize;
+        if seq as usize >= n {
+            return Ok(None);
+        }
+        let proof = merkle::inclusion_proof(&leaves[..n], seq as usize).unwrap_or_default();
+        (n as u64, proof, None)
+    };
     Ok(Some(EntryProof {
         entry: line,
         leaf_index: seq,
-        tree_size: n as u64,
+        tree_size: n,
         inclusion_proof: proof.iter().map(hex::encode).collect(),
         root: hex::encode(&head.root),
         checkpoint: head.checkpoint,
+        rows_read,
     }))
 }
 
 /// Consistency proof from size `from` to size `to` (default: the latest
-/// head's). `Ok(None)` when a size is beyond the log.
+/// head's). `Ok(None)` when a size is beyond the log. From the tiles when
+/// they cover `to`.
 pub fn prove_consistency(
     source: &dyn LogSource,
     from: u64,
     to: Option<u64>,
 ) -> Result<Option<ConsistencyProof>, Error> {
-    let leaves = source.snapshot()?.sorted().leaves(&source.log_name())?;
+    let covered = source.tiles_covered()?;
     let to = match to {
         Some(to) => to,
-        None => source
-            .latest_head()?
-            .map_or(leaves.len() as u64, |h| h.size),
+        None => source.latest_head()?.map_or(covered, |h| h.size),
     };
-    if from > to || to > leaves.len() as u64 {
+    if from > to {
+        return Ok(None);
+    }
+    if covered >= to {
+        let mut reader = SourceTiles(source);
+        let mut tiles = Cached::new(&mut reader);
+        return Ok(Some(ConsistencyProof {
+            from,
+            to,
+            from_root: hex::encode(tiles.root(from)?),
+            to_root: hex::encode(tiles.root(to)?),
+            consistency_proof: tiles
+                .consistency_proof(from, to)?
+                .iter()
+                .map(hex::encode)
+                .collect(),
+        }));
+    }
+    let leaves = source.snapshot()?.sorted().leaves(&source.log_name())?;
+    if to > leaves.len() as u64 {
         return Ok(None);
     }
     let new = &leaves[..to as usize];
@@ -1096,6 +1231,23 @@ impl LogSource for Ledger {
         )
         .map_err(|e| self.err(e))?
         .pop())
+    }
+
+    fn tile(&self, id: TileId) -> Result<Vec<Hash>, Error> {
+        SqliteTiles(&self.conn).tile(id)
+    }
+
+    fn tiles_covered(&self) -> Result<u64, Error> {
+        let last: Option<(u64, Vec<u8>)> = self
+            .conn
+            .query_row(
+                "SELECT idx, hashes FROM log_tiles WHERE level = 0 ORDER BY idx DESC LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        Ok(tiles::covered(last.map(|(i, b)| (i, b.len() / 32))))
     }
 }
 

@@ -13,6 +13,7 @@ pub mod pg;
 pub mod pg_sequencer;
 mod sqlite_tx;
 pub mod target;
+pub mod tiles;
 pub mod writer;
 
 use std::path::{Path, PathBuf};
@@ -107,6 +108,12 @@ CREATE TABLE IF NOT EXISTS claims_ended (
     seq         INTEGER,
     leaf_hash   BLOB,
     PRIMARY KEY (game, emission)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS log_tiles (
+    level       INTEGER NOT NULL,
+    idx         INTEGER NOT NULL,
+    hashes      BLOB    NOT NULL,
+    PRIMARY KEY (level, idx)
 ) WITHOUT ROWID;
 ";
 
@@ -553,6 +560,7 @@ impl Ledger {
         if frontier.size() > before {
             log::store_head(&tx, key, &frontier, &at, &path)?;
         }
+        log::extend_tiles(&tx, frontier.size(), &path)?;
         tx.commit().map_err(err)?;
         self.frontier = frontier;
         Ok(outcomes)

@@ -27,15 +27,16 @@ use super::log::{
 };
 use super::ops::{self, Done, KeptRow, LedgerTx, Logged, Op, PlayRow};
 use super::pg_sequencer::Sequencer;
+use super::tiles::{self, TileId};
 use super::writer::LedgerStorage;
 use super::{Entry, Recorded};
 use crate::error::Error;
 use crate::game::Game;
-use crate::merkle::Frontier;
+use crate::merkle::{Frontier, Hash};
 use crate::store::Store;
 
 /// The schema version this build writes (`ledger_schema.version`).
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Connections kept per process beside the writers': the sequencer's and
 /// reads.
@@ -165,6 +166,17 @@ UPDATE claims_ended SET pending = q.n FROM (
         SELECT game, emission FROM claims_ended WHERE seq IS NULL ORDER BY ended_at, game, emission
     ) o
 ) q WHERE claims_ended.game = q.game AND claims_ended.emission = q.emission;
+";
+
+/// Version 6: the log's tree as tiles (docs/REDEMPTION.md §Tiles), filled
+/// by the sequencer (from every leaf, once, on a ledger written before).
+const SCHEMA_V6: &str = "
+CREATE TABLE log_tiles (
+    level   SMALLINT NOT NULL,
+    idx     BIGINT   NOT NULL,
+    hashes  BYTEA    NOT NULL,
+    PRIMARY KEY (level, idx)
+);
 ";
 
 /// [`super::sqlite_tx::FIRST_UNSOLD`] with PostgreSQL's parameters (`$1`
@@ -343,6 +355,9 @@ impl PgLedger {
         }
         if found < 5 {
             tx.batch_execute(SCHEMA_V5).map_err(db)?;
+        }
+        if found < 6 {
+            tx.batch_execute(SCHEMA_V6).map_err(db)?;
         }
         tx.execute("UPDATE ledger_schema SET version = $1", &[&SCHEMA_VERSION])
             .map_err(db)?;
@@ -721,6 +736,10 @@ impl PgLedger {
     }
 }
 
+/// The last level-0 tile: how many leaves the tiles cover.
+pub(super) const LAST_TILE: &str =
+    "SELECT idx, hashes FROM log_tiles WHERE level = 0 ORDER BY idx DESC LIMIT 1";
+
 /// Entries queued for the sequencer.
 const QUEUED: &str = "SELECT
     (SELECT COUNT(*) FROM redemptions WHERE seq IS NULL AND pending IS NOT NULL)
@@ -876,6 +895,30 @@ impl LogSource for PgLedger {
             )
             .map_err(|e| self.db_error(&e))?;
         Ok(row.as_ref().map(read_head))
+    }
+
+    fn tile(&self, (level, index): TileId) -> Result<Vec<Hash>, Error> {
+        let row = self
+            .conn()?
+            .query_opt(
+                "SELECT hashes FROM log_tiles WHERE level = $1 AND idx = $2",
+                &[&i16::from(level), &i64::try_from(index).unwrap_or(i64::MAX)],
+            )
+            .map_err(|e| self.read_error(&e))?;
+        log::decoded(level, index, row.map(|r| r.get(0)))
+    }
+
+    fn tiles_covered(&self) -> Result<u64, Error> {
+        let row = self
+            .conn()?
+            .query_opt(LAST_TILE, &[])
+            .map_err(|e| self.read_error(&e))?;
+        Ok(tiles::covered(row.map(|r| {
+            (
+                r.get::<_, i64>(0).unsigned_abs(),
+                r.get::<_, Vec<u8>>(1).len() / 32,
+            )
+        })))
     }
 
     fn redemption_entry(&self, p: Place) -> Result<Option<StoredEntry>, Error> {

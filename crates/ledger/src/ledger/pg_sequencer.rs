@@ -24,8 +24,9 @@ use postgres::IsolationLevel;
 use super::claims::EndOfClaims;
 use super::log::{self, LedgerKey, OwnedFields, Place};
 use super::pg::{small, PgLedger};
+use super::tiles::{self, TileId, TileSource};
 use crate::error::Error;
-use crate::merkle::{self, Frontier};
+use crate::merkle::{self, Frontier, Hash};
 
 /// The advisory lock one sequencer holds while it appends.
 pub const SEQUENCER_LOCK: i64 = 7_106_602;
@@ -34,6 +35,28 @@ pub const SEQUENCER_LOCK: i64 = 7_106_602;
 /// in a signed head within about this long after its commit, plus one
 /// batch's work.
 pub const TICK: Duration = Duration::from_millis(100);
+
+/// Most stored leaves tiled in one turn (a ledger written before tiles).
+pub const BACKFILL: u64 = 1 << 20;
+
+/// A PostgreSQL transaction's tiles.
+struct PgTiles<'a, 'c>(&'a mut postgres::Transaction<'c>);
+
+impl TileSource for PgTiles<'_, '_> {
+    fn tile(&mut self, (level, index): TileId) -> Result<Vec<Hash>, Error> {
+        let row = self
+            .0
+            .query_opt(
+                "SELECT hashes FROM log_tiles WHERE level = $1 AND idx = $2",
+                &[&i16::from(level), &i64::try_from(index).unwrap_or(i64::MAX)],
+            )
+            .map_err(|e| Error::LedgerUnavailable {
+                path: "log_tiles".into(),
+                reason: super::pg::db_text(&e),
+            })?;
+        log::decoded(level, index, row.map(|r| r.get(0)))
+    }
+}
 
 /// Most entries appended in one transaction.
 pub const MAX_SEQUENCED: i64 = 8192;
@@ -223,17 +246,32 @@ impl PgLedger {
             reason: "log_state holds no valid frontier".into(),
         })?;
         let queue = read_queue(&mut tx, max).map_err(db)?;
+        let old_size = frontier.size();
+        let covered = tiles::covered(tx.query_opt(super::pg::LAST_TILE, &[]).map_err(db)?.map(
+            |r| {
+                (
+                    r.get::<_, i64>(0).unsigned_abs(),
+                    r.get::<_, Vec<u8>>(1).len() / 32,
+                )
+            },
+        ));
         if queue.is_empty() {
+            if covered < old_size {
+                self.tile_stored_leaves(&mut tx, covered, old_size)?;
+                tx.commit().map_err(db)?;
+            }
             return Ok(Turn::Appended(0));
         }
         // Per table: pending numbers, positions, leaves.
         let mut updates: [Placed; 4] = Default::default();
         let mut totals: std::collections::BTreeMap<(String, u32, u32), (i64, i64)> =
             std::collections::BTreeMap::new();
+        let mut leaves = Vec::with_capacity(queue.len());
         for (pending, entry) in &queue {
             let seq = frontier.size();
             let leaf = merkle::leaf_hash(entry.line(seq).as_bytes());
             frontier.push(leaf);
+            leaves.push(leaf);
             let u = &mut updates[entry.table()];
             u.0.push(*pending);
             u.1.push(i64::try_from(seq).unwrap_or(i64::MAX));
@@ -277,10 +315,94 @@ impl PgLedger {
             )
             .map_err(db)?;
         }
+        // The tiles: the new leaves, or (a ledger written before tiles)
+        // the stored ones first, a chunk a turn, the new ones after.
+        if covered == old_size {
+            self.put_tiles(&mut tx, covered, &leaves)?;
+        } else {
+            self.tile_stored_leaves(&mut tx, covered, frontier.size())?;
+        }
         let at: String = tx.query_one(super::pg::NOW, &[]).map_err(db)?.get(0);
         self.store_head(&mut tx, &frontier, key, &at)?;
         tx.commit().map_err(db)?;
         Ok(Turn::Appended(queue.len() as u64))
+    }
+
+    /// Appends `leaves` (from position `size`) to the tiles.
+    fn put_tiles(
+        &self,
+        tx: &mut postgres::Transaction,
+        size: u64,
+        leaves: &[Hash],
+    ) -> Result<(), Error> {
+        let changed = tiles::append(&mut PgTiles(tx), size, leaves)?;
+        for ((level, index), hashes) in changed {
+            tx.execute(
+                "INSERT INTO log_tiles (level, idx, hashes) VALUES ($1, $2, $3)
+                 ON CONFLICT (level, idx) DO UPDATE SET hashes = excluded.hashes",
+                &[
+                    &i16::from(level),
+                    &i64::try_from(index).unwrap_or(i64::MAX),
+                    &tiles::encode(&hashes),
+                ],
+            )
+            .map_err(|e| self.db_error(&e))?;
+        }
+        Ok(())
+    }
+
+    /// Tiles the stored leaves from `covered` up to `size`, at most
+    /// [`BACKFILL`] of them (the rest in later turns).
+    fn tile_stored_leaves(
+        &self,
+        tx: &mut postgres::Transaction,
+        covered: u64,
+        size: u64,
+    ) -> Result<(), Error> {
+        let to = size.min(covered + BACKFILL);
+        let rows = tx
+            .query(
+                "SELECT seq, leaf_hash FROM (
+                     SELECT seq, leaf_hash FROM redemptions WHERE seq >= $1 AND seq < $2
+                     UNION ALL SELECT seq, leaf_hash FROM sales WHERE seq >= $1 AND seq < $2
+                     UNION ALL SELECT seq, leaf_hash FROM plays WHERE seq >= $1 AND seq < $2
+                     UNION ALL SELECT seq, leaf_hash FROM claims_ended WHERE seq >= $1 AND seq < $2
+                 ) l ORDER BY seq",
+                &[
+                    &i64::try_from(covered).unwrap_or(i64::MAX),
+                    &i64::try_from(to).unwrap_or(i64::MAX),
+                ],
+            )
+            .map_err(|e| self.db_error(&e))?;
+        let mut leaves = Vec::with_capacity(rows.len());
+        for r in rows {
+            let seq = r.get::<_, i64>(0).unsigned_abs();
+            let leaf = r
+                .get::<_, Option<Vec<u8>>>(1)
+                .and_then(|l| Hash::try_from(l.as_slice()).ok());
+            match leaf {
+                Some(leaf) if seq == covered + leaves.len() as u64 => leaves.push(leaf),
+                _ => {
+                    return Err(Error::LedgerDamaged {
+                        path: PathBuf::from(self.name()),
+                        reason: format!(
+                            "entry {} of the log is missing or has no leaf hash; run `issuer ledger verify`",
+                            covered + leaves.len() as u64
+                        ),
+                    })
+                }
+            }
+        }
+        if (leaves.len() as u64) < to - covered {
+            return Err(Error::LedgerDamaged {
+                path: PathBuf::from(self.name()),
+                reason: format!(
+                    "entry {} of the log is missing; run `issuer ledger verify`",
+                    covered + leaves.len() as u64
+                ),
+            });
+        }
+        self.put_tiles(tx, covered, &leaves)
     }
 
     /// Sequences until the queue is empty, waiting out another node's
