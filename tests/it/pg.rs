@@ -1299,3 +1299,35 @@ fn pg_an_end_of_claims_during_redemptions_follows_every_payment_in_the_log() {
         "a redemption at {last:?} after the end of claims at {claims}"
     );
 }
+
+/// Issue 22: a ledger locked elsewhere (an operator's psql holding a table
+/// lock) answers 503 `ledger_unavailable` within about a second, naming
+/// the lock, instead of hanging; once the lock is gone the same request
+/// is paid.
+#[test]
+fn pg_a_locked_ledger_answers_503_within_two_seconds_then_pays() {
+    let Some((_pg, _dir, a, _b, url)) = migrated("pg_a_locked_ledger…") else {
+        return;
+    };
+    let unit = id(&a, 11);
+    sellable(&a, Some(&url), std::slice::from_ref(&unit));
+    let server = serve(&a, &url);
+    let mut psql = sql(&url);
+    let mut locked = psql.transaction().unwrap();
+    locked
+        .batch_execute("LOCK TABLE redemptions IN ACCESS EXCLUSIVE MODE")
+        .unwrap();
+    let started = Instant::now();
+    let (status, body) = post(&agent(), &server, "/v1/redemptions", json!({"id": unit}));
+    let took = started.elapsed();
+    assert_eq!(status, 503, "{body}");
+    assert!(took < Duration::from_secs(2), "answered after {took:?}");
+    assert_eq!(body["error"], "ledger_unavailable", "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("lock timeout"),
+        "{body}"
+    );
+    locked.rollback().unwrap();
+    let (status, body) = post(&agent(), &server, "/v1/redemptions", json!({"id": unit}));
+    assert_eq!(status, 200, "{body}");
+}

@@ -483,7 +483,8 @@ fn deleting_the_end_of_claims_is_found_and_an_older_one_is_adopted_into_the_log(
              UNION ALL SELECT seq, leaf_hash FROM plays WHERE seq IS NOT NULL;
          ALTER TABLE claims_ended DROP COLUMN seq;
          ALTER TABLE claims_ended DROP COLUMN leaf_hash;
-         DELETE FROM ledger_heads WHERE size = 2;",
+         DELETE FROM ledger_heads WHERE size = 2;
+         DROP TABLE log_tiles;",
     )
     .unwrap();
     let v = verify(0);

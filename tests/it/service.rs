@@ -140,6 +140,14 @@ fn hashes(v: &Value) -> Vec<Hash> {
         .collect()
 }
 
+/// `issuer ledger verify` of `store` fails, with a finding that says `what`.
+fn verify_finds(store: &Path, what: &str) {
+    let v = issuer(store, &["ledger", "verify", "--json"])
+        .expect_code(1)
+        .json();
+    assert!(v["log"]["findings"].to_string().contains(what), "{v}");
+}
+
 /// `issuer ledger prove --unit ID --json`, checked: the entry names the
 /// unit, hashes to its leaf and the proof reaches the head's root.
 fn assert_proven(store: &Path, unit_id: &str, head_root: &Hash, head_size: u64) {
@@ -423,6 +431,8 @@ fn head_and_proofs_verify_independently_and_come_from_the_tiles() {
         &hashes(&p["inclusion_proof"]),
         &root,
     ));
+    // `ledger verify` names the tile.
+    verify_finds(&store, "tile 0/0 does not match the log's leaves");
 }
 
 /// Sales before the redemptions of `verify_after`: its redemptions are the
@@ -528,8 +538,12 @@ fn only_a_head_kept_elsewhere_catches_a_truncated_ledger() {
              paid_cents = (SELECT SUM(prize_cents) FROM redemptions);",
     )
     .unwrap();
+    // The tiles (issue 21) still cover the 12 entries: they tell.
+    verify_finds(&store, "the tiles cover 12 entries, the log holds 10");
+    // Tiles removed too, what the store holds is consistent: the store
+    // alone can't tell.
+    conn.execute_batch("DELETE FROM log_tiles").unwrap();
     drop(conn);
-    // What the store holds is consistent: the store alone can't tell.
     issuer(&store, &["ledger", "verify"]).expect_code(0);
     // The head kept elsewhere can.
     let run = issuer(

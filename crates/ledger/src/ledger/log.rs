@@ -643,6 +643,8 @@ pub struct Snapshot {
     /// Entries committed and queued for the sequencer (PostgreSQL): not
     /// in the log yet, so not read.
     pub pending: u64,
+    /// The stored tiles (docs/REDEMPTION.md §Tiles), as stored.
+    pub tiles: Vec<(TileId, Vec<u8>)>,
 }
 
 /// A ledger database seen as a log: SQLite or PostgreSQL.
@@ -659,6 +661,15 @@ pub trait LogSource {
     fn tile(&self, id: TileId) -> Result<Vec<Hash>, Error>;
     /// Leaves the tiles cover.
     fn tiles_covered(&self) -> Result<u64, Error>;
+}
+
+/// No tile stored: the tiles of a log built from its first leaf.
+struct NoTiles;
+
+impl TileSource for NoTiles {
+    fn tile(&mut self, _: TileId) -> Result<Vec<Hash>, Error> {
+        Ok(Vec::new())
+    }
 }
 
 /// A log's tiles, read one row at a time.
@@ -697,6 +708,56 @@ pub fn head(source: &dyn LogSource) -> Result<Option<Head>, Error> {
 }
 
 impl Snapshot {
+    /// The stored tiles against the tiles of `leaves` (the log's stored
+    /// leaf hashes, in order): each problem found. Tiles covering fewer
+    /// leaves than the log (a ledger not tiled yet, or behind its
+    /// sequencer) are not one.
+    fn check_tiles(&self, leaves: &[Hash]) -> Vec<String> {
+        let mut problems = Vec::new();
+        let mut stored = std::collections::BTreeMap::new();
+        for ((level, index), bytes) in &self.tiles {
+            match tiles::decode(bytes) {
+                Some(hashes) => {
+                    stored.insert((*level, *index), hashes);
+                }
+                None => problems.push(format!(
+                    "tile {level}/{index} is not a whole number of hashes"
+                )),
+            }
+        }
+        let last = stored
+            .iter()
+            .filter(|((level, _), _)| *level == 0)
+            .map(|((_, index), hashes)| (*index, hashes.len()))
+            .next_back();
+        let covered = tiles::covered(last);
+        if covered > leaves.len() as u64 {
+            problems.push(format!(
+                "the tiles cover {covered} entries, the log holds {}: entries were deleted",
+                leaves.len()
+            ));
+            return problems;
+        }
+        let mut none = NoTiles;
+        let Ok(expected) = tiles::append(&mut none, 0, &leaves[..covered as usize]) else {
+            return problems;
+        };
+        for (id, hashes) in &expected {
+            match stored.get(id) {
+                None => problems.push(format!("tile {}/{} is missing", id.0, id.1)),
+                Some(s) if s != hashes => problems.push(format!(
+                    "tile {}/{} does not match the log's leaves: it was rewritten (proofs read from it would not verify)",
+                    id.0, id.1
+                )),
+                Some(_) => {}
+            }
+        }
+        for id in stored.keys().filter(|id| !expected.contains_key(id)) {
+            problems.push(format!("tile {}/{} is past the log", id.0, id.1));
+        }
+        problems
+    }
+
     /// Sorts entries into log order and heads by size.
     #[must_use]
     pub fn sorted(mut self) -> Snapshot {
@@ -777,6 +838,7 @@ impl Snapshot {
             roots_at.insert(0, frontier.root());
         }
         let mut expected = 0u64;
+        let mut leaves = Vec::new();
         for e in &self.entries {
             let unit = e.unit_id.as_deref();
             let Some(seq) = e.seq else {
@@ -821,11 +883,15 @@ impl Snapshot {
             // The tree is built from the stored leaves: the heads then
             // catch a row rewritten together with its leaf hash.
             frontier.push(stored.unwrap_or(leaf));
+            leaves.push(stored.unwrap_or(leaf));
             if wanted.contains(&frontier.size()) {
                 roots_at.insert(frontier.size(), frontier.root());
             }
         }
         let size = frontier.size();
+        for problem in self.check_tiles(&leaves) {
+            find(None, None, problem);
+        }
         let mut previous = 0;
         for h in &self.heads {
             let head_size = h.size;
@@ -1201,10 +1267,17 @@ impl LogSource for Ledger {
                 .conn
                 .prepare(&format!("SELECT {HEAD_COLUMNS} FROM ledger_heads"))?;
             let heads = stmt.query_map([], read_head)?.collect::<Result<_, _>>()?;
+            let mut stmt = self
+                .conn
+                .prepare("SELECT level, idx, hashes FROM log_tiles")?;
+            let tiles = stmt
+                .query_map([], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))?
+                .collect::<Result<_, _>>()?;
             Ok(Snapshot {
                 entries,
                 heads,
                 pending: 0,
+                tiles,
             })
         };
         let snapshot = read();

@@ -42,6 +42,10 @@ pub const SCHEMA_VERSION: i64 = 6;
 /// reads.
 const POOL_SIZE: u32 = 6;
 
+/// Every session's bounds: a lock waited for at most 1 s, a statement run
+/// at most 10 s (a migration and an audit's reads lift them).
+pub const SESSION_TIMEOUTS: &str = "-c lock_timeout=1000 -c statement_timeout=10000";
+
 /// How long a request waits for a connection before "unavailable".
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -272,6 +276,15 @@ impl PgLedger {
         })?;
         let mut config = config;
         config.connect_timeout(CONNECT_TIMEOUT);
+        // A lock held elsewhere (a node's, an operator's psql) or a stuck
+        // statement answers `ledger_unavailable` (503, retry) in bounded
+        // time, not never (docs/DEPLOY.md §Exactly once). Kept beside any
+        // options the URL gives.
+        let options = match config.get_options() {
+            Some(given) => format!("{given} {SESSION_TIMEOUTS}"),
+            None => SESSION_TIMEOUTS.to_string(),
+        };
+        config.options(&options);
         let pool = r2d2::Pool::builder()
             .max_size(POOL_SIZE + u32::try_from(writers()).unwrap_or(1))
             .connection_timeout(CONNECT_TIMEOUT)
@@ -326,6 +339,9 @@ impl PgLedger {
         let db = |e: postgres::Error| self.db_error(&e);
         let mut conn = self.conn()?;
         let mut tx = conn.transaction().map_err(db)?;
+        // A migration may wait for the nodes' locks and rewrite big tables.
+        tx.batch_execute("SET LOCAL lock_timeout = '60s'; SET LOCAL statement_timeout = 0")
+            .map_err(db)?;
         tx.execute("SELECT pg_advisory_xact_lock(7106601)", &[])
             .map_err(db)?;
         tx.batch_execute("CREATE TABLE IF NOT EXISTS ledger_schema (version BIGINT NOT NULL)")
@@ -636,7 +652,13 @@ impl PgLedger {
         &self,
         read: impl FnOnce(&mut postgres::Transaction) -> Result<T, postgres::Error>,
     ) -> Result<T, Error> {
-        self.snapshot(|tx, _| read(tx).map_err(|e| self.db_error(&e)))
+        // An audit's read of every row may take longer than a statement
+        // of the money path may.
+        self.snapshot(|tx, _| {
+            tx.batch_execute("SET LOCAL statement_timeout = 0")
+                .and_then(|()| read(tx))
+                .map_err(|e| self.db_error(&e))
+        })
     }
 
     /// `f` in one read-only REPEATABLE READ transaction.
@@ -803,7 +825,7 @@ impl LogSource for PgLedger {
         // Rows queued for the sequencer are counted, not read: they are not
         // in the log yet. A row with neither seq nor pending number was
         // inserted behind the ledger's back.
-        let (redemptions, sales, plays, claims, heads, pending) = self.read(|tx| {
+        let (redemptions, sales, plays, claims, heads, pending, tiles) = self.read(|tx| {
             Ok((
                 tx.query(
                     &format!(
@@ -831,6 +853,7 @@ impl LogSource for PgLedger {
                 )?,
                 tx.query(&format!("SELECT {HEAD_COLUMNS} FROM ledger_heads"), &[])?,
                 tx.query_one(QUEUED, &[])?.get::<_, i64>(0).unsigned_abs(),
+                tx.query("SELECT level, idx, hashes FROM log_tiles", &[])?,
             ))
         })?;
         let mut entries: Vec<StoredEntry> = redemptions.iter().map(redemption_entry).collect();
@@ -883,6 +906,13 @@ impl LogSource for PgLedger {
             entries,
             heads: heads.iter().map(read_head).collect(),
             pending,
+            tiles: tiles
+                .iter()
+                .map(|r| {
+                    let level = u8::try_from(r.get::<_, i16>(0)).unwrap_or(u8::MAX);
+                    ((level, r.get::<_, i64>(1).unsigned_abs()), r.get(2))
+                })
+                .collect(),
         })
     }
 

@@ -5,11 +5,12 @@
 //! once its batch is durable. The storage is behind [`LedgerStorage`], so
 //! another database is a second implementation of it, not a rewrite.
 
+use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
-use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::log::LedgerKey;
 use super::ops::{Done, Op};
@@ -19,6 +20,18 @@ use crate::store::Store;
 
 /// Most operations committed in one transaction.
 pub const MAX_BATCH: usize = 512;
+
+/// Most operations waiting for the writer: past it an operation is refused
+/// at once (`ledger_unavailable`, nothing recorded, retry) instead of
+/// waiting behind a ledger that cannot keep up.
+pub const QUEUE_CAPACITY: usize = 16_384;
+
+/// How long a caller waits for its outcome: past it the answer is
+/// `ledger_outcome_unknown` (the operation may yet be recorded: look it up,
+/// or retry under the same idempotency key). A commit's statements are
+/// bounded well below it (PostgreSQL: `lock_timeout` 1 s, `statement_timeout`
+/// 10 s; SQLite: the busy timeout).
+pub const ANSWER_DEADLINE: Duration = Duration::from_secs(75);
 
 /// Where redemptions are recorded.
 pub trait LedgerStorage: Send + 'static {
@@ -74,9 +87,10 @@ struct Job {
 /// The writer threads and their queue. Dropping it lets the queue drain,
 /// then joins the threads.
 pub struct GroupCommit {
-    queue: Mutex<Option<Sender<Job>>>,
+    queue: Mutex<Option<SyncSender<Job>>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
     path: PathBuf,
+    deadline: Duration,
 }
 
 impl GroupCommit {
@@ -89,11 +103,21 @@ impl GroupCommit {
     /// queue: for a database whose transactions do not take turns
     /// (PostgreSQL, REDEMPTION.md §Sequencing), commits then overlap.
     pub fn start_many<S: LedgerStorage>(storages: Vec<S>) -> Result<GroupCommit, Error> {
+        GroupCommit::start_bounded(storages, QUEUE_CAPACITY, ANSWER_DEADLINE)
+    }
+
+    /// [`GroupCommit::start_many`] with a queue of `capacity` operations
+    /// and answers waited for at most `deadline`.
+    pub fn start_bounded<S: LedgerStorage>(
+        storages: Vec<S>,
+        capacity: usize,
+        deadline: Duration,
+    ) -> Result<GroupCommit, Error> {
         let path = storages
             .first()
             .map(LedgerStorage::path)
             .unwrap_or_default();
-        let (queue, jobs) = mpsc::channel();
+        let (queue, jobs) = mpsc::sync_channel(capacity);
         let jobs = Arc::new(Mutex::new(jobs));
         let mut threads = Vec::with_capacity(storages.len());
         for (n, storage) in storages.into_iter().enumerate() {
@@ -108,6 +132,7 @@ impl GroupCommit {
             queue: Mutex::new(Some(queue)),
             threads: Mutex::new(threads),
             path,
+            deadline,
         })
     }
 
@@ -115,27 +140,52 @@ impl GroupCommit {
     /// outcome per operation, in order. They may share a commit with other
     /// callers' operations.
     pub fn apply(&self, ops: Vec<Op>) -> Vec<Result<Done, Error>> {
-        let stopped = |path: &PathBuf| Error::LedgerUnavailable {
-            path: path.clone(),
-            reason: "the ledger writer has stopped".into(),
+        let refused = |reason: &str| {
+            Err(Error::LedgerUnavailable {
+                path: self.path.clone(),
+                reason: reason.into(),
+            })
+        };
+        let unknown = |reason: String| {
+            Err(Error::LedgerOutcomeUnknown {
+                path: self.path.clone(),
+                reason,
+            })
         };
         let waiting: Vec<_> = {
             let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
             ops.into_iter()
                 .map(|op| {
                     let (reply, answer) = mpsc::sync_channel(1);
-                    let sent = queue
-                        .as_ref()
-                        .is_some_and(|q| q.send(Job { op, reply }).is_ok());
-                    sent.then_some(answer)
+                    let sent = queue.as_ref().map(|q| {
+                        q.try_send(Job { op, reply })
+                            .map_err(|e| matches!(e, TrySendError::Full(_)))
+                    });
+                    match sent {
+                        Some(Ok(())) => Ok(answer),
+                        Some(Err(true)) => Err(format!(
+                            "the ledger writer's queue is full ({QUEUE_CAPACITY} operations at most): the ledger is not keeping up; nothing was recorded, retry later"
+                        )),
+                        _ => Err("the ledger writer has stopped".to_string()),
+                    }
                 })
                 .collect()
         };
+        let until = Instant::now() + self.deadline;
         waiting
             .into_iter()
             .map(|answer| match answer {
-                Some(answer) => answer.recv().unwrap_or_else(|_| Err(stopped(&self.path))),
-                None => Err(stopped(&self.path)),
+                Ok(answer) => match answer.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                    Ok(outcome) => outcome,
+                    Err(RecvTimeoutError::Timeout) => unknown(format!(
+                        "no outcome within {} s: the operation may yet be recorded; look it up, or retry under the same idempotency key",
+                        self.deadline.as_secs()
+                    )),
+                    Err(RecvTimeoutError::Disconnected) => unknown(
+                        "the ledger writer stopped with the operation in hand: it may be recorded; look it up, or retry under the same idempotency key".into(),
+                    ),
+                },
+                Err(reason) => refused(&reason),
             })
             .collect()
     }
@@ -210,15 +260,40 @@ fn write_loop(mut storage: impl LedgerStorage, jobs: &Mutex<Receiver<Job>>) {
             batch
         };
         let ops: Vec<Op> = batch.iter().map(|j| j.op.clone()).collect();
-        match storage.commit(&ops) {
-            Ok(outcomes) => {
+        // A panic in a commit (a driver's, a bug's) is caught here: its
+        // callers learn the outcome is unknown and the writer carries on
+        // with the next batch, instead of every later caller finding the
+        // writer gone. The storage's transaction was dropped, so rolled
+        // back, unless its COMMIT had returned: hence "unknown".
+        let committed = std::panic::catch_unwind(AssertUnwindSafe(|| storage.commit(&ops)));
+        match committed {
+            Ok(Ok(outcomes)) => {
                 for (job, outcome) in batch.into_iter().zip(outcomes) {
                     let _ = job.reply.send(outcome);
                 }
             }
-            Err(e) => {
+            Ok(Err(e)) => {
                 for job in batch {
                     let _ = job.reply.send(Err(for_each_caller(&e, storage.path())));
+                }
+            }
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "no message".into());
+                eprintln!(
+                    "issuer: ledger writer: a commit of {} operation(s) panicked ({what}); each is answered ledger_outcome_unknown, and the writer goes on",
+                    batch.len()
+                );
+                for job in batch {
+                    let _ = job.reply.send(Err(Error::LedgerOutcomeUnknown {
+                        path: storage.path(),
+                        reason: format!(
+                            "the commit panicked ({what}); look the operation up, or retry it under the same idempotency key"
+                        ),
+                    }));
                 }
             }
         }
@@ -286,5 +361,99 @@ mod tests {
             what: "busy".into(),
         };
         assert_eq!(codes(busy), ["ledger_unavailable", "ledger_unavailable"]);
+    }
+
+    /// Commits after `gate` opens; panics on its first commit when told to.
+    struct Gated {
+        gate: std::sync::Arc<(Mutex<bool>, std::sync::Condvar)>,
+        panic_first: bool,
+    }
+
+    impl LedgerStorage for Gated {
+        fn commit(&mut self, ops: &[Op]) -> Result<Vec<Result<Done, Error>>, Error> {
+            if std::mem::take(&mut self.panic_first) {
+                panic!("a forced panic in the commit");
+            }
+            let (open, opened) = &*self.gate;
+            let mut open = open.lock().unwrap();
+            while !*open {
+                open = opened.wait(open).unwrap();
+            }
+            Ok(ops
+                .iter()
+                .map(|_| Ok(Done::ClaimsEnded { seq: Some(0) }))
+                .collect())
+        }
+        fn path(&self) -> PathBuf {
+            PathBuf::from("gated")
+        }
+    }
+
+    fn gated(
+        panic_first: bool,
+        open: bool,
+    ) -> (Gated, std::sync::Arc<(Mutex<bool>, std::sync::Condvar)>) {
+        let gate = std::sync::Arc::new((Mutex::new(open), std::sync::Condvar::new()));
+        let storage = Gated {
+            gate: std::sync::Arc::clone(&gate),
+            panic_first,
+        };
+        (storage, gate)
+    }
+
+    #[test]
+    fn a_panic_in_a_commit_is_answered_unknown_and_the_writer_goes_on() {
+        let (storage, _gate) = gated(true, true);
+        let writer = GroupCommit::start(storage).unwrap();
+        let first = writer.apply(vec![roll()]);
+        assert_eq!(
+            first[0].as_ref().unwrap_err().code(),
+            "ledger_outcome_unknown"
+        );
+        assert!(first[0]
+            .as_ref()
+            .unwrap_err()
+            .to_string()
+            .contains("panicked"));
+        // The same writer commits the next batch.
+        let next = writer.apply(vec![roll(), roll()]);
+        assert!(next.iter().all(Result::is_ok), "{next:?}");
+    }
+
+    #[test]
+    fn a_full_queue_refuses_at_once_and_an_answer_past_its_deadline_is_unknown() {
+        let (storage, gate) = gated(false, false);
+        let writer = std::sync::Arc::new(
+            GroupCommit::start_bounded(vec![storage], 2, Duration::from_millis(300)).unwrap(),
+        );
+        // One batch held in the commit, two waiting: the queue is full.
+        let held: Vec<_> = (0..3)
+            .map(|_| {
+                let writer = std::sync::Arc::clone(&writer);
+                let handle = std::thread::spawn(move || writer.apply(vec![roll()]));
+                std::thread::sleep(Duration::from_millis(30));
+                handle
+            })
+            .collect();
+        let started = Instant::now();
+        let refused = writer.apply(vec![roll()]);
+        assert!(
+            started.elapsed() < Duration::from_millis(200),
+            "refused at once"
+        );
+        let e = refused[0].as_ref().unwrap_err();
+        assert_eq!(e.code(), "ledger_unavailable");
+        assert!(e.to_string().contains("queue is full"), "{e}");
+        // Past the deadline, those waiting learn the outcome is unknown.
+        for handle in held {
+            let outcome = handle.join().unwrap();
+            assert_eq!(
+                outcome[0].as_ref().unwrap_err().code(),
+                "ledger_outcome_unknown"
+            );
+        }
+        *gate.0.lock().unwrap() = true;
+        gate.1.notify_all();
+        assert!(writer.apply(vec![roll()])[0].is_ok());
     }
 }
