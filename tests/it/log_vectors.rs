@@ -20,8 +20,10 @@ use base64::Engine;
 use ed25519_dalek::{Signature, SigningKey, VerifyingKey};
 use sha2::{Digest, Sha256};
 use ticket_issuer::derive;
+use ticket_issuer::ledger::claims::EndOfClaims;
 use ticket_issuer::ledger::log::{
-    self, entry_line, open_checkpoint, play_line, sale_line, EntryFields, LedgerKey, Place,
+    self, claims_line, entry_line, open_checkpoint, play_line, sale_line, EntryFields, LedgerKey,
+    Place,
 };
 use ticket_issuer::merkle::{self, Frontier, Hash};
 use ticket_issuer::seal;
@@ -142,11 +144,36 @@ fn entries() -> Vec<(String, String)> {
                 },
             ),
         ),
+        (
+            "the end of claims of Trésors Ensablés emission 1 (issue 21)".to_string(),
+            claims_line(
+                7,
+                &end_of_claims("tresors-ensables", "2025-09-01T00:00:00.000Z"),
+            ),
+        ),
+        (
+            "the end of claims of L'île au trésor emission 1".to_string(),
+            claims_line(
+                8,
+                &end_of_claims("ile-au-tresor", "2025-09-01T00:00:01.000Z"),
+            ),
+        ),
     ]
 }
 
-/// The entry whose inclusion proof is given (the last one: its audit path
-/// climbs past a level where it has no sibling).
+/// An end of claims with a stand-in statement: the log hashes the
+/// statement as stored (`claims/v1`'s last field is its SHA-256).
+fn end_of_claims(game: &str, ended_at: &str) -> EndOfClaims {
+    EndOfClaims {
+        game: game.into(),
+        emission: 1,
+        ended_at: ended_at.into(),
+        statement: format!("ticket-issuer log vector statement {game} 1 {ended_at}\n"),
+    }
+}
+
+/// The entry whose inclusion proof is given (in the tree of 9, its path
+/// ends with the lone ninth leaf's subtree on its right).
 const INCLUSION_INDEX: usize = 6;
 /// The older size of the consistency proof (not a power of two: its root is
 /// not a node of the newer tree).
