@@ -38,6 +38,18 @@ pub struct Args {
     /// 0600), or to standard error with `-`.
     #[arg(long, value_name = "FILE")]
     pub access_log: Option<PathBuf>,
+    /// Most connections open at once; one more is closed at once (keep it
+    /// below the process's descriptor limit, `ulimit -n`).
+    #[arg(long, value_name = "N", default_value_t = service::Limits::default().max_connections)]
+    pub max_connections: usize,
+    /// Most requests handled at once; one more is answered 503
+    /// `overloaded` with Retry-After at once.
+    #[arg(long, value_name = "N", default_value_t = service::Limits::default().max_in_flight)]
+    pub max_in_flight: usize,
+    /// Seconds a connection may take to send a request's headers (a
+    /// connection that sends nothing is closed after it).
+    #[arg(long, value_name = "SECONDS", default_value_t = service::Limits::default().header_seconds)]
+    pub header_timeout: u64,
     /// Keys.
     #[command(flatten)]
     pub keys: KeyArgs,
@@ -58,6 +70,11 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         tls: args.tls_cert.clone().zip(args.tls_key.clone()),
         allow_plain_http: args.allow_plain_http,
         public_health: args.public_health,
+        limits: service::Limits {
+            max_connections: args.max_connections.max(1),
+            max_in_flight: args.max_in_flight.max(1),
+            header_seconds: args.header_timeout.max(1),
+        },
     };
     let scheme = if config.tls.is_some() {
         "https"

@@ -1397,3 +1397,95 @@ fn sighup_reloads_named_tokens_and_the_access_log_names_them() {
         "{text}"
     );
 }
+
+/// Issue 22: connections and requests are bounded. Past `--max-connections`
+/// a connection is closed as it is accepted; a connection that sends no
+/// request is closed after `--header-timeout`, freeing its slot; past
+/// `--max-in-flight` a request is answered 503 `overloaded`, JSON with
+/// Retry-After, at once.
+#[test]
+fn a_flood_of_idle_connections_is_bounded_and_a_request_past_the_limit_is_shed() {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    let (_dir, store) = store_copy();
+    let server = Server::start_with(
+        &store,
+        &[
+            "--max-connections",
+            "8",
+            "--header-timeout",
+            "1",
+            "--max-in-flight",
+            "1",
+        ],
+    );
+    let addr = server.base.strip_prefix("http://").unwrap().to_string();
+    let closed_within = |s: &mut TcpStream, limit: Duration| {
+        s.set_read_timeout(Some(limit)).unwrap();
+        let started = Instant::now();
+        let mut byte = [0u8; 1];
+        match s.read(&mut byte) {
+            Ok(0) | Err(_) if started.elapsed() < limit => started.elapsed(),
+            other => panic!("not closed within {limit:?}: {other:?}"),
+        }
+    };
+    let mut idle: Vec<TcpStream> = (0..8).map(|_| TcpStream::connect(&addr).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(200));
+    // The ninth is closed at once, well before any timeout.
+    let mut ninth = TcpStream::connect(&addr).unwrap();
+    let took = closed_within(&mut ninth, Duration::from_millis(700));
+    assert!(took < Duration::from_millis(700), "{took:?}");
+    // The idle ones are closed after the header timeout (1 s).
+    for s in &mut idle {
+        closed_within(s, Duration::from_secs(3));
+    }
+    // Slots free again: a request is served.
+    let (status, _) = get(&agent(), &server, "/healthz");
+    assert_eq!(status, 200);
+
+    // One request in flight (its body not sent yet) takes the one slot.
+    let mut slow = TcpStream::connect(&addr).unwrap();
+    write!(
+        slow,
+        "POST /v1/redemptions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{{\"id\":"
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let started = Instant::now();
+    let mut response = agent()
+        .get(server.url("/readyz"))
+        .header("Authorization", format!("Bearer {TOKEN}"))
+        .call()
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_millis(500));
+    assert_eq!(response.status().as_u16(), 503);
+    assert_eq!(
+        response
+            .headers()
+            .get("retry-after")
+            .unwrap()
+            .to_str()
+            .unwrap(),
+        "1"
+    );
+    let body: Value = serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
+    assert_eq!(body["error"], "overloaded", "{body}");
+    assert_eq!(body["kind"], "error");
+    drop(slow);
+    std::thread::sleep(Duration::from_millis(200));
+    let (status, _) = get(&agent(), &server, "/healthz");
+    assert_eq!(status, 200);
+    // A body over 2 MB: 413, JSON like every answer.
+    let big = format!("{{\"ids\":\"{}\"}}", "a".repeat(3_000_000));
+    let (status, text) = call(
+        &agent(),
+        "POST",
+        &server.url("/v1/redemptions/batch"),
+        Some(TOKEN),
+        Some(serde_json::from_str(&big).unwrap()),
+    )
+    .unwrap();
+    assert_eq!(status, 413, "{text}");
+    let body: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(body["error"], "body_too_large", "{body}");
+}

@@ -65,6 +65,29 @@ pub struct ServiceConfig {
     /// Answer `/healthz` and `/readyz` without a token (for load balancers
     /// and orchestrators that send none).
     pub public_health: bool,
+    /// Bounds on connections and requests.
+    pub limits: Limits,
+}
+
+/// What one node takes on at once (docs/API.md §Limits).
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Connections open at once; one more is closed as it is accepted.
+    pub max_connections: usize,
+    /// Requests handled at once; one more is answered 503 `overloaded`.
+    pub max_in_flight: usize,
+    /// Seconds to send a request's headers (the first request's too).
+    pub header_seconds: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_connections: 1000,
+            max_in_flight: 256,
+            header_seconds: 10,
+        }
+    }
 }
 
 /// An accepted bearer token: its name, which the access log shows (never
@@ -246,6 +269,8 @@ struct Shared {
     metrics: Metrics,
     /// `/healthz` and `/readyz` need no token.
     public_health: bool,
+    /// A slot per request handled at once (`max_in_flight`).
+    in_flight: Arc<tokio::sync::Semaphore>,
 }
 
 type AppState = Arc<Shared>;
@@ -953,6 +978,7 @@ pub fn router(
     tokens: TokenSet,
     public_health: bool,
     access_log: Option<AccessLog>,
+    max_in_flight: usize,
 ) -> Router {
     let state = Arc::new(Shared {
         redeemer,
@@ -960,6 +986,7 @@ pub fn router(
         access_log,
         metrics: Metrics::default(),
         public_health,
+        in_flight: Arc::new(tokio::sync::Semaphore::new(max_in_flight)),
     });
     Router::new()
         .route("/v1/redemptions", post(redeem_one))
@@ -980,7 +1007,82 @@ pub fn router(
             Arc::clone(&state),
             require_token,
         ))
+        // Outer: past `max_in_flight` requests, 503 at once; a panic in
+        // any of it is a 500 `internal`, not a dropped connection.
+        .layer(middleware::from_fn_with_state(Arc::clone(&state), shed))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked))
         .with_state(state)
+}
+
+/// Takes a slot for the request, or answers 503 `overloaded` at once when
+/// the node is handling `max_in_flight` requests (one semaphore for every
+/// route).
+async fn shed(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let Ok(_slot) = Arc::clone(&state.in_flight).try_acquire_owned() else {
+        return refusal(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "overloaded",
+            "the node is handling as many requests as it takes (--max-in-flight); nothing was done, retry".into(),
+        );
+    };
+    let response = next.run(request).await;
+    // axum's own refusal of a body over its limit is plain text: ours is
+    // JSON like every other answer.
+    if response.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        return refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            "the request body is larger than the 2 MB a request may carry; send fewer IDs a batch"
+                .into(),
+        );
+    }
+    response
+}
+
+/// A handler that panicked: 500 `internal`; what panicked goes to
+/// standard error, not to the client.
+fn panicked(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into());
+    eprintln!("serve: a request's handler panicked ({what}); answered 500 internal");
+    refusal(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal",
+        "the service failed on this request; its outcome is not known: look it up, or retry under the same idempotency key".into(),
+    )
+}
+
+/// A refusal the service itself makes (not the ledger's): JSON with
+/// `error`, `category` and `message`.
+fn refusal(status: StatusCode, error: &'static str, message: String) -> Response {
+    #[derive(Serialize)]
+    struct Refusal<'a> {
+        error: &'a str,
+        category: &'a str,
+        message: String,
+    }
+    let category = if status == StatusCode::SERVICE_UNAVAILABLE {
+        "unavailable"
+    } else if status.is_client_error() {
+        "invalid_input"
+    } else {
+        "internal"
+    };
+    with_code(
+        json_response(
+            status,
+            "error",
+            Refusal {
+                error,
+                category,
+                message,
+            },
+        ),
+        error,
+    )
 }
 
 /// Serves until SIGTERM or Ctrl-C, then drains in-flight requests (up to
@@ -1014,6 +1116,7 @@ pub fn serve(
         Arc::clone(&tokens),
         config.public_health,
         access_log,
+        config.limits.max_in_flight,
     );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -1036,6 +1139,8 @@ pub fn serve(
             tokio::spawn(reload_tokens_on_hangup(tokens, path));
         }
         ready(bound);
+        let permits = Arc::new(tokio::sync::Semaphore::new(config.limits.max_connections));
+        let headers = Duration::from_secs(config.limits.header_seconds);
         let served = match &config.tls {
             Some((cert, key)) => {
                 let tls = axum_server::tls_rustls::RustlsConfig::from_pem_file(cert, key)
@@ -1044,18 +1149,30 @@ pub fn serve(
                         path: cert.clone(),
                         reason: format!("the TLS certificate or key does not load: {e}"),
                     })?;
-                axum_server::from_tcp_rustls(listener, tls)
+                let mut server = axum_server::from_tcp_rustls(listener, tls)
                     .map_err(|e| Error::io(cert, e))?
-                    .handle(handle)
-                    .serve(app.into_make_service())
-                    .await
+                    .map(|tls| {
+                        tls.handshake_timeout(headers).acceptor(Capped {
+                            inner: axum_server::accept::DefaultAcceptor,
+                            permits,
+                        })
+                    })
+                    .first_request_timeout(headers)
+                    .handle(handle);
+                server.http_builder().http1().header_read_timeout(headers);
+                server.serve(app.into_make_service()).await
             }
             None => {
-                axum_server::from_tcp(listener)
+                let mut server = axum_server::from_tcp(listener)
                     .map_err(|e| Error::io(Path::new(&bound.to_string()), e))?
-                    .handle(handle)
-                    .serve(app.into_make_service())
-                    .await
+                    .acceptor(Capped {
+                        inner: axum_server::accept::DefaultAcceptor,
+                        permits,
+                    })
+                    .first_request_timeout(headers)
+                    .handle(handle);
+                server.http_builder().http1().header_read_timeout(headers);
+                server.serve(app.into_make_service()).await
             }
         };
         served.map_err(|e| Error::io(Path::new(&bound.to_string()), e))
@@ -1063,6 +1180,89 @@ pub fn serve(
     drop(runtime);
     drop(ledger);
     served
+}
+
+/// An acceptor that holds a connection slot for each connection it lets
+/// through; with none free it closes the connection at once, before any
+/// byte is read (so a flood of idle sockets cannot take every descriptor).
+#[derive(Clone)]
+struct Capped<A> {
+    inner: A,
+    permits: Arc<tokio::sync::Semaphore>,
+}
+
+impl<A, I, S> axum_server::accept::Accept<I, S> for Capped<A>
+where
+    A: axum_server::accept::Accept<I, S>,
+    A::Future: Send + 'static,
+    A::Stream: Unpin + Send + 'static,
+    A::Service: Send + 'static,
+{
+    type Stream = Held<A::Stream>;
+    type Service = A::Service;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = std::io::Result<(Self::Stream, A::Service)>> + Send>,
+    >;
+
+    fn accept(&self, stream: I, service: S) -> Self::Future {
+        let Ok(permit) = Arc::clone(&self.permits).try_acquire_owned() else {
+            drop(stream);
+            return Box::pin(std::future::ready(Err(std::io::Error::other(
+                "connection cap reached (--max-connections): closed",
+            ))));
+        };
+        let accepted = self.inner.accept(stream, service);
+        Box::pin(async move {
+            let (stream, service) = accepted.await?;
+            Ok((
+                Held {
+                    stream,
+                    _slot: permit,
+                },
+                service,
+            ))
+        })
+    }
+}
+
+/// A connection with its slot, given back when it closes.
+struct Held<T> {
+    stream: T,
+    _slot: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl<T: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Held<T> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Held<T> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
 }
 
 /// Reads the token file again on each SIGHUP; a file that does not read
