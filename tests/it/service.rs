@@ -1414,7 +1414,7 @@ fn a_flood_of_idle_connections_is_bounded_and_a_request_past_the_limit_is_shed()
             "--max-connections",
             "8",
             "--header-timeout",
-            "1",
+            "3",
             "--max-in-flight",
             "1",
         ],
@@ -1431,13 +1431,12 @@ fn a_flood_of_idle_connections_is_bounded_and_a_request_past_the_limit_is_shed()
     };
     let mut idle: Vec<TcpStream> = (0..8).map(|_| TcpStream::connect(&addr).unwrap()).collect();
     std::thread::sleep(Duration::from_millis(200));
-    // The ninth is closed at once, well before any timeout.
+    // The ninth is closed at once, well before the header timeout.
     let mut ninth = TcpStream::connect(&addr).unwrap();
-    let took = closed_within(&mut ninth, Duration::from_millis(700));
-    assert!(took < Duration::from_millis(700), "{took:?}");
-    // The idle ones are closed after the header timeout (1 s).
+    closed_within(&mut ninth, Duration::from_secs(2));
+    // The idle ones are closed after the header timeout (3 s).
     for s in &mut idle {
-        closed_within(s, Duration::from_secs(3));
+        closed_within(s, Duration::from_secs(6));
     }
     // Slots free again: a request is served.
     let (status, _) = get(&agent(), &server, "/healthz");
@@ -1457,7 +1456,7 @@ fn a_flood_of_idle_connections_is_bounded_and_a_request_past_the_limit_is_shed()
         .header("Authorization", format!("Bearer {TOKEN}"))
         .call()
         .unwrap();
-    assert!(started.elapsed() < Duration::from_millis(500));
+    assert!(started.elapsed() < Duration::from_secs(2), "at once");
     assert_eq!(response.status().as_u16(), 503);
     assert_eq!(
         response

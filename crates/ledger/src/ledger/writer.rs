@@ -424,34 +424,37 @@ mod tests {
     fn a_full_queue_refuses_at_once_and_an_answer_past_its_deadline_is_unknown() {
         let (storage, gate) = gated(false, false);
         let writer = std::sync::Arc::new(
-            GroupCommit::start_bounded(vec![storage], 2, Duration::from_millis(300)).unwrap(),
+            GroupCommit::start_bounded(vec![storage], 2, Duration::from_secs(2)).unwrap(),
         );
         // One batch held in the commit, two waiting: the queue is full.
         let held: Vec<_> = (0..3)
             .map(|_| {
                 let writer = std::sync::Arc::clone(&writer);
                 let handle = std::thread::spawn(move || writer.apply(vec![roll()]));
-                std::thread::sleep(Duration::from_millis(30));
+                std::thread::sleep(Duration::from_millis(100));
                 handle
             })
             .collect();
         let started = Instant::now();
         let refused = writer.apply(vec![roll()]);
         assert!(
-            started.elapsed() < Duration::from_millis(200),
+            started.elapsed() < Duration::from_secs(1),
             "refused at once"
         );
         let e = refused[0].as_ref().unwrap_err();
         assert_eq!(e.code(), "ledger_unavailable");
         assert!(e.to_string().contains("queue is full"), "{e}");
-        // Past the deadline, those waiting learn the outcome is unknown.
-        for handle in held {
-            let outcome = handle.join().unwrap();
-            assert_eq!(
-                outcome[0].as_ref().unwrap_err().code(),
-                "ledger_outcome_unknown"
-            );
-        }
+        // Past the deadline, those waiting learn the outcome is unknown
+        // (on a loaded machine the writer may not have taken the first
+        // before the third came: that one was refused as full).
+        let codes: Vec<&str> = held
+            .into_iter()
+            .map(|h| h.join().unwrap()[0].as_ref().unwrap_err().code())
+            .collect();
+        assert!(codes.contains(&"ledger_outcome_unknown"), "{codes:?}");
+        assert!(codes
+            .iter()
+            .all(|c| ["ledger_outcome_unknown", "ledger_unavailable"].contains(c)));
         *gate.0.lock().unwrap() = true;
         gate.1.notify_all();
         assert!(writer.apply(vec![roll()])[0].is_ok());
