@@ -152,25 +152,38 @@ impl GroupCommit {
                 reason,
             })
         };
-        let waiting: Vec<_> = {
-            let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-            ops.into_iter()
-                .map(|op| {
-                    let (reply, answer) = mpsc::sync_channel(1);
-                    let sent = queue.as_ref().map(|q| {
-                        q.try_send(Job { op, reply })
-                            .map_err(|e| matches!(e, TrySendError::Full(_)))
-                    });
-                    match sent {
-                        Some(Ok(())) => Ok(answer),
-                        Some(Err(true)) => Err(format!(
-                            "the ledger writer's queue is full ({QUEUE_CAPACITY} operations at most): the ledger is not keeping up; nothing was recorded, retry later"
-                        )),
-                        _ => Err("the ledger writer has stopped".to_string()),
+        // A call is admitted whole or not at all: its first operation must
+        // find room (else the call is refused at once, nothing queued); the
+        // rest then wait for room as the writer drains (a `mark-sold` of
+        // more operations than the queue holds is one caller, paced).
+        let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let mut admitted = false;
+        let waiting: Vec<Result<_, String>> = ops
+            .into_iter()
+            .map(|op| {
+                let Some(q) = queue.as_ref() else {
+                    return Err("the ledger writer has stopped".to_string());
+                };
+                let (reply, answer) = mpsc::sync_channel(1);
+                let job = Job { op, reply };
+                let sent = if admitted {
+                    q.send(job).map_err(|_| false)
+                } else {
+                    q.try_send(job)
+                        .map_err(|e| matches!(e, TrySendError::Full(_)))
+                };
+                match sent {
+                    Ok(()) => {
+                        admitted = true;
+                        Ok(answer)
                     }
-                })
-                .collect()
-        };
+                    Err(true) => Err(format!(
+                        "the ledger writer's queue is full ({QUEUE_CAPACITY} operations at most): the ledger is not keeping up"
+                    )),
+                    Err(false) => Err("the ledger writer has stopped".to_string()),
+                }
+            })
+            .collect();
         let until = Instant::now() + self.deadline;
         waiting
             .into_iter()
@@ -457,6 +470,26 @@ mod tests {
             .all(|c| ["ledger_outcome_unknown", "ledger_unavailable"].contains(c)));
         *gate.0.lock().unwrap() = true;
         gate.1.notify_all();
-        assert!(writer.apply(vec![roll()])[0].is_ok());
+        // Once the writer drained what was queued, a call is taken again.
+        let until = Instant::now() + Duration::from_secs(5);
+        let again = loop {
+            let outcome = writer.apply(vec![roll()]).remove(0);
+            match &outcome {
+                Err(e) if e.to_string().contains("queue is full") && Instant::now() < until => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                _ => break outcome,
+            }
+        };
+        assert!(again.is_ok(), "{again:?}");
+    }
+
+    #[test]
+    fn a_call_of_more_operations_than_the_queue_holds_is_taken_whole_and_paced() {
+        let (storage, _gate) = gated(false, true);
+        let writer = GroupCommit::start_bounded(vec![storage], 4, Duration::from_secs(30)).unwrap();
+        let outcomes = writer.apply((0..100).map(|_| roll()).collect());
+        assert_eq!(outcomes.len(), 100);
+        assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
     }
 }
