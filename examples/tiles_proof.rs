@@ -14,21 +14,13 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use ticket_issuer::game::Game;
+use ticket_issuer::ledger::log::SourceTiles;
 use ticket_issuer::ledger::log::{self, LedgerKey, LogSource};
 use ticket_issuer::ledger::ops::{Op, UnitRef};
-use ticket_issuer::ledger::tiles::{Cached, TileId, TileSource};
+use ticket_issuer::ledger::tiles::Cached;
 use ticket_issuer::merkle::{self, Hash};
 use ticket_issuer::store::Store;
 use ticket_issuer::Ledger;
-
-/// Tiles read through the ledger, counted by `Cached`.
-struct Rows<'a>(&'a Ledger);
-
-impl TileSource for Rows<'_> {
-    fn tile(&mut self, id: TileId) -> Result<Vec<Hash>, ticket_issuer::error::Error> {
-        self.0.tile(id)
-    }
-}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -86,7 +78,7 @@ fn main() {
     let root: Hash = head.root.as_slice().try_into().expect("a 32-byte root");
     let mut most = 0;
     for index in [0, 1, size / 3, size / 2, size - 2, size - 1] {
-        let mut rows = Rows(&ledger);
+        let mut rows = SourceTiles(&ledger);
         let mut tiles = Cached::new(&mut rows);
         let t = Instant::now();
         let proof = tiles.inclusion_proof(index, size).expect("a proof");
@@ -108,7 +100,7 @@ fn main() {
         );
     }
     for old in [1, size / 2, size - 1] {
-        let mut rows = Rows(&ledger);
+        let mut rows = SourceTiles(&ledger);
         let mut tiles = Cached::new(&mut rows);
         let t = Instant::now();
         let proof = tiles.consistency_proof(old, size).expect("a proof");

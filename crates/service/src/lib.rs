@@ -1042,11 +1042,7 @@ async fn shed(State(state): State<AppState>, request: Request, next: Next) -> Re
 /// A handler that panicked: 500 `internal`; what panicked goes to
 /// standard error, not to the client.
 fn panicked(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
-    let what = panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".into());
+    let what = ticket_issuer_ledger::ledger::writer::panic_message(panic.as_ref());
     eprintln!("serve: a request's handler panicked ({what}); answered 500 internal");
     refusal(
         StatusCode::INTERNAL_SERVER_ERROR,
@@ -1149,30 +1145,20 @@ pub fn serve(
                         path: cert.clone(),
                         reason: format!("the TLS certificate or key does not load: {e}"),
                     })?;
-                let mut server = axum_server::from_tcp_rustls(listener, tls)
+                let server = axum_server::from_tcp_rustls(listener, tls)
                     .map_err(|e| Error::io(cert, e))?
-                    .map(|tls| {
-                        tls.handshake_timeout(headers).acceptor(Capped {
-                            inner: axum_server::accept::DefaultAcceptor,
-                            permits,
-                        })
-                    })
-                    .first_request_timeout(headers)
-                    .handle(handle);
-                server.http_builder().http1().header_read_timeout(headers);
-                server.serve(app.into_make_service()).await
+                    .map(|tls| tls.handshake_timeout(headers).acceptor(capped(permits)));
+                bounded(server, headers, handle)
+                    .serve(app.into_make_service())
+                    .await
             }
             None => {
-                let mut server = axum_server::from_tcp(listener)
+                let server = axum_server::from_tcp(listener)
                     .map_err(|e| Error::io(Path::new(&bound.to_string()), e))?
-                    .acceptor(Capped {
-                        inner: axum_server::accept::DefaultAcceptor,
-                        permits,
-                    })
-                    .first_request_timeout(headers)
-                    .handle(handle);
-                server.http_builder().http1().header_read_timeout(headers);
-                server.serve(app.into_make_service()).await
+                    .acceptor(capped(permits));
+                bounded(server, headers, handle)
+                    .serve(app.into_make_service())
+                    .await
             }
         };
         served.map_err(|e| Error::io(Path::new(&bound.to_string()), e))
@@ -1223,6 +1209,26 @@ where
             ))
         })
     }
+}
+
+/// The connection cap on the raw TCP stream (under TLS, if any).
+fn capped(permits: Arc<tokio::sync::Semaphore>) -> Capped<axum_server::accept::DefaultAcceptor> {
+    Capped {
+        inner: axum_server::accept::DefaultAcceptor,
+        permits,
+    }
+}
+
+/// `server` with the header timeouts (the first request's and each
+/// next one's) and the shutdown handle, plain or TLS alike.
+fn bounded<Acc>(
+    server: axum_server::Server<SocketAddr, Acc>,
+    headers: Duration,
+    handle: axum_server::Handle<SocketAddr>,
+) -> axum_server::Server<SocketAddr, Acc> {
+    let mut server = server.first_request_timeout(headers).handle(handle);
+    server.http_builder().http1().header_read_timeout(headers);
+    server
 }
 
 /// A connection with its slot, given back when it closes.

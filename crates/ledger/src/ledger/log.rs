@@ -296,28 +296,57 @@ pub(super) fn catch_up(
             *frontier = kept;
         }
     }
+    for leaf in stored_leaves(tx, frontier.size(), path)? {
+        frontier.push(leaf);
+    }
+    Ok(())
+}
+
+/// The stored leaf hashes of the SQLite ledger from entry `from` on, in
+/// order.
+fn stored_leaves(tx: &Transaction, from: u64, path: &Path) -> Result<Vec<Hash>, Error> {
+    let err = |source: rusqlite::Error| Error::Ledger {
+        path: path.to_path_buf(),
+        source: source.into(),
+    };
     let mut stmt = tx
         .prepare_cached("SELECT seq, leaf_hash FROM log_leaves WHERE seq >= ?1 ORDER BY seq")
         .map_err(err)?;
-    let mut rows = stmt.query(params![frontier.size()]).map_err(err)?;
-    while let Some(row) = rows.next().map_err(err)? {
-        let seq: u64 = row.get(0).map_err(err)?;
-        let leaf: Option<Vec<u8>> = row.get(1).map_err(err)?;
-        let leaf = leaf.and_then(|l| Hash::try_from(l.as_slice()).ok());
-        match leaf {
-            Some(leaf) if seq == frontier.size() => frontier.push(leaf),
-            _ => {
-                return Err(Error::LedgerDamaged {
-                    path: path.to_path_buf(),
-                    reason: format!(
-                        "entry {} of the log is missing or has no leaf hash; run `issuer ledger verify`",
-                        frontier.size()
-                    ),
-                })
-            }
+    let rows = stmt
+        .query_map(params![from], |r| Ok((r.get(0)?, r.get(1)?)))
+        .map_err(err)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(err)?;
+    contiguous(from, rows, path)
+}
+
+/// The leaf hashes of `rows` ((seq, stored leaf) in `seq` order, from
+/// entry `from`); an entry missing or without a 32-byte leaf is damage,
+/// named by its position (either database).
+pub(super) fn contiguous(
+    from: u64,
+    rows: impl IntoIterator<Item = (u64, Option<Vec<u8>>)>,
+    ledger: &Path,
+) -> Result<Vec<Hash>, Error> {
+    let mut leaves = Vec::new();
+    for (seq, leaf) in rows {
+        let expected = from + leaves.len() as u64;
+        match leaf.and_then(|l| Hash::try_from(l.as_slice()).ok()) {
+            Some(leaf) if seq == expected => leaves.push(leaf),
+            _ => return Err(missing_entry(expected, ledger)),
         }
     }
-    Ok(())
+    Ok(leaves)
+}
+
+/// Entry `seq` is missing from the log, or has no leaf hash.
+pub(super) fn missing_entry(seq: u64, ledger: &Path) -> Error {
+    Error::LedgerDamaged {
+        path: ledger.to_path_buf(),
+        reason: format!(
+            "entry {seq} of the log is missing or has no leaf hash; run `issuer ledger verify`"
+        ),
+    }
 }
 
 /// The SQLite ledger's tiles inside a transaction.
@@ -352,6 +381,17 @@ pub(super) fn decoded(level: u8, index: u64, bytes: Option<Vec<u8>>) -> Result<V
     }
 }
 
+/// Leaves an SQLite ledger's tiles cover (from its last level-0 tile).
+fn sqlite_tiles_covered(conn: &rusqlite::Connection) -> Result<u64, rusqlite::Error> {
+    let last: Option<(u64, Vec<u8>)> = conn
+        .prepare_cached(
+            "SELECT idx, hashes FROM log_tiles WHERE level = 0 ORDER BY idx DESC LIMIT 1",
+        )?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    Ok(tiles::covered(last.map(|(i, b)| (i, b.len() / 32))))
+}
+
 /// Brings the tiles up to the log's `size` leaves (docs/REDEMPTION.md
 /// §Tiles): the leaves past the last tile are read (those of this commit,
 /// or, once, every leaf of a ledger written before tiles) and appended.
@@ -360,39 +400,11 @@ pub(super) fn extend_tiles(tx: &Transaction, size: u64, path: &Path) -> Result<(
         path: path.to_path_buf(),
         source: source.into(),
     };
-    let last: Option<(u64, Vec<u8>)> = tx
-        .prepare_cached(
-            "SELECT idx, hashes FROM log_tiles WHERE level = 0 ORDER BY idx DESC LIMIT 1",
-        )
-        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
-        .map_err(err)?;
-    let covered = tiles::covered(last.map(|(i, b)| (i, b.len() / 32)));
+    let covered = sqlite_tiles_covered(tx).map_err(err)?;
     if covered >= size {
         return Ok(());
     }
-    let mut leaves = Vec::new();
-    {
-        let mut stmt = tx
-            .prepare_cached("SELECT seq, leaf_hash FROM log_leaves WHERE seq >= ?1 ORDER BY seq")
-            .map_err(err)?;
-        let mut rows = stmt.query(params![covered]).map_err(err)?;
-        while let Some(row) = rows.next().map_err(err)? {
-            let seq: u64 = row.get(0).map_err(err)?;
-            let leaf: Option<Vec<u8>> = row.get(1).map_err(err)?;
-            match leaf.and_then(|l| Hash::try_from(l.as_slice()).ok()) {
-                Some(leaf) if seq == covered + leaves.len() as u64 => leaves.push(leaf),
-                _ => {
-                    return Err(Error::LedgerDamaged {
-                        path: path.to_path_buf(),
-                        reason: format!(
-                            "entry {} of the log is missing or has no leaf hash; run `issuer ledger verify`",
-                            covered + leaves.len() as u64
-                        ),
-                    })
-                }
-            }
-        }
-    }
+    let leaves = stored_leaves(tx, covered, path)?;
     let changed = tiles::append(&mut SqliteTiles(tx), covered, &leaves)?;
     let mut put = tx
         .prepare_cached("INSERT OR REPLACE INTO log_tiles (level, idx, hashes) VALUES (?1, ?2, ?3)")
@@ -672,8 +684,9 @@ impl TileSource for NoTiles {
     }
 }
 
-/// A log's tiles, read one row at a time.
-struct SourceTiles<'s>(&'s dyn LogSource);
+/// A log's tiles, read one row at a time (wrap it in [`Cached`] to read
+/// each once and count them).
+pub struct SourceTiles<'s>(pub &'s dyn LogSource);
 
 impl TileSource for SourceTiles<'_> {
     fn tile(&mut self, id: TileId) -> Result<Vec<Hash>, Error> {
@@ -1311,16 +1324,7 @@ impl LogSource for Ledger {
     }
 
     fn tiles_covered(&self) -> Result<u64, Error> {
-        let last: Option<(u64, Vec<u8>)> = self
-            .conn
-            .query_row(
-                "SELECT idx, hashes FROM log_tiles WHERE level = 0 ORDER BY idx DESC LIMIT 1",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
-        Ok(tiles::covered(last.map(|(i, b)| (i, b.len() / 32))))
+        sqlite_tiles_covered(&self.conn).map_err(|e| self.err(e))
     }
 }
 

@@ -374,33 +374,15 @@ impl PgLedger {
                 ],
             )
             .map_err(|e| self.db_error(&e))?;
-        let mut leaves = Vec::with_capacity(rows.len());
-        for r in rows {
-            let seq = r.get::<_, i64>(0).unsigned_abs();
-            let leaf = r
-                .get::<_, Option<Vec<u8>>>(1)
-                .and_then(|l| Hash::try_from(l.as_slice()).ok());
-            match leaf {
-                Some(leaf) if seq == covered + leaves.len() as u64 => leaves.push(leaf),
-                _ => {
-                    return Err(Error::LedgerDamaged {
-                        path: PathBuf::from(self.name()),
-                        reason: format!(
-                            "entry {} of the log is missing or has no leaf hash; run `issuer ledger verify`",
-                            covered + leaves.len() as u64
-                        ),
-                    })
-                }
-            }
-        }
+        let ledger = PathBuf::from(self.name());
+        let leaves = log::contiguous(
+            covered,
+            rows.iter()
+                .map(|r| (r.get::<_, i64>(0).unsigned_abs(), r.get(1))),
+            &ledger,
+        )?;
         if (leaves.len() as u64) < to - covered {
-            return Err(Error::LedgerDamaged {
-                path: PathBuf::from(self.name()),
-                reason: format!(
-                    "entry {} of the log is missing; run `issuer ledger verify`",
-                    covered + leaves.len() as u64
-                ),
-            });
+            return Err(log::missing_entry(covered + leaves.len() as u64, &ledger));
         }
         self.put_tiles(tx, covered, &leaves)
     }

@@ -214,6 +214,16 @@ impl Drop for GroupCommit {
     }
 }
 
+/// What a caught panic says (its `&str` or `String` payload).
+#[must_use]
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
+}
+
 /// A failed commit as each of its callers gets it, with its kind and what
 /// it means for a retry: a damaged log is not cured by retrying; an
 /// outcome not known may have been recorded (look it up, or retry under the
@@ -291,11 +301,7 @@ fn write_loop(mut storage: impl LedgerStorage, jobs: &Mutex<Receiver<Job>>) {
                 }
             }
             Err(panic) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "no message".into());
+                let what = panic_message(panic.as_ref());
                 eprintln!(
                     "issuer: ledger writer: a commit of {} operation(s) panicked ({what}); each is answered ledger_outcome_unknown, and the writer goes on",
                     batch.len()
