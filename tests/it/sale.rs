@@ -471,8 +471,9 @@ fn deleting_the_end_of_claims_is_found_and_an_older_one_is_adopted_into_the_log(
     let findings = v["log"]["findings"].to_string();
     assert!(findings.contains("deleted"), "{v}");
 
-    // A ledger from before issue 21: its claims row has no seq, its
-    // table and view no log columns. It verifies (a pre-log row) ...
+    // A ledger from before issue 21 (and before schema versions): its
+    // claims row has no seq, its table and view no log columns. It
+    // verifies (a pre-log row) ...
     std::fs::copy(&saved, store.join("ledger.sqlite")).unwrap();
     db().execute_batch(
         "DROP INDEX claims_ended_seq;
@@ -484,7 +485,8 @@ fn deleting_the_end_of_claims_is_found_and_an_older_one_is_adopted_into_the_log(
          ALTER TABLE claims_ended DROP COLUMN seq;
          ALTER TABLE claims_ended DROP COLUMN leaf_hash;
          DELETE FROM ledger_heads WHERE size = 2;
-         DROP TABLE log_tiles;",
+         DROP TABLE log_tiles;
+         PRAGMA user_version = 0;",
     )
     .unwrap();
     let v = verify(0);
@@ -504,6 +506,65 @@ fn deleting_the_end_of_claims_is_found_and_an_older_one_is_adopted_into_the_log(
     assert_eq!(adopted, leaf, "adopted as stored");
     db().execute_batch("DELETE FROM claims_ended").unwrap();
     verify(1);
+}
+
+/// Issue 21: the store's SQLite ledger carries a schema version
+/// (`PRAGMA user_version`): `ledger migrate` reports it, a ledger written
+/// before versions is brought up to it and still verifies, and a newer one
+/// is refused by every command, nothing written.
+#[test]
+fn the_sqlite_ledger_has_a_schema_version_and_refuses_a_newer_one() {
+    let (_dir, store, _block) = shared_block(100).copy_store();
+    let migrate = || {
+        issuer(&store, &["ledger", "migrate", "--json"])
+            .expect_code(0)
+            .json()
+    };
+    // No ledger yet: migrate creates it.
+    let m = migrate();
+    assert_eq!(
+        (m["from_version"].as_i64(), m["to_version"].as_i64()),
+        (Some(0), Some(3)),
+        "{m}"
+    );
+    issuer(&store, &["close", "--emission", "1"]).expect_code(0);
+    issuer(&store, &["sell", "--game", "ile-au-tresor", "--price", "1"]).expect_code(0);
+    let m = migrate();
+    assert_eq!(
+        (m["from_version"].as_i64(), m["to_version"].as_i64()),
+        (Some(3), Some(3)),
+        "{m}"
+    );
+    let db = || rusqlite::Connection::open(store.join("ledger.sqlite")).unwrap();
+    let version = || -> i64 {
+        db().query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap()
+    };
+
+    // Written before versions were kept: brought up when next opened.
+    db().execute_batch("PRAGMA user_version = 0").unwrap();
+    issuer(&store, &["sell", "--game", "ile-au-tresor", "--price", "1"]).expect_code(0);
+    assert_eq!(version(), 3);
+    issuer(&store, &["ledger", "verify"]).expect_code(0);
+
+    // A newer issuer's ledger: refused, named, nothing written.
+    db().execute_batch("PRAGMA user_version = 4").unwrap();
+    let before = std::fs::read(store.join("ledger.sqlite")).unwrap();
+    for args in [
+        &["ledger", "verify"][..],
+        &["sell", "--game", "ile-au-tresor", "--price", "1"],
+        &["ledger", "migrate"],
+    ] {
+        let run = issuer(&store, args).expect_code(3);
+        assert!(
+            run.stderr
+                .contains("version 4, newer than this issuer's 3; upgrade the issuer"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    assert_eq!(version(), 4);
+    assert_eq!(std::fs::read(store.join("ledger.sqlite")).unwrap(), before);
 }
 
 #[test]

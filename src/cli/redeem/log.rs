@@ -43,29 +43,21 @@ pub fn run(
 ) -> Result<i32, Error> {
     match action {
         LedgerAction::Migrate => {
-            let LedgerTarget::Postgres(pg) = target else {
-                return Err(Error::BadLedgerUrl {
-                    url: "(none)".into(),
-                    reason: "`ledger migrate` is for a PostgreSQL ledger (the store's SQLite ledger upgrades itself)".into(),
-                });
-            };
-            let (from, to) = pg.migrate()?;
+            let (from, to) = target.migrate()?;
+            let name = target.describe();
             if json {
                 print_json(
                     "ledger_migration",
                     &Migrated {
-                        ledger: pg.name().into(),
+                        ledger: name,
                         from_version: from,
                         to_version: to,
                     },
                 );
             } else if from == to {
-                outln!("ledger {}: schema version {to}, up to date", pg.name());
+                outln!("ledger {name}: schema version {to}, up to date");
             } else {
-                outln!(
-                    "ledger {}: schema upgraded from version {from} to {to}",
-                    pg.name()
-                );
+                outln!("ledger {name}: schema upgraded from version {from} to {to}");
             }
             Ok(0)
         }

@@ -6,6 +6,7 @@
 //! RFC 9162 tree whose heads are signed ([`log`]); one writer per process
 //! commits operations in batches ([`writer`]).
 
+pub mod backend;
 pub mod claims;
 pub mod log;
 pub mod ops;
@@ -32,7 +33,6 @@ use crate::game::Game;
 use crate::merkle::{self, Frontier};
 use crate::money::Cents;
 use crate::record::PREFIX_SIZE;
-use ops::LedgerTx as _;
 use sqlite_tx::SqliteTx;
 
 /// How long a redeemer waits for another's transaction before giving up
@@ -426,11 +426,17 @@ impl Ledger {
         }
         conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
             .map_err(err)?;
-        conn.execute_batch(SCHEMA).map_err(err)?;
-        add_missing_columns(&conn, "redemptions", &ADDED_COLUMNS).map_err(err)?;
-        conn.execute_batch(LOG_SCHEMA).map_err(err)?;
-        add_missing_columns(&conn, "claims_ended", &CLAIMS_ADDED_COLUMNS).map_err(err)?;
-        upgrade_log_leaves(&conn).map_err(err)?;
+        match migrate_schema(&conn, read_only).map_err(err)? {
+            found if found > SQLITE_SCHEMA_VERSION => {
+                return Err(Error::LedgerUnavailable {
+                    path: path.to_path_buf(),
+                    reason: format!(
+                        "the ledger's schema is version {found}, newer than this issuer's {SQLITE_SCHEMA_VERSION}; upgrade the issuer"
+                    ),
+                })
+            }
+            _ => {}
+        }
         Ok(Ledger {
             path: path.to_path_buf(),
             conn,
@@ -485,14 +491,24 @@ impl Ledger {
             .map_err(|e| self.err(e))
     }
 
-    /// The unit's play, if any.
-    pub fn play(&self, u: ops::UnitRef) -> Result<Option<ops::PlayRow>, Error> {
-        self.reader().play(u.place())
+    /// Waits at most `busy` for another writer's lock from now on.
+    pub(crate) fn set_busy(&self, busy: Duration) -> Result<(), Error> {
+        self.conn.busy_timeout(busy).map_err(|e| self.err(e))
     }
 
-    /// When the unit was sold, if it was.
-    pub fn sale(&self, u: ops::UnitRef) -> Result<Option<String>, Error> {
-        self.reader().sale(u.place())
+    /// The schema version of the ledger at `path` (0: none, or written
+    /// before versions were kept); opens nothing for writing.
+    pub fn schema_version_of(path: &Path) -> Result<i64, Error> {
+        if !path.exists() {
+            return Ok(0);
+        }
+        let err = |source: rusqlite::Error| Error::Ledger {
+            path: path.to_path_buf(),
+            source: source.into(),
+        };
+        let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(err)?;
+        user_version(&conn).map_err(err)
     }
 
     /// Runs the reads `f` in one read transaction.
@@ -511,14 +527,6 @@ impl Ledger {
         })?;
         tx.commit().map_err(err)?;
         Ok(out)
-    }
-
-    /// The ledger's unit reads ([`ops::LedgerTx`]) outside a write.
-    fn reader(&self) -> SqliteTx<'_> {
-        SqliteTx {
-            tx: &self.conn,
-            path: &self.path,
-        }
     }
 
     /// Applies `ops` in one immediate transaction ([`ops::apply`]): each
@@ -590,31 +598,8 @@ impl Ledger {
         rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
     }
 
-    /// The published end of claims of `game`'s emission, if any (its
-    /// signature is not checked here).
-    pub fn end_of_claims(
-        &self,
-        game: Game,
-        emission: u32,
-    ) -> Result<Option<claims::EndOfClaims>, Error> {
-        self.conn
-            .query_row(
-                "SELECT statement, ended_at FROM claims_ended WHERE game=?1 AND emission=?2",
-                params![game.slug(), emission],
-                |r| {
-                    Ok(claims::EndOfClaims {
-                        game: game.slug().into(),
-                        emission,
-                        statement: r.get(0)?,
-                        ended_at: r.get(1)?,
-                    })
-                },
-            )
-            .optional()
-            .map_err(|e| self.err(e))
-    }
-
-    /// Per-block counts and amounts, reconciled, with the ledger digest.
+    /// Per-block counts and amounts, reconciled, each row replayed, with
+    /// the ledger digest and SQLite's integrity check.
     pub fn summary(&self) -> Result<Summary, Error> {
         let integrity: String = self
             .conn
@@ -630,131 +615,104 @@ impl Ledger {
                  GROUP BY r.game, r.emission, r.block ORDER BY r.game, r.emission, r.block",
             )
             .map_err(|e| self.err(e))?;
-        let rows = stmt
+        let figures = stmt
             .query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, u32>(1)?,
-                    r.get::<_, u32>(2)?,
-                    r.get::<_, u64>(3)?,
-                    r.get::<_, u64>(4)?,
-                    r.get::<_, u64>(5)?,
-                    r.get::<_, Option<u64>>(6)?,
-                    r.get::<_, Option<u64>>(7)?,
-                ))
+                Ok(BlockFigures {
+                    game: r.get(0)?,
+                    emission: r.get(1)?,
+                    block: r.get(2)?,
+                    units: r.get(3)?,
+                    winners: r.get(4)?,
+                    paid_cents: r.get(5)?,
+                    total_units: r.get(6)?,
+                    total_paid_cents: r.get(7)?,
+                })
             })
             .map_err(|e| self.err(e))?
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.err(e))?;
-        let figures = rows
-            .into_iter()
-            .map(
-                |(
-                    game,
-                    emission,
-                    block,
-                    units,
-                    winners,
-                    paid_cents,
-                    total_units,
-                    total_paid_cents,
-                )| {
-                    BlockFigures {
-                        game,
-                        emission,
-                        block,
-                        units,
-                        winners,
-                        paid_cents,
-                        total_units,
-                        total_paid_cents,
-                    }
+        // Every row, streamed once in key order: the digest and the replay.
+        let mut summing = Summing::default();
+        let mut stmt = self.conn.prepare(SUMMARY_ROWS).map_err(|e| self.err(e))?;
+        let mut rows = stmt.query([]).map_err(|e| self.err(e))?;
+        let read = |r: &rusqlite::Row| -> rusqlite::Result<SummaryRow> {
+            Ok(SummaryRow {
+                game: r.get(0)?,
+                emission: r.get(1)?,
+                block: r.get(2)?,
+                index: r.get(3)?,
+                unit_id: r.get(4)?,
+                redeemed_at: r.get(8)?,
+                row: Row {
+                    lot: r.get(5)?,
+                    prize_cents: r.get(6)?,
+                    record_sha256: r.get(7)?,
+                    price_cents: r.get(9)?,
+                    record: r.get(10)?,
+                    rules_version: r.get(11)?,
+                    stopped_after_rolls: r.get(12)?,
                 },
-            )
-            .collect();
+            })
+        };
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            summing.add(read(r).map_err(|e| self.err(e))?);
+        }
         Ok(Summary::of(
             &self.path.display().to_string(),
             figures,
-            &self.rows_with_wrong_prize()?,
-            self.digest()?,
+            summing,
             integrity == "ok",
         ))
     }
+}
 
-    /// Blocks with a row that does not replay: its record is not the one
-    /// its digest names, or playing it with its stop under its rules
-    /// version gives another lot or prize (a row without a record, from an
-    /// older ledger, is checked against its lot's amount at its price).
-    fn rows_with_wrong_prize(&self) -> Result<Vec<(String, u32, u32)>, Error> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT game, emission, block, price_cents, lot, prize_cents, record_sha256,
-                        record, rules_version, stopped_after_rolls
-                 FROM redemptions",
-            )
-            .map_err(|e| self.err(e))?;
-        let mut wrong = Vec::new();
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((
-                    (
-                        r.get::<_, String>(0)?,
-                        r.get::<_, u32>(1)?,
-                        r.get::<_, u32>(2)?,
-                    ),
-                    Row {
-                        price_cents: r.get(3)?,
-                        lot: r.get(4)?,
-                        prize_cents: r.get(5)?,
-                        record_sha256: r.get(6)?,
-                        record: r.get(7)?,
-                        rules_version: r.get(8)?,
-                        stopped_after_rolls: r.get(9)?,
-                    },
-                ))
-            })
-            .map_err(|e| self.err(e))?;
-        for row in rows {
-            let (key, row) = row.map_err(|e| self.err(e))?;
-            let replays = Game::from_slug(&key.0).is_some_and(|g| row.replays(g));
-            if !replays && !wrong.contains(&key) {
-                wrong.push(key);
-            }
-        }
-        Ok(wrong)
-    }
+/// Every redemption in key order, as the summary reads it (the same text
+/// for every database).
+pub(crate) const SUMMARY_ROWS: &str =
+    "SELECT game, emission, block, unit_index, unit_id, lot, prize_cents, record_sha256,
+            redeemed_at, price_cents, record, rules_version, stopped_after_rolls
+     FROM redemptions ORDER BY game, emission, block, unit_index";
 
-    /// SHA-256 over every row, in key order, each as the line
-    /// `game|emission|block|index|unit_id|lot|prize_cents|record_sha256|redeemed_at\n`.
-    pub fn digest(&self) -> Result<[u8; 32], Error> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT game, emission, block, unit_index, unit_id, lot, prize_cents, record_sha256, redeemed_at
-                 FROM redemptions ORDER BY game, emission, block, unit_index",
-            )
-            .map_err(|e| self.err(e))?;
-        let mut digest = Digest::default();
-        let mut rows = stmt.query([]).map_err(|e| self.err(e))?;
-        let mut add = |r: &rusqlite::Row| -> rusqlite::Result<()> {
-            digest.add(
-                &r.get::<_, String>(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                &r.get::<_, String>(4)?,
-                r.get(5)?,
-                r.get(6)?,
-                &r.get::<_, String>(7)?,
-                &r.get::<_, String>(8)?,
-            );
-            Ok(())
-        };
-        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
-            add(r).map_err(|e| self.err(e))?;
+/// One redemption as the summary reads it.
+pub(crate) struct SummaryRow {
+    pub(crate) game: String,
+    pub(crate) emission: u32,
+    pub(crate) block: u32,
+    pub(crate) index: u32,
+    pub(crate) unit_id: String,
+    pub(crate) redeemed_at: String,
+    pub(crate) row: Row,
+}
+
+/// The summary's one pass over every redemption, in key order: the ledger
+/// digest, and the blocks with a row that does not replay (its record is
+/// not the one its digest names, or playing it with its stop under its
+/// rules version gives another lot or prize; a row without a record, from
+/// an older ledger, is checked against its lot's amount at its price).
+#[derive(Default)]
+pub(crate) struct Summing {
+    digest: Digest,
+    wrong: Vec<(String, u32, u32)>,
+}
+
+impl Summing {
+    pub(crate) fn add(&mut self, r: SummaryRow) {
+        self.digest.add(
+            &r.game,
+            r.emission,
+            r.block,
+            r.index,
+            &r.unit_id,
+            r.row.lot,
+            r.row.prize_cents,
+            &r.row.record_sha256,
+            &r.redeemed_at,
+        );
+        let replays = Game::from_slug(&r.game).is_some_and(|g| r.row.replays(g));
+        let key = (r.game, r.emission, r.block);
+        if !replays && !self.wrong.contains(&key) {
+            self.wrong.push(key);
         }
-        Ok(digest.finish())
     }
 }
 
@@ -808,10 +766,11 @@ impl Summary {
     pub(crate) fn of(
         path: &str,
         figures: Vec<BlockFigures>,
-        wrong_prizes: &[(String, u32, u32)],
-        digest: [u8; 32],
+        summing: Summing,
         integrity_ok: bool,
     ) -> Summary {
+        let Summing { digest, wrong } = summing;
+        let wrong_prizes = &wrong;
         let mut blocks = Vec::new();
         let (mut units, mut paid) = (0u64, 0u64);
         for f in figures {
@@ -836,7 +795,7 @@ impl Summary {
             blocks,
             units,
             paid: Cents::from(paid),
-            digest: hex::encode(digest),
+            digest: hex::encode(digest.finish()),
             integrity_ok,
             reconciled,
         }
@@ -848,7 +807,7 @@ pub(crate) struct Row {
     pub(crate) price_cents: u32,
     pub(crate) lot: u8,
     pub(crate) prize_cents: u32,
-    record_sha256: String,
+    pub(crate) record_sha256: String,
     pub(crate) record: Option<Vec<u8>>,
     pub(crate) rules_version: Option<u16>,
     pub(crate) stopped_after_rolls: Option<u32>,
@@ -900,39 +859,64 @@ fn add_missing_columns(
     Ok(())
 }
 
-/// Makes `log_leaves` include the ends of claims: a view made before they
-/// were logged is replaced (in one transaction, so two processes opening
-/// an old ledger at once both end with the new view). Writes nothing when
-/// the view is current (a read-only ledger opens).
-fn upgrade_log_leaves(conn: &Connection) -> Result<(), rusqlite::Error> {
-    let current = |conn: &Connection| -> Result<bool, rusqlite::Error> {
-        let sql: Option<String> = conn
-            .query_row(
-                "SELECT sql FROM sqlite_master WHERE type='view' AND name='log_leaves'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()?;
-        let indexed: bool = conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type='index' AND name='claims_ended_seq')",
-            [],
-            |r| r.get(0),
-        )?;
-        Ok(indexed && sql.is_some_and(|s| s.contains("claims_ended")))
-    };
-    if current(conn)? {
-        return Ok(());
+/// The SQLite ledger's schema version this build writes (`PRAGMA
+/// user_version`; docs/REDEMPTION.md §Schema versions).
+pub const SQLITE_SCHEMA_VERSION: i64 = 3;
+
+/// A step of the SQLite schema.
+type Step = fn(&Connection) -> Result<(), rusqlite::Error>;
+
+/// Each version's step, oldest first. Every step is idempotent: a ledger
+/// written before versions were kept (version 0, in any shape older
+/// builds left) is brought up by running them all.
+const SQLITE_MIGRATIONS: [(i64, Step); 3] = [
+    // 1: redemptions and their blocks' running totals.
+    (1, |c| c.execute_batch(SCHEMA)),
+    // 2: the log (issue 11), sales and plays (13), idempotency keys (19),
+    // ends of claims and tiles (21).
+    (2, |c| {
+        add_missing_columns(c, "redemptions", &ADDED_COLUMNS)?;
+        c.execute_batch(LOG_SCHEMA)
+    }),
+    // 3: ends of claims in the log (issue 21): the view of every leaf is
+    // remade with them.
+    (3, |c| {
+        add_missing_columns(c, "claims_ended", &CLAIMS_ADDED_COLUMNS)?;
+        c.execute_batch("DROP VIEW IF EXISTS log_leaves")?;
+        c.execute_batch(LOG_LEAVES)
+    }),
+];
+
+/// The schema version of the ledger in `conn`.
+fn user_version(conn: &Connection) -> Result<i64, rusqlite::Error> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+}
+
+/// Brings the ledger in `conn` to [`SQLITE_SCHEMA_VERSION`] in one
+/// immediate transaction (processes opening an old ledger at once take
+/// turns; the second finds it done). Returns the version found; a newer
+/// one is left alone for the caller to refuse. Writes nothing when the
+/// schema is current, or when the file is read-only (read as it is).
+fn migrate_schema(conn: &Connection, read_only: bool) -> Result<i64, rusqlite::Error> {
+    let found = user_version(conn)?;
+    if found >= SQLITE_SCHEMA_VERSION || read_only {
+        return Ok(found);
     }
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let done = (|| {
-        if !current(conn)? {
-            conn.execute_batch("DROP VIEW IF EXISTS log_leaves")?;
-            conn.execute_batch(LOG_LEAVES)?;
+        let now = user_version(conn)?;
+        for (version, step) in SQLITE_MIGRATIONS {
+            if now < version {
+                step(conn)?;
+            }
+        }
+        if now < SQLITE_SCHEMA_VERSION {
+            conn.pragma_update(None, "user_version", SQLITE_SCHEMA_VERSION)?;
         }
         conn.execute_batch("COMMIT")
     })();
     if done.is_err() {
         let _ = conn.execute_batch("ROLLBACK");
     }
-    done
+    done.map(|()| found)
 }

@@ -21,6 +21,7 @@ use std::time::Duration;
 use postgres::{IsolationLevel, NoTls};
 use r2d2_postgres::PostgresConnectionManager;
 
+use super::backend::{Backend, LogReads, UnitReads};
 use super::claims::EndOfClaims;
 use super::log::{
     self, LedgerKey, LogSource, OwnedFields, Place, Snapshot, StoredEntry, StoredHead,
@@ -444,46 +445,6 @@ impl PgLedger {
             .map_err(|e| self.read_error(&e))
     }
 
-    /// The unit's play, if any.
-    pub fn play(&self, u: ops::UnitRef) -> Result<Option<PlayRow>, Error> {
-        Ok(self
-            .unit_row(
-                "SELECT rolls, ended FROM plays WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
-                u,
-            )?
-            .map(|r| PlayRow {
-                rolls: small(r.get(0)),
-                ended: r.get(1),
-            }))
-    }
-
-    /// When the unit was sold, if it was.
-    pub fn sale(&self, u: ops::UnitRef) -> Result<Option<String>, Error> {
-        Ok(self
-            .unit_row(
-                "SELECT sold_at FROM sales WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
-                u,
-            )?
-            .map(|r| r.get(0)))
-    }
-
-    /// The published end of claims of `game`'s emission, if any.
-    pub fn end_of_claims(&self, game: Game, emission: u32) -> Result<Option<EndOfClaims>, Error> {
-        let row = self
-            .conn()?
-            .query_opt(
-                "SELECT statement, ended_at FROM claims_ended WHERE game=$1 AND emission=$2",
-                &[&game.slug(), &i64::from(emission)],
-            )
-            .map_err(|e| self.db_error(&e))?;
-        Ok(row.map(|r| EndOfClaims {
-            game: game.slug().into(),
-            emission,
-            statement: r.get(0),
-            ended_at: r.get(1),
-        }))
-    }
-
     /// Applies `ops` in one transaction ([`super::ops::apply`]), their
     /// entries queued for the sequencer. As [`super::Ledger::commit`].
     pub fn commit(&self, ops: &[Op]) -> Result<Vec<Result<Done, Error>>, Error> {
@@ -630,7 +591,7 @@ impl PgLedger {
 impl PgLedger {
     /// Runs the unit reads `f` ([`LedgerTx`]) in one read-only REPEATABLE
     /// READ transaction.
-    pub(crate) fn read_units<T>(
+    fn unit_snapshot<T>(
         &self,
         f: impl FnOnce(&mut dyn LedgerTx) -> Result<T, Error>,
     ) -> Result<T, Error> {
@@ -681,10 +642,12 @@ impl PgLedger {
     }
 
     /// Per-block counts and amounts, each block reconciled against its
-    /// running totals and each row replayed from its record, with the
-    /// ledger digest (as [`super::Ledger::summary`]).
+    /// running totals and each row replayed from its record, streamed (not
+    /// held in memory), with the ledger digest and the database's integrity
+    /// checks ([`INTEGRITY`]); as [`super::Ledger::summary`].
     pub fn summary(&self) -> Result<super::Summary, Error> {
-        let (blocks, rows) = self.read(|tx| {
+        use postgres::fallible_iterator::FallibleIterator as _;
+        let (figures, summing, integrity_ok) = self.read(|tx| {
             let blocks = tx.query(
                 "SELECT r.game, r.emission, r.block, COUNT(*), SUM((r.lot <> 0)::int)::bigint,
                         SUM(r.prize_cents)::bigint,
@@ -698,65 +661,123 @@ impl PgLedger {
                  GROUP BY r.game, r.emission, r.block ORDER BY r.game, r.emission, r.block",
                 &[],
             )?;
-            let rows = tx.query(
-                "SELECT game, emission, block, unit_index, unit_id, lot, prize_cents, record_sha256,
-                        redeemed_at, price_cents, record, rules_version, stopped_after_rolls
-                 FROM redemptions ORDER BY game, emission, block, unit_index",
-                &[],
-            )?;
-            Ok((blocks, rows))
-        })?;
-        let figures = blocks
-            .iter()
-            .map(|r| super::BlockFigures {
-                game: r.get(0),
-                emission: small(r.get(1)),
-                block: small(r.get(2)),
-                units: r.get::<_, i64>(3).unsigned_abs(),
-                winners: r.get::<_, i64>(4).unsigned_abs(),
-                paid_cents: r.get::<_, i64>(5).unsigned_abs(),
-                total_units: r.get::<_, Option<i64>>(6).map(i64::unsigned_abs),
-                total_paid_cents: r.get::<_, Option<i64>>(7).map(i64::unsigned_abs),
-            })
-            .collect();
-        let mut digest = super::Digest::default();
-        let mut wrong = Vec::new();
-        for r in &rows {
-            let key = (r.get::<_, String>(0), small(r.get(1)), small(r.get(2)));
-            let row = super::Row {
-                price_cents: small(r.get(9)),
-                lot: u8::try_from(r.get::<_, i64>(5)).unwrap_or(u8::MAX),
-                prize_cents: small(r.get(6)),
-                record_sha256: r.get(7),
-                record: r.get(10),
-                rules_version: u16::try_from(r.get::<_, i64>(11)).ok(),
-                stopped_after_rolls: r.get::<_, Option<i64>>(12).map(small),
-            };
-            digest.add(
-                &key.0,
-                key.1,
-                key.2,
-                small(r.get(3)),
-                &r.get::<_, String>(4),
-                row.lot,
-                row.prize_cents,
-                &row.record_sha256,
-                &r.get::<_, String>(8),
-            );
-            let replays = Game::from_slug(&key.0).is_some_and(|g| row.replays(g));
-            if !replays && !wrong.contains(&key) {
-                wrong.push(key);
+            let figures: Vec<super::BlockFigures> = blocks
+                .iter()
+                .map(|r| super::BlockFigures {
+                    game: r.get(0),
+                    emission: small(r.get(1)),
+                    block: small(r.get(2)),
+                    units: r.get::<_, i64>(3).unsigned_abs(),
+                    winners: r.get::<_, i64>(4).unsigned_abs(),
+                    paid_cents: r.get::<_, i64>(5).unsigned_abs(),
+                    total_units: r.get::<_, Option<i64>>(6).map(i64::unsigned_abs),
+                    total_paid_cents: r.get::<_, Option<i64>>(7).map(i64::unsigned_abs),
+                })
+                .collect();
+            let integrity_ok: bool = tx.query_one(INTEGRITY, &[])?.try_get(0)?;
+            let mut summing = super::Summing::default();
+            let mut rows = tx.query_raw(super::SUMMARY_ROWS, std::iter::empty::<i64>())?;
+            while let Some(r) = rows.next()? {
+                summing.add(super::SummaryRow {
+                    game: r.try_get(0)?,
+                    emission: small(r.try_get(1)?),
+                    block: small(r.try_get(2)?),
+                    index: small(r.try_get(3)?),
+                    unit_id: r.try_get(4)?,
+                    redeemed_at: r.try_get(8)?,
+                    row: super::Row {
+                        lot: u8::try_from(r.try_get::<_, i64>(5)?).unwrap_or(u8::MAX),
+                        prize_cents: small(r.try_get(6)?),
+                        record_sha256: r.try_get(7)?,
+                        price_cents: small(r.try_get(9)?),
+                        record: r.try_get(10)?,
+                        rules_version: u16::try_from(r.try_get::<_, i64>(11)?).ok(),
+                        stopped_after_rolls: r.try_get::<_, Option<i64>>(12)?.map(small),
+                    },
+                });
             }
-        }
+            drop(rows);
+            Ok((figures, summing, integrity_ok))
+        })?;
         Ok(super::Summary::of(
             &self.name,
             figures,
-            &wrong,
-            digest.finish(),
-            true,
+            summing,
+            integrity_ok && self.indexes_check()?,
         ))
     }
+
+    /// amcheck's `bt_index_check` on every B-tree index of the ledger's
+    /// tables, when the extension is installed and this role may run it
+    /// (docs/DEPLOY.md §PostgreSQL); `true` when it is not (nothing to
+    /// say). A corrupt index is an error from amcheck: `false`.
+    fn indexes_check(&self) -> Result<bool, Error> {
+        let mut conn = self.conn()?;
+        let usable: bool = conn
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'bt_index_check')
+                   AND COALESCE(has_function_privilege(
+                         (SELECT min(oid) FROM pg_proc WHERE proname = 'bt_index_check'), 'EXECUTE'),
+                       false)",
+                &[],
+            )
+            .and_then(|r| r.try_get(0))
+            .map_err(|e| self.db_error(&e))?;
+        if !usable {
+            return Ok(true);
+        }
+        let indexes = conn
+            .query(
+                "SELECT i.indexrelid FROM pg_index i
+                   JOIN pg_class t ON t.oid = i.indrelid
+                   JOIN pg_class c ON c.oid = i.indexrelid
+                   JOIN pg_am a ON a.oid = c.relam
+                 WHERE a.amname = 'btree' AND t.relnamespace = to_regnamespace(current_schema())::oid
+                   AND t.relname = ANY($1)",
+                &[&LEDGER_TABLES.to_vec()],
+            )
+            .map_err(|e| self.db_error(&e))?;
+        for index in indexes {
+            let oid: postgres::types::Oid = index.get(0);
+            let checked = conn.execute("SELECT bt_index_check($1::oid::regclass)", &[&oid]);
+            match checked {
+                Ok(_) => {}
+                Err(e)
+                    if e.as_db_error().is_some()
+                        && e.code() != Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) =>
+                {
+                    return Ok(false);
+                }
+                Err(e) => return Err(self.db_error(&e)),
+            }
+        }
+        Ok(true)
+    }
 }
+
+/// The ledger's tables.
+const LEDGER_TABLES: [&str; 10] = [
+    "redemptions",
+    "block_totals",
+    "log_state",
+    "ledger_heads",
+    "sales",
+    "sale_cursor",
+    "plays",
+    "idempotency",
+    "claims_ended",
+    "log_tiles",
+];
+
+/// The database's integrity as the ledger can see it without privileges:
+/// no checksum failure reported for the database (with data checksums
+/// on), and no redemption, sale or end of claims that is neither in the
+/// log nor queued for it (a row inserted behind the ledger's back).
+const INTEGRITY: &str = "SELECT
+    COALESCE((SELECT checksum_failures FROM pg_stat_database WHERE datname = current_database()), 0) = 0
+    AND NOT EXISTS (SELECT 1 FROM redemptions WHERE seq IS NULL AND pending IS NULL)
+    AND NOT EXISTS (SELECT 1 FROM sales WHERE seq IS NULL AND pending IS NULL)
+    AND NOT EXISTS (SELECT 1 FROM claims_ended WHERE seq IS NULL AND pending IS NULL)";
 
 /// The last level-0 tile: how many leaves the tiles cover.
 pub(super) const LAST_TILE: &str =
@@ -1518,6 +1539,49 @@ impl PgStorage {
             ledger,
             _sequencer: sequencer,
         })
+    }
+}
+
+impl Backend for PgLedger {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn migrate(&self) -> Result<(i64, i64), Error> {
+        PgLedger::migrate(self)
+    }
+
+    fn storages(
+        &self,
+        signer: &Store,
+        _busy: Duration,
+    ) -> Result<Vec<Box<dyn LedgerStorage>>, Error> {
+        // Writers whose transactions overlap, sharing one sequencer.
+        let storage = PgStorage::open(self.clone(), signer)?;
+        Ok((0..writers())
+            .map(|_| Box::new(storage.clone()) as Box<dyn LedgerStorage>)
+            .collect())
+    }
+
+    fn read_units(&self, _busy: Duration, f: &mut UnitReads) -> Result<bool, Error> {
+        // Read before any write: a missing schema names its remedy.
+        self.check_schema()?;
+        self.unit_snapshot(f)?;
+        Ok(true)
+    }
+
+    fn lookup(&self, u: ops::UnitRef, _busy: Duration) -> Result<Option<Recorded>, Error> {
+        PgLedger::lookup(self, u.game, u.emission, u.block, u.index)
+    }
+
+    fn with_log(&self, f: &mut LogReads) -> Result<bool, Error> {
+        f(self)?;
+        Ok(true)
+    }
+
+    fn summary(&self) -> Result<super::Summary, Error> {
+        self.check_schema()?;
+        PgLedger::summary(self)
     }
 }
 

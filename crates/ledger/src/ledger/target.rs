@@ -1,55 +1,66 @@
 //! Which ledger a command or a node uses: the store's SQLite file (the
-//! default) or a shared PostgreSQL database (`--ledger postgres://…`).
+//! default) or a shared PostgreSQL database (`--ledger postgres://…`),
+//! both behind one [`Backend`]: what is written here is written once for
+//! every database.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use super::backend::{Backend, SqliteLedger};
 use super::claims::EndOfClaims;
 use super::log::{self, Head, LogSource};
 use super::ops::{LedgerTx, Op, PlayRow, UnitRef};
-use super::pg::{PgLedger, PgStorage};
-use super::writer::{GroupCommit, LedgerStorage as _, SqliteStorage};
-use super::{Ledger, Recorded, Summary};
+use super::pg::PgLedger;
+use super::writer::GroupCommit;
+use super::{Recorded, Summary};
 use crate::error::Error;
 use crate::game::Game;
 use crate::store::Store;
 
 /// A ledger: the store's SQLite file or a PostgreSQL database.
 #[derive(Clone)]
-pub enum LedgerTarget {
-    /// The SQLite ledger in the store.
-    Store(Store),
-    /// A shared PostgreSQL ledger.
-    Postgres(PgLedger),
+pub struct LedgerTarget {
+    backend: Arc<dyn Backend>,
 }
 
 impl LedgerTarget {
     /// `url` when given (`postgres://…`), else `store`'s own ledger.
     pub fn new(store: &Store, url: Option<&str>) -> Result<LedgerTarget, Error> {
         match url {
-            Some(url) => Ok(LedgerTarget::Postgres(PgLedger::connect(url)?)),
-            None => Ok(LedgerTarget::Store(store.clone())),
+            Some(url) => Ok(LedgerTarget::on(PgLedger::connect(url)?)),
+            None => Ok(LedgerTarget::of_store(store)),
+        }
+    }
+
+    /// The store's own SQLite ledger.
+    #[must_use]
+    pub fn of_store(store: &Store) -> LedgerTarget {
+        LedgerTarget::on(SqliteLedger::new(store))
+    }
+
+    /// The ledger `backend` (any database).
+    pub fn on(backend: impl Backend + 'static) -> LedgerTarget {
+        LedgerTarget {
+            backend: Arc::new(backend),
         }
     }
 
     /// The ledger's name in messages (a path, or a URL without password).
     #[must_use]
     pub fn describe(&self) -> String {
-        match self {
-            LedgerTarget::Store(store) => store.ledger_path().display().to_string(),
-            LedgerTarget::Postgres(pg) => pg.name().to_string(),
-        }
+        self.backend.name()
+    }
+
+    /// Creates or upgrades the ledger's schema: the versions before and
+    /// after.
+    pub fn migrate(&self) -> Result<(i64, i64), Error> {
+        self.backend.migrate()
     }
 
     /// The one writer of this ledger for this process; heads are signed
     /// with `store`'s ledger key.
     pub fn writer(&self, store: &Store, busy: Duration) -> Result<GroupCommit, Error> {
-        match self {
-            LedgerTarget::Store(own) => GroupCommit::start(SqliteStorage::open(own, busy)?),
-            LedgerTarget::Postgres(pg) => {
-                let storage = PgStorage::open(pg.clone(), store)?;
-                GroupCommit::start_many(vec![storage; super::pg::writers()])
-            }
-        }
+        GroupCommit::start_many(self.backend.storages(store, busy)?)
     }
 
     /// The first redemption of a unit, if any; creates nothing.
@@ -61,15 +72,13 @@ impl LedgerTarget {
         index: u32,
         busy: Duration,
     ) -> Result<Option<Recorded>, Error> {
-        match self {
-            LedgerTarget::Store(store) => {
-                match Ledger::open_existing_waiting(&store.ledger_path(), busy)? {
-                    Some(ledger) => ledger.lookup(game, emission, block, index),
-                    None => Ok(None),
-                }
-            }
-            LedgerTarget::Postgres(pg) => pg.lookup(game, emission, block, index),
-        }
+        let unit = UnitRef {
+            game,
+            emission,
+            block,
+            index,
+        };
+        self.backend.lookup(unit, busy)
     }
 
     /// The latest signed head with its signer's verifier key; `None` when
@@ -78,10 +87,7 @@ impl LedgerTarget {
         let Some(mut head) = self.with_log(log::head)?.flatten() else {
             return Ok(None);
         };
-        // The store's ledger keeps no signer beside its heads: its key is
-        // the store's.
-        if let (LedgerTarget::Store(store), None) = (self, &head.verifier_key) {
-            let public = log::public_path(store);
+        if let (Some(public), None) = (self.backend.default_signer(), &head.verifier_key) {
             if public.exists() {
                 head.verifier_key = Some(log::verifier_key(&crate::seal::read_public(&public)?));
             }
@@ -91,84 +97,51 @@ impl LedgerTarget {
 
     /// The ledger's summary (nothing recorded when there is no ledger yet).
     pub fn summary(&self) -> Result<Summary, Error> {
-        match self {
-            LedgerTarget::Store(store) => {
-                let path = store.ledger_path();
-                match Ledger::open_existing(&path)? {
-                    Some(ledger) => ledger.summary(),
-                    None => Ok(Summary::empty(&path)),
-                }
-            }
-            LedgerTarget::Postgres(pg) => {
-                pg.check_schema()?;
-                pg.summary()
-            }
-        }
+        self.backend.summary()
     }
 
     /// The unit's play, if any; creates nothing.
     pub fn play(&self, unit: UnitRef, busy: Duration) -> Result<Option<PlayRow>, Error> {
-        match self {
-            LedgerTarget::Store(store) => {
-                match Ledger::open_existing_waiting(&store.ledger_path(), busy)? {
-                    Some(ledger) => ledger.play(unit),
-                    None => Ok(None),
-                }
-            }
-            LedgerTarget::Postgres(pg) => {
-                // Read before any write: a missing schema names its remedy.
-                pg.check_schema()?;
-                pg.play(unit)
-            }
-        }
+        Ok(self.read(busy, |tx| tx.play(unit.place()))?.flatten())
     }
 
     /// When the unit was sold, if it was; creates nothing.
     pub fn sale(&self, unit: UnitRef, busy: Duration) -> Result<Option<String>, Error> {
-        match self {
-            LedgerTarget::Store(store) => {
-                match Ledger::open_existing_waiting(&store.ledger_path(), busy)? {
-                    Some(ledger) => ledger.sale(unit),
-                    None => Ok(None),
-                }
-            }
-            LedgerTarget::Postgres(pg) => pg.sale(unit),
-        }
+        Ok(self.read(busy, |tx| tx.sale(unit.place()))?.flatten())
     }
 
-    /// Runs the reads `f` on this ledger in one snapshot (`None`: no SQLite
+    /// Runs the reads `f` on this ledger in one snapshot (`None`: no
     /// ledger yet); creates nothing.
     pub fn read<T>(
         &self,
         busy: Duration,
         f: impl FnOnce(&mut dyn LedgerTx) -> Result<T, Error>,
     ) -> Result<Option<T>, Error> {
-        match self {
-            LedgerTarget::Store(store) => {
-                match Ledger::open_existing_waiting(&store.ledger_path(), busy)? {
-                    Some(ledger) => ledger.read(f).map(Some),
-                    None => Ok(None),
-                }
+        let mut f = Some(f);
+        let mut out = None;
+        self.backend.read_units(busy, &mut |tx| {
+            if let Some(f) = f.take() {
+                out = Some(f(tx)?);
             }
-            LedgerTarget::Postgres(pg) => {
-                pg.check_schema()?;
-                pg.read_units(f).map(Some)
-            }
-        }
+            Ok(())
+        })?;
+        Ok(out)
     }
 
-    /// Runs `f` on this ledger as a log (`None`: no SQLite ledger yet).
+    /// Runs `f` on this ledger as a log (`None`: no ledger yet).
     pub fn with_log<T>(
         &self,
         f: impl FnOnce(&dyn LogSource) -> Result<T, Error>,
     ) -> Result<Option<T>, Error> {
-        match self {
-            LedgerTarget::Store(store) => match Ledger::open_existing(&store.ledger_path())? {
-                Some(ledger) => f(&ledger).map(Some),
-                None => Ok(None),
-            },
-            LedgerTarget::Postgres(pg) => f(pg).map(Some),
-        }
+        let mut f = Some(f);
+        let mut out = None;
+        self.backend.with_log(&mut |source| {
+            if let Some(f) = f.take() {
+                out = Some(f(source)?);
+            }
+            Ok(())
+        })?;
+        Ok(out)
     }
 
     /// Publishes the issuer's end of claims as a log entry ([`Op::EndClaims`],
@@ -181,13 +154,11 @@ impl LedgerTarget {
         statement: &EndOfClaims,
     ) -> Result<EndOfClaims, Error> {
         let ops = [Op::EndClaims(statement.clone())];
-        let outcomes = match self {
-            LedgerTarget::Store(own) => {
-                SqliteStorage::open(own, super::BUSY_TIMEOUT)?.commit(&ops)?
-            }
-            LedgerTarget::Postgres(pg) => PgStorage::open(pg.clone(), store)?.commit(&ops)?,
-        };
-        for outcome in outcomes {
+        let mut storages = self.backend.storages(store, super::BUSY_TIMEOUT)?;
+        let storage = storages.first_mut().ok_or_else(|| Error::Internal {
+            what: format!("the ledger {} gave no storage to write to", self.describe()),
+        })?;
+        for outcome in storage.commit(&ops)? {
             outcome?;
         }
         self.end_of_claims(game, statement.emission)?
@@ -198,12 +169,9 @@ impl LedgerTarget {
 
     /// The end of claims of `game`'s emission published in this ledger.
     pub fn end_of_claims(&self, game: Game, emission: u32) -> Result<Option<EndOfClaims>, Error> {
-        match self {
-            LedgerTarget::Store(store) => match Ledger::open_existing(&store.ledger_path())? {
-                Some(ledger) => ledger.end_of_claims(game, emission),
-                None => Ok(None),
-            },
-            LedgerTarget::Postgres(pg) => pg.end_of_claims(game, emission),
-        }
+        let row = self.read(super::BUSY_TIMEOUT, |tx| {
+            tx.claims_row(game.slug(), emission)
+        })?;
+        Ok(row.flatten().map(|(statement, _)| statement))
     }
 }

@@ -42,6 +42,16 @@ pub trait LedgerStorage: Send + 'static {
     fn path(&self) -> PathBuf;
 }
 
+impl LedgerStorage for Box<dyn LedgerStorage> {
+    fn commit(&mut self, ops: &[Op]) -> Result<Vec<Result<Done, Error>>, Error> {
+        (**self).commit(ops)
+    }
+
+    fn path(&self) -> PathBuf {
+        (**self).path()
+    }
+}
+
 /// The SQLite ledger with its signing key.
 pub struct SqliteStorage {
     ledger: Ledger,

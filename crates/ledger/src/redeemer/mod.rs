@@ -123,7 +123,7 @@ impl Redeemer {
         Redeemer {
             writer: Mutex::new(None),
             busy: BUSY_TIMEOUT,
-            ledger: LedgerTarget::Store(store.clone()),
+            ledger: LedgerTarget::of_store(&store),
             units: Arc::new(Units {
                 store,
                 keys,

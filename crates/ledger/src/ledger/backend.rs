@@ -1,0 +1,164 @@
+//! The one storage interface every ledger database implements: the write
+//! path ([`LedgerStorage`] over [`LedgerTx`], written once in
+//! [`super::ops`]), the reads, the log, the summary and the schema. The
+//! store's SQLite file ([`SqliteLedger`]) and a shared PostgreSQL database
+//! ([`super::pg::PgLedger`]) are its two implementations; a third database
+//! is one more, checked by the same conformance suite
+//! (tests/it/conformance.rs). Nothing above this trait names a database.
+
+use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use super::log::LogSource;
+use super::ops::{LedgerTx, UnitRef};
+use super::writer::{LedgerStorage, SqliteStorage};
+use super::{Ledger, Recorded, Summary};
+use crate::error::Error;
+use crate::store::Store;
+
+/// The reads `f` of [`Backend::read_units`].
+pub type UnitReads<'f> = dyn FnMut(&mut dyn LedgerTx) -> Result<(), Error> + 'f;
+
+/// The log reads `f` of [`Backend::with_log`].
+pub type LogReads<'f> = dyn FnMut(&dyn LogSource) -> Result<(), Error> + 'f;
+
+/// A ledger database. Reads create nothing: on a ledger that does not
+/// exist yet they report `false` (nothing was ever recorded).
+pub trait Backend: Send + Sync {
+    /// The database's name in messages (a path, or a URL without its
+    /// password).
+    fn name(&self) -> String;
+
+    /// Brings the schema to this build's version, creating it if needed;
+    /// returns the version found (0: none) and the version now. Safe to
+    /// run from several processes at once.
+    fn migrate(&self) -> Result<(i64, i64), Error>;
+
+    /// The storages the writer commits through (one per writer thread),
+    /// signing heads with `signer`'s ledger key (made if needed); waits at
+    /// most `busy` for another writer's lock.
+    fn storages(
+        &self,
+        signer: &Store,
+        busy: Duration,
+    ) -> Result<Vec<Box<dyn LedgerStorage>>, Error>;
+
+    /// Runs `f` in one read-only snapshot; `false` when there is no ledger.
+    fn read_units(&self, busy: Duration, f: &mut UnitReads) -> Result<bool, Error>;
+
+    /// The first redemption of `unit` with its log index, if any.
+    fn lookup(&self, unit: UnitRef, busy: Duration) -> Result<Option<Recorded>, Error>;
+
+    /// Runs `f` on the ledger as a log; `false` when there is no ledger.
+    fn with_log(&self, f: &mut LogReads) -> Result<bool, Error>;
+
+    /// The verifier key file of heads stored without their signer (the
+    /// store's SQLite ledger is signed with the store's own key).
+    fn default_signer(&self) -> Option<PathBuf> {
+        None
+    }
+
+    /// Per-block counts and amounts, reconciled, each row replayed, with
+    /// the digest and the database's own integrity check (nothing recorded
+    /// when there is no ledger yet).
+    fn summary(&self) -> Result<Summary, Error>;
+}
+
+/// Read connections kept open per SQLite ledger.
+const READERS: usize = 4;
+
+/// The store's SQLite ledger. Reads reuse up to [`READERS`] open
+/// connections: a read does not reopen, re-check and re-chmod the file.
+pub struct SqliteLedger {
+    store: Store,
+    path: PathBuf,
+    readers: Mutex<Vec<Ledger>>,
+}
+
+impl SqliteLedger {
+    /// The ledger of `store` (opened when first used).
+    #[must_use]
+    pub fn new(store: &Store) -> SqliteLedger {
+        SqliteLedger {
+            store: store.clone(),
+            path: store.ledger_path(),
+            readers: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// `f` on an open read connection; `None` when there is no ledger.
+    fn with_reader<T>(
+        &self,
+        busy: Duration,
+        f: impl FnOnce(&Ledger) -> Result<T, Error>,
+    ) -> Result<Option<T>, Error> {
+        let kept = self
+            .readers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let ledger = match kept {
+            Some(ledger) => {
+                ledger.set_busy(busy)?;
+                ledger
+            }
+            None => match Ledger::open_existing_waiting(&self.path, busy)? {
+                Some(ledger) => ledger,
+                None => return Ok(None),
+            },
+        };
+        let out = f(&ledger)?;
+        let mut readers = self.readers.lock().unwrap_or_else(PoisonError::into_inner);
+        if readers.len() < READERS {
+            readers.push(ledger);
+        }
+        Ok(Some(out))
+    }
+}
+
+impl Backend for SqliteLedger {
+    fn name(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn migrate(&self) -> Result<(i64, i64), Error> {
+        let found = Ledger::schema_version_of(&self.path)?;
+        Ledger::open(&self.path)?;
+        Ok((found, super::SQLITE_SCHEMA_VERSION))
+    }
+
+    fn storages(
+        &self,
+        _signer: &Store,
+        busy: Duration,
+    ) -> Result<Vec<Box<dyn LedgerStorage>>, Error> {
+        // The store's own ledger, signed with its own key; one writer:
+        // SQLite's writers take turns.
+        Ok(vec![Box::new(SqliteStorage::open(&self.store, busy)?)])
+    }
+
+    fn read_units(&self, busy: Duration, f: &mut UnitReads) -> Result<bool, Error> {
+        Ok(self.with_reader(busy, |l| l.read(f))?.is_some())
+    }
+
+    fn lookup(&self, u: UnitRef, busy: Duration) -> Result<Option<Recorded>, Error> {
+        Ok(self
+            .with_reader(busy, |l| l.lookup(u.game, u.emission, u.block, u.index))?
+            .flatten())
+    }
+
+    fn with_log(&self, f: &mut LogReads) -> Result<bool, Error> {
+        Ok(self.with_reader(super::BUSY_TIMEOUT, |l| f(l))?.is_some())
+    }
+
+    fn default_signer(&self) -> Option<PathBuf> {
+        Some(super::log::public_path(&self.store))
+    }
+
+    fn summary(&self) -> Result<Summary, Error> {
+        Ok(self
+            .with_reader(super::BUSY_TIMEOUT, Ledger::summary)?
+            .unwrap_or_else(|| Summary::empty(&self.path)))
+    }
+}
