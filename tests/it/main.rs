@@ -4,6 +4,7 @@
 mod block;
 mod cli;
 mod common;
+mod conformance;
 mod contract;
 mod emission;
 mod faults;

@@ -27,7 +27,7 @@ use crate::redeem::Hash;
 use crate::service::{mth, open_note};
 
 /// A PostgreSQL cluster of this test's own.
-struct Cluster {
+pub(crate) struct Cluster {
     dir: TempDir,
     bin: PathBuf,
     port: u16,
@@ -51,7 +51,7 @@ fn postgres_bin() -> Option<PathBuf> {
 
 impl Cluster {
     /// A new cluster, started; `None` (said loudly) without PostgreSQL.
-    fn start(test: &str) -> Option<Cluster> {
+    pub(crate) fn start(test: &str) -> Option<Cluster> {
         let Some(bin) = postgres_bin() else {
             eprintln!(
                 "\n*** SKIPPED {test}: PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb); `.ci/run` installs it ***\n"
@@ -150,12 +150,12 @@ impl Cluster {
         self.run("pg_ctl", &["-D", &self.data(), "-m", "fast", "-w", "stop"]);
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
     }
 
     /// Creates the ledger schema.
-    fn migrate(&self, store: &Path) {
+    pub(crate) fn migrate(&self, store: &Path) {
         let url = self.url();
         issuer(store, &["ledger", "migrate", "--ledger", &url]).expect_code(0);
     }

@@ -65,6 +65,11 @@ pub trait Backend: Send + Sync {
     fn summary(&self) -> Result<Summary, Error>;
 }
 
+/// Why a ledger of a newer issuer's schema is refused (every database).
+pub(crate) fn newer_schema(found: i64, ours: i64) -> String {
+    format!("the ledger's schema is version {found}, newer than this issuer's {ours}; upgrade the issuer")
+}
+
 /// Read connections kept open per SQLite ledger.
 const READERS: usize = 4;
 
@@ -101,6 +106,8 @@ impl SqliteLedger {
         let ledger = match kept {
             Some(ledger) => {
                 ledger.set_busy(busy)?;
+                // A newer issuer may have upgraded the file since.
+                ledger.refuse_newer_schema()?;
                 ledger
             }
             None => match Ledger::open_existing_waiting(&self.path, busy)? {

@@ -426,22 +426,14 @@ impl Ledger {
         }
         conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
             .map_err(err)?;
-        match migrate_schema(&conn, read_only).map_err(err)? {
-            found if found > SQLITE_SCHEMA_VERSION => {
-                return Err(Error::LedgerUnavailable {
-                    path: path.to_path_buf(),
-                    reason: format!(
-                        "the ledger's schema is version {found}, newer than this issuer's {SQLITE_SCHEMA_VERSION}; upgrade the issuer"
-                    ),
-                })
-            }
-            _ => {}
-        }
-        Ok(Ledger {
+        migrate_schema(&conn, read_only).map_err(err)?;
+        let ledger = Ledger {
             path: path.to_path_buf(),
             conn,
             frontier: Frontier::default(),
-        })
+        };
+        ledger.refuse_newer_schema()?;
+        Ok(ledger)
     }
 
     /// Opens the ledger at `path` if there is one, creating nothing: for
@@ -489,6 +481,17 @@ impl Ledger {
             )
             .optional()
             .map_err(|e| self.err(e))
+    }
+
+    /// Refuses a ledger whose schema is a newer issuer's.
+    pub(crate) fn refuse_newer_schema(&self) -> Result<(), Error> {
+        match user_version(&self.conn).map_err(|e| self.err(e))? {
+            found if found > SQLITE_SCHEMA_VERSION => Err(Error::LedgerUnavailable {
+                path: self.path.clone(),
+                reason: backend::newer_schema(found, SQLITE_SCHEMA_VERSION),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// Waits at most `busy` for another writer's lock from now on.

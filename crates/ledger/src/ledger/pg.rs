@@ -352,9 +352,7 @@ impl PgLedger {
             .map_err(db)?
             .map_or(0, |r| r.get(0));
         if found > SCHEMA_VERSION {
-            return Err(self.unavailable(format!(
-                "the schema is version {found}, newer than this issuer's {SCHEMA_VERSION}; upgrade the issuer"
-            )));
+            return Err(self.unavailable(super::backend::newer_schema(found, SCHEMA_VERSION)));
         }
         if found == 0 {
             tx.batch_execute(SCHEMA_V1).map_err(db)?;
@@ -390,6 +388,9 @@ impl PgLedger {
             .map(|r| r.map(|r| r.get::<_, i64>(0)));
         match version {
             Ok(Some(SCHEMA_VERSION)) => Ok(()),
+            Ok(Some(found)) if found > SCHEMA_VERSION => {
+                Err(self.unavailable(super::backend::newer_schema(found, SCHEMA_VERSION)))
+            }
             Ok(found) => Err(self.unavailable(format!(
                 "the ledger schema is version {}, this issuer needs {SCHEMA_VERSION}; run `issuer ledger migrate --ledger {}`",
                 found.unwrap_or(0),
