@@ -224,10 +224,20 @@ pub fn issuer(store: &Path, args: &[&str]) -> Run {
 
 /// `issuer` with `input` on the command's standard input.
 pub fn issuer_with_input(store: &Path, args: &[&str], input: &str) -> Run {
+    issuer_in_env(store, args, input, &[])
+}
+
+/// `issuer` with these environment variables set beside the test's.
+pub fn issuer_env(store: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    issuer_in_env(store, args, "", env)
+}
+
+fn issuer_in_env(store: &Path, args: &[&str], input: &str, env: &[(&str, &str)]) -> Run {
     let mut child = Command::new(ISSUER)
         .arg("--store")
         .arg(store)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

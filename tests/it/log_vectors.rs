@@ -21,10 +21,7 @@ use ed25519_dalek::{Signature, SigningKey, VerifyingKey};
 use sha2::{Digest, Sha256};
 use ticket_issuer::derive;
 use ticket_issuer::ledger::claims::EndOfClaims;
-use ticket_issuer::ledger::log::{
-    self, claims_line, entry_line, open_checkpoint, play_line, sale_line, EntryFields, LedgerKey,
-    Place,
-};
+use ticket_issuer::ledger::log::{self, open_checkpoint, EntryFields, LedgerKey, LogEntry, Place};
 use ticket_issuer::merkle::{self, Frontier, Hash};
 use ticket_issuer::seal;
 use ticket_issuer::store::Store;
@@ -90,73 +87,92 @@ fn entries() -> Vec<(String, String)> {
     vec![
         (
             format!("the sale of {IAT_0} (L'île au trésor)"),
-            sale_line(0, iat0, "2025-06-02T08:00:00.000Z"),
+            LogEntry::Sale {
+                unit: iat0,
+                sold_at: "2025-06-02T08:00:00.000Z",
+            }
+            .line(0),
         ),
         (
             format!("the sale of {TE_0} (Trésors Ensablés)"),
-            sale_line(1, te0, "2025-06-02T08:01:15.250Z"),
+            LogEntry::Sale {
+                unit: te0,
+                sold_at: "2025-06-02T08:01:15.250Z",
+            }
+            .line(1),
         ),
         (
             format!("the play of {TE_0}: the player stopped after 3 rolls"),
-            play_line(2, te0, 3, "stop", "2025-06-02T08:02:40.500Z"),
+            LogEntry::PlayEnd {
+                unit: te0,
+                rolls: 3,
+                how: "stop",
+                ended_at: "2025-06-02T08:02:40.500Z",
+            }
+            .line(2),
         ),
         (
             format!("the sale of {TE_1} (Trésors Ensablés)"),
-            sale_line(3, te1, "2025-06-02T08:03:05.007Z"),
+            LogEntry::Sale {
+                unit: te1,
+                sold_at: "2025-06-02T08:03:05.007Z",
+            }
+            .line(3),
         ),
         (
             format!("the play of {TE_1}: it ended by itself at roll 7"),
-            play_line(4, te1, 7, "end", "2025-06-02T08:04:59.999Z"),
+            LogEntry::PlayEnd {
+                unit: te1,
+                rolls: 7,
+                how: "end",
+                ended_at: "2025-06-02T08:04:59.999Z",
+            }
+            .line(4),
         ),
         (
             format!("the redemption of {IAT_0}: lot 6 (singe-2), 10.00 EUR, no stop"),
-            entry_line(
-                5,
-                &EntryFields {
-                    game: "ile-au-tresor",
-                    emission: 1,
-                    block: 1,
-                    index: 0,
-                    unit_id: IAT_0,
-                    lot: 6,
-                    prize_cents: 1000,
-                    record_sha256: &iat0_record,
-                    redeemed_at: "2025-06-02T08:10:00.000Z",
-                    stopped_after_rolls: None,
-                },
-            ),
+            LogEntry::Redemption(EntryFields {
+                game: "ile-au-tresor",
+                emission: 1,
+                block: 1,
+                index: 0,
+                unit_id: IAT_0,
+                lot: 6,
+                prize_cents: 1000,
+                record_sha256: &iat0_record,
+                redeemed_at: "2025-06-02T08:10:00.000Z",
+                stopped_after_rolls: None,
+            })
+            .line(5),
         ),
         (
             format!("the redemption of {TE_0}: lot 2 (arret), 2.50 EUR, stopped after 3 rolls"),
-            entry_line(
-                6,
-                &EntryFields {
-                    game: "tresors-ensables",
-                    emission: 1,
-                    block: 1,
-                    index: 0,
-                    unit_id: TE_0,
-                    lot: 2,
-                    prize_cents: 250,
-                    record_sha256: &te0_record,
-                    redeemed_at: "2025-06-02T08:11:30.125Z",
-                    stopped_after_rolls: Some(3),
-                },
-            ),
+            LogEntry::Redemption(EntryFields {
+                game: "tresors-ensables",
+                emission: 1,
+                block: 1,
+                index: 0,
+                unit_id: TE_0,
+                lot: 2,
+                prize_cents: 250,
+                record_sha256: &te0_record,
+                redeemed_at: "2025-06-02T08:11:30.125Z",
+                stopped_after_rolls: Some(3),
+            })
+            .line(6),
         ),
         (
             "the end of claims of Trésors Ensablés emission 1 (issue 21)".to_string(),
-            claims_line(
-                7,
-                &end_of_claims("tresors-ensables", "2025-09-01T00:00:00.000Z"),
-            ),
+            LogEntry::EndOfClaims(&end_of_claims(
+                "tresors-ensables",
+                "2025-09-01T00:00:00.000Z",
+            ))
+            .line(7),
         ),
         (
             "the end of claims of L'île au trésor emission 1".to_string(),
-            claims_line(
-                8,
-                &end_of_claims("ile-au-tresor", "2025-09-01T00:00:01.000Z"),
-            ),
+            LogEntry::EndOfClaims(&end_of_claims("ile-au-tresor", "2025-09-01T00:00:01.000Z"))
+                .line(8),
         ),
     ]
 }

@@ -21,7 +21,7 @@ use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
 
 use crate::common::{
-    agent, call, copy_tree, get, issuer, played_in, post, valid_id_of, Server, TOKEN,
+    agent, call, copy_tree, get, issuer, issuer_env, played_in, post, valid_id_of, Server, TOKEN,
 };
 use crate::redeem::Hash;
 use crate::service::{mth, open_note};
@@ -1075,7 +1075,7 @@ fn is_millisecond_time(t: &str) -> bool {
 /// from its time rounded to milliseconds is caught as edited).
 #[test]
 fn pg_times_have_milliseconds_and_an_old_microsecond_entry_still_verifies() {
-    use ticket_issuer::ledger::log::{sale_line, verifier_key, LedgerKey, Place};
+    use ticket_issuer::ledger::log::{verifier_key, LedgerKey, LogEntry, Place};
 
     let Some((_pg, _dir, a, b, url)) =
         migrated("pg_times_have_milliseconds_and_an_old_microsecond_entry_still_verifies")
@@ -1119,7 +1119,11 @@ fn pg_times_have_milliseconds_and_an_old_microsecond_entry_still_verifies() {
         block: 1,
         index: 2999,
     };
-    let leaf = ticket_issuer::merkle::leaf_hash(sale_line(seq as u64, place, old).as_bytes());
+    let leaf = LogEntry::Sale {
+        unit: place,
+        sold_at: old,
+    }
+    .leaf(seq as u64);
     let mut db = sql(&url);
     db.execute(
         "INSERT INTO sales (game, emission, block, unit_index, sold_at, seq, leaf_hash)
@@ -1330,4 +1334,200 @@ fn pg_a_locked_ledger_answers_503_within_two_seconds_then_pays() {
     locked.rollback().unwrap();
     let (status, body) = post(&agent(), &server, "/v1/redemptions", json!({"id": unit}));
     assert_eq!(status, 200, "{body}");
+}
+
+/// The fenced ```sql blocks of docs/DEPLOY.md, in order.
+fn deploy_md_sql() -> Vec<String> {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/DEPLOY.md")).unwrap();
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in doc.lines() {
+        let text = line.trim_start();
+        match (&mut current, text) {
+            (None, "```sql") => current = Some(String::new()),
+            (Some(block), "```") => {
+                blocks.push(std::mem::take(block));
+                current = None;
+            }
+            (Some(block), _) => {
+                block.push_str(text);
+                block.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    blocks
+}
+
+impl Cluster {
+    /// Runs `script` with `psql -U postgres -d DB`, as an operator does
+    /// (each statement on its own, stopping at the first error).
+    fn psql(&self, db: &str, script: &str) {
+        use std::io::Write as _;
+        let port = self.port.to_string();
+        let mut child = self
+            .command("psql")
+            .args([
+                "-X",
+                "-q",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+            ])
+            .args(["-U", "postgres", "-d", db])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(script.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "psql -d {db}:\n{script}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Password logins over TCP for every role but `postgres`
+    /// (scram-sha-256), as a production server has; returns once the
+    /// server applies it.
+    fn require_passwords(&self) {
+        let hba = self.dir.path().join("data/pg_hba.conf");
+        std::fs::write(
+            &hba,
+            "local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n",
+        )
+        .unwrap();
+        sql(&self.url())
+            .execute("SELECT pg_reload_conf()", &[])
+            .unwrap();
+        let probe = format!("postgres://redeem@127.0.0.1:{}/ledger", self.port);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while postgres::Client::connect(&probe, postgres::NoTls).is_ok() {
+            assert!(Instant::now() < deadline, "pg_hba.conf not applied");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// Issue 22: DEPLOY.md's roles and GRANTs, run as written: `ledger
+/// migrate` as the owner, the money path as `redeem` (which cannot delete
+/// a row or change a table); passwords from PGPASSWORD and a password file;
+/// a refused login is `ledger_login_refused` (exit 2, at once, the
+/// server's words), and no password is ever printed.
+#[test]
+fn pg_deploy_md_roles_run_verbatim_migrate_as_the_owner_pay_as_redeem_and_a_refused_login_says_why()
+{
+    let Some(pg) = Cluster::start("pg_deploy_md_roles_run_verbatim…") else {
+        return;
+    };
+    let blocks = deploy_md_sql();
+    assert_eq!(blocks.len(), 2, "DEPLOY.md's two SQL blocks: {blocks:?}");
+    pg.psql("postgres", &blocks[0]);
+    pg.psql("ledger", &blocks[1]);
+    pg.require_passwords();
+    let owner = format!("postgres://ledger_owner@127.0.0.1:{}/ledger", pg.port);
+    let redeem = format!("postgres://redeem@127.0.0.1:{}/ledger", pg.port);
+    let (dir, a, _b) = two_nodes();
+    let migrate = ["ledger", "migrate", "--ledger", &owner, "--json"];
+
+    // No password, then a wrong one: refused at once, named, not retried.
+    for (env, says) in [
+        (&[][..], "password"),
+        (
+            &[("PGPASSWORD", "not-the-password")][..],
+            "password authentication failed for user \"ledger_owner\"",
+        ),
+    ] {
+        let started = Instant::now();
+        let run = issuer_env(&a, &migrate, env).expect_code(2);
+        assert!(started.elapsed() < Duration::from_secs(3), "said at once");
+        let error = run.json();
+        assert_eq!(error["error"], "ledger_login_refused", "{error}");
+        assert_eq!(error["category"], "invalid_input", "{error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(message.contains(says), "{message}");
+        assert!(
+            !run.stdout.contains("not-the-password") && !run.stderr.contains("not-the-password")
+        );
+    }
+
+    // The owner migrates (PGPASSWORD).
+    let run = issuer_env(&a, &migrate, &[("PGPASSWORD", "change-me-owner")]).expect_code(0);
+    assert_eq!(run.json()["from_version"], 0);
+    assert_eq!(run.json()["to_version"], 6);
+
+    // The nodes pay as `redeem` (its password in a URL, in process) ...
+    let port = pg.port;
+    let with_password = format!("postgres://redeem:change-me-redeem@127.0.0.1:{port}/ledger");
+    let ids = [4, 5, 6].map(|i| id(&a, i));
+    sellable(&a, Some(&with_password), &ids);
+    node(&a, &with_password)
+        .redeem(&ids[0].parse().unwrap(), None)
+        .unwrap();
+    // ... and from the CLI with a password file, never printed.
+    let passfile = dir.path().join("pgpass");
+    std::fs::write(&passfile, "127.0.0.1:*:ledger:redeem:change-me-redeem\n").unwrap();
+    std::fs::set_permissions(
+        &passfile,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
+    let file = passfile.display().to_string();
+    let env = [("PGPASSFILE", file.as_str())];
+    let run = issuer_env(
+        &a,
+        &["redeem", &ids[1], "--ledger", &redeem, "--json"],
+        &env,
+    );
+    assert_eq!(run.expect_code(0).json()["kind"], "redemption");
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let key = a.join("keys/ledger.pub.pem").display().to_string();
+        let args = [
+            "ledger",
+            "verify",
+            "--ledger",
+            &redeem,
+            "--ledger-key",
+            &key,
+            "--json",
+        ];
+        let run = issuer_env(&a, &args, &env).expect_code(0);
+        assert!(!run.stdout.contains("change-me"), "{}", run.stdout);
+        let log = run.json();
+        if log["log"]["pending"] == 0 {
+            assert_eq!(log["log"]["ok"], true, "{log}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "sequenced within 2 s: {log}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // `redeem` can neither delete a row nor change a table.
+    let mut db = sql(&with_password);
+    for statement in [
+        "DELETE FROM redemptions",
+        "DELETE FROM claims_ended",
+        "DROP TABLE sales",
+        "ALTER TABLE plays ADD COLUMN x INT",
+        "TRUNCATE ledger_heads",
+    ] {
+        let e = db.batch_execute(statement).unwrap_err();
+        assert_eq!(
+            e.code(),
+            Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE),
+            "{statement}: {e}"
+        );
+    }
 }

@@ -372,6 +372,16 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// The PostgreSQL server refused the ledger's login or configuration
+    /// (a wrong or missing password, an unknown user or database, no
+    /// `pg_hba.conf` entry): not retried, the operator must fix it.
+    #[error("ledger {ledger}: the database refused this login: {reason}; check the user, the password (in the URL, PGPASSWORD or ~/.pgpass), the database name and pg_hba.conf (docs/DEPLOY.md §The database)")]
+    LedgerLoginRefused {
+        /// The ledger (its URL, password hidden).
+        ledger: String,
+        /// The server's message.
+        reason: String,
+    },
     /// The ledger's log is not what its writer left: an entry is missing,
     /// or has no leaf hash.
     #[error("ledger {}: {reason}", path.display())]
@@ -725,7 +735,7 @@ impl Error {
             | Error::LedgerUnavailable { .. }
             | Error::LedgerOutcomeUnknown { .. }
             | Error::EmissionBusy { .. } => K::Unavailable,
-            Error::BadLedgerUrl { .. } => K::InvalidInput,
+            Error::BadLedgerUrl { .. } | Error::LedgerLoginRefused { .. } => K::InvalidInput,
             Error::Internal { .. } => K::Internal,
         }
     }
@@ -762,6 +772,7 @@ impl Error {
             Error::LedgerDamaged { .. } => "ledger_damaged",
             Error::LedgerOutcomeUnknown { .. } => "ledger_outcome_unknown",
             Error::BadLedgerUrl { .. } => "bad_ledger_url",
+            Error::LedgerLoginRefused { .. } => "ledger_login_refused",
             Error::IdempotencyKeyReused { .. } => "idempotency_key_reused",
             Error::BadIdempotencyKey { .. } => "bad_idempotency_key",
             Error::NoSaleUnderKey { .. } => "no_sale_under_key",
@@ -835,6 +846,10 @@ impl Error {
     /// its name only ("b000001.tkb", "ledger.sqlite").
     pub fn client_report(&self) -> ErrorReport {
         let mut r = self.report();
+        if let Error::LedgerLoginRefused { .. } = self {
+            // The database's host, user and message are the operator's.
+            r.message = "this node's ledger database refused its login: the node's operator must mend its configuration (`issuer ledger --ledger URL` on the node names the cause); nothing was recorded".into();
+        }
         if let Some(path) = r.path.take() {
             let shown = path.display().to_string();
             if !shown.is_empty() {
@@ -931,6 +946,7 @@ impl Error {
             | Error::NotInLedger { .. }
             | Error::ServiceConfig { .. }
             | Error::BadLedgerUrl { .. }
+            | Error::LedgerLoginRefused { .. }
             | Error::SoldOut { .. }
             | Error::IdempotencyKeyReused { .. }
             | Error::BadIdempotencyKey { .. }

@@ -152,6 +152,64 @@ impl Store {
         self.root.join("ledger.sqlite")
     }
 
+    /// The ledger's signing key file (docs/REDEMPTION.md §Tamper-evident
+    /// log): the key that signs the log's heads, apart from the issuer's.
+    pub fn ledger_key_path(&self) -> PathBuf {
+        self.keys_dir().join("ledger.key.pem")
+    }
+
+    /// The ledger's public key file (`ledger verify --ledger-key`).
+    pub fn ledger_public_key_path(&self) -> PathBuf {
+        self.keys_dir().join("ledger.pub.pem")
+    }
+
+    /// The store's ledger signing key, made (0600, with its public key
+    /// beside it, 0644) on first use. Each file is written whole, then put
+    /// in place without replacing one another process made meanwhile.
+    pub fn ledger_signing_key(&self) -> Result<SigningKey, Error> {
+        let path = self.ledger_key_path();
+        if !path.exists() {
+            self.create_ledger_key(&path)?;
+        }
+        seal::read_private(&path)
+    }
+
+    fn create_ledger_key(&self, path: &Path) -> Result<(), Error> {
+        use std::io::Write as _;
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = self.keys_dir();
+        fsutil::create_private_dir(&dir, 0o700)?;
+        let mut secret = [0u8; 32];
+        OsRng
+            .try_fill_bytes(&mut secret)
+            .map_err(|e| Error::Internal {
+                what: format!("the system's random source failed: {e}"),
+            })?;
+        let signing = SigningKey::from_bytes(&secret);
+        let write = |target: &Path, text: String, mode: u32| -> Result<(), Error> {
+            let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| Error::io(&dir, e))?;
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(mode))
+                .map_err(|e| Error::io(target, e))?;
+            tmp.write_all(text.as_bytes())
+                .and_then(|()| tmp.as_file().sync_all())
+                .map_err(|e| Error::io(target, e))?;
+            match tmp.persist_noclobber(target) {
+                Ok(_) => Ok(()),
+                Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+                Err(e) => Err(Error::io(target, e.error)),
+            }
+        };
+        write(path, seal::private_pem(&signing), 0o600)?;
+        // The public key written is the one of the private key now in place.
+        let kept = seal::read_private(path)?;
+        write(
+            &self.ledger_public_key_path(),
+            seal::public_pem(&kept.verifying_key()),
+            0o644,
+        )
+    }
+
     /// True when the store has its keys.
     pub fn has_keys(&self) -> bool {
         self.master_path().exists() && self.signing_key_path().exists()

@@ -320,12 +320,15 @@ fn json_response<T: Serialize>(status: StatusCode, kind: &str, body: T) -> Respo
     response
 }
 
-/// A refusal as JSON, with its status; no server path in it.
+/// A refusal as JSON, with its status; no server path in it. The node's
+/// own configuration refused by its database is the server's fault (500),
+/// not the request's.
 fn error_response(e: &Error) -> Response {
-    with_code(
-        json_response(status_of(e.kind()), "error", e.client_report()),
-        e.code(),
-    )
+    let status = match e {
+        Error::LedgerLoginRefused { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+        _ => status_of(e.kind()),
+    };
+    with_code(json_response(status, "error", e.client_report()), e.code())
 }
 
 /// `response`, marked with its error code for the access log.

@@ -1,31 +1,28 @@
 //! The ledger as a tamper-evident log (docs/REDEMPTION.md §Tamper-evident
-//! log): each row is an entry at a position `seq`, hashed as an RFC 9162
-//! leaf ([`crate::merkle`]); after each commit the log's head (size, root)
-//! is signed with the ledger key as a C2SP tlog-checkpoint signed note and
-//! stored. [`Snapshot::verify`] replays every entry against its stored
-//! leaf hash and every stored head, from one snapshot of either database
-//! ([`LogSource`]); inclusion and consistency proofs let an auditor check a
-//! redemption is in the log and that the log only grew.
+//! log), free of storage: typed entries ([`LogEntry`], one encoding each),
+//! each at a position `seq` and hashed as an RFC 9162 leaf
+//! ([`crate::merkle`]); heads signed with the ledger key as C2SP
+//! tlog-checkpoint signed notes; [`Snapshot::verify`], which replays every
+//! entry against its stored leaf hash and every stored head; inclusion and
+//! consistency proofs, read from the tiles. A database is a [`LogSource`]
+//! (`sqlite_log.rs`, `pg.rs`): this module reads it, never its tables.
 
-use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
 use ed25519_dalek::{Signer, SigningKey, VerifyingKey};
-use rusqlite::{params, OptionalExtension, Transaction};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::tiles::{self, Cached, TileId, TileSource};
-use super::Ledger;
 use crate::error::Error;
 use crate::merkle::{self, Frontier, Hash};
 use crate::seal;
 use crate::store::Store;
 
-/// The facts of one log entry, as hashed.
+/// The facts of one redemption entry, as hashed.
+#[derive(Clone, Copy, Debug)]
 pub struct EntryFields<'a> {
     /// Game slug.
     pub game: &'a str,
@@ -49,29 +46,6 @@ pub struct EntryFields<'a> {
     pub stopped_after_rolls: Option<u32>,
 }
 
-/// The leaf data of entry `seq`: one line of text,
-/// `ledger/v1|seq|game|emission|block|index|unit_id|lot|prize_cents|record_sha256|redeemed_at|stop\n`
-/// (integers in decimal, `stop` empty when the unit was played to the end).
-#[must_use]
-pub fn entry_line(seq: u64, f: &EntryFields) -> String {
-    let stop = f
-        .stopped_after_rolls
-        .map(|s| s.to_string())
-        .unwrap_or_default();
-    format!(
-        "ledger/v1|{seq}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{stop}\n",
-        f.game,
-        f.emission,
-        f.block,
-        f.index,
-        f.unit_id,
-        f.lot,
-        f.prize_cents,
-        f.record_sha256,
-        f.redeemed_at
-    )
-}
-
 /// The key that signs the ledger's heads: its own Ed25519 key, kept in
 /// the store's keys folder (`ledger.key.pem`, 0600, and `ledger.pub.pem`),
 /// made on the first redemption. Separate from the issuer's sealing key, so
@@ -81,14 +55,9 @@ pub struct LedgerKey {
     name: String,
 }
 
-/// Where the ledger's private key lives.
-fn private_path(store: &Store) -> PathBuf {
-    store.keys_dir().join("ledger.key.pem")
-}
-
-/// Where the ledger's public key lives.
+/// Where the ledger's public key lives ([`Store::ledger_public_key_path`]).
 pub fn public_path(store: &Store) -> PathBuf {
-    store.keys_dir().join("ledger.pub.pem")
+    store.ledger_public_key_path()
 }
 
 /// The log's name (its checkpoint origin and key name), from its key:
@@ -131,18 +100,15 @@ fn checkpoint_body(origin: &str, size: u64, root: &Hash) -> String {
 }
 
 impl LedgerKey {
-    /// The store's ledger key, made (0600, with its public key beside it)
-    /// if the store has none yet.
+    /// The store's ledger key ([`Store::ledger_signing_key`]: made on
+    /// first use).
     pub fn load_or_create(store: &Store) -> Result<LedgerKey, Error> {
-        let path = private_path(store);
-        if !path.exists() {
-            create(store, &path)?;
-        }
-        let signing = seal::read_private(&path)?;
-        Ok(LedgerKey::from_signing(signing))
+        Ok(LedgerKey::from_signing(store.ledger_signing_key()?))
     }
 
-    fn from_signing(signing: SigningKey) -> LedgerKey {
+    /// The ledger key `signing`.
+    #[must_use]
+    pub fn from_signing(signing: SigningKey) -> LedgerKey {
         let name = origin(&signing.verifying_key());
         LedgerKey { signing, name }
     }
@@ -162,36 +128,6 @@ impl LedgerKey {
         blob.extend_from_slice(&signature);
         format!("{body}\n\u{2014} {} {}\n", self.name, BASE64.encode(blob))
     }
-}
-
-/// Makes a new ledger key at `path` (written whole, then put in place
-/// without replacing one another process made meanwhile).
-fn create(store: &Store, path: &Path) -> Result<(), Error> {
-    let dir = store.keys_dir();
-    crate::fsutil::create_private_dir(&dir, 0o700)?;
-    let signing = SigningKey::from_bytes(&rand::random::<[u8; 32]>());
-    let write = |target: &Path, text: String, mode: u32| -> Result<(), Error> {
-        let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| Error::io(&dir, e))?;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(mode))
-            .map_err(|e| Error::io(target, e))?;
-        tmp.write_all(text.as_bytes())
-            .and_then(|()| tmp.as_file().sync_all())
-            .map_err(|e| Error::io(target, e))?;
-        match tmp.persist_noclobber(target) {
-            Ok(_) => Ok(()),
-            Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-            Err(e) => Err(Error::io(target, e.error)),
-        }
-    };
-    write(path, seal::private_pem(&signing), 0o600)?;
-    // The public key written is the one of the private key now in place.
-    let kept = seal::read_private(path)?;
-    write(
-        &public_path(store),
-        seal::public_pem(&kept.verifying_key()),
-        0o644,
-    )
 }
 
 /// A checkpoint whose signature verified.
@@ -274,52 +210,6 @@ pub fn open_checkpoint(note: &str, public: &VerifyingKey) -> Result<Checkpoint, 
     })
 }
 
-/// Brings `frontier` up to the log as stored (another process may have
-/// appended since): starts from the latest head's kept frontier when it is
-/// ahead (so a new process does not reread the whole log), then reads the
-/// leaf hashes after it.
-pub(super) fn catch_up(
-    tx: &Transaction,
-    frontier: &mut Frontier,
-    path: &Path,
-) -> Result<(), Error> {
-    let err = |source: rusqlite::Error| Error::Ledger {
-        path: path.to_path_buf(),
-        source: source.into(),
-    };
-    let kept: Option<Option<Vec<u8>>> = tx
-        .prepare_cached("SELECT frontier FROM ledger_heads ORDER BY size DESC LIMIT 1")
-        .and_then(|mut s| s.query_row([], |r| r.get(0)).optional())
-        .map_err(err)?;
-    if let Some(kept) = kept.flatten().and_then(|b| Frontier::from_bytes(&b)) {
-        if kept.size() > frontier.size() {
-            *frontier = kept;
-        }
-    }
-    for leaf in stored_leaves(tx, frontier.size(), path)? {
-        frontier.push(leaf);
-    }
-    Ok(())
-}
-
-/// The stored leaf hashes of the SQLite ledger from entry `from` on, in
-/// order.
-fn stored_leaves(tx: &Transaction, from: u64, path: &Path) -> Result<Vec<Hash>, Error> {
-    let err = |source: rusqlite::Error| Error::Ledger {
-        path: path.to_path_buf(),
-        source: source.into(),
-    };
-    let mut stmt = tx
-        .prepare_cached("SELECT seq, leaf_hash FROM log_leaves WHERE seq >= ?1 ORDER BY seq")
-        .map_err(err)?;
-    let rows = stmt
-        .query_map(params![from], |r| Ok((r.get(0)?, r.get(1)?)))
-        .map_err(err)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(err)?;
-    contiguous(from, rows, path)
-}
-
 /// The leaf hashes of `rows` ((seq, stored leaf) in `seq` order, from
 /// entry `from`); an entry missing or without a 32-byte leaf is damage,
 /// named by its position (either database).
@@ -349,21 +239,7 @@ pub(super) fn missing_entry(seq: u64, ledger: &Path) -> Error {
     }
 }
 
-/// The SQLite ledger's tiles inside a transaction.
-struct SqliteTiles<'t>(&'t rusqlite::Connection);
-
-impl TileSource for SqliteTiles<'_> {
-    fn tile(&mut self, (level, index): TileId) -> Result<Vec<Hash>, Error> {
-        let bytes: Option<Vec<u8>> = self
-            .0
-            .prepare_cached("SELECT hashes FROM log_tiles WHERE level = ?1 AND idx = ?2")
-            .and_then(|mut s| s.query_row(params![level, index], |r| r.get(0)).optional())
-            .map_err(|e| tile_error(level, index, &e))?;
-        decoded(level, index, bytes)
-    }
-}
-
-fn tile_error(level: u8, index: u64, e: &dyn std::fmt::Display) -> Error {
+pub(super) fn tile_error(level: u8, index: u64, e: &dyn std::fmt::Display) -> Error {
     Error::LedgerUnavailable {
         path: "log_tiles".into(),
         reason: format!("tile {level}/{index}: {e}"),
@@ -379,83 +255,6 @@ pub(super) fn decoded(level: u8, index: u64, bytes: Option<Vec<u8>>) -> Result<V
             reason: format!("tile {level}/{index} is not a whole number of hashes"),
         }),
     }
-}
-
-/// Leaves an SQLite ledger's tiles cover (from its last level-0 tile).
-fn sqlite_tiles_covered(conn: &rusqlite::Connection) -> Result<u64, rusqlite::Error> {
-    let last: Option<(u64, Vec<u8>)> = conn
-        .prepare_cached(
-            "SELECT idx, hashes FROM log_tiles WHERE level = 0 ORDER BY idx DESC LIMIT 1",
-        )?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?;
-    Ok(tiles::covered(last.map(|(i, b)| (i, b.len() / 32))))
-}
-
-/// Brings the tiles up to the log's `size` leaves (docs/REDEMPTION.md
-/// §Tiles): the leaves past the last tile are read (those of this commit,
-/// or, once, every leaf of a ledger written before tiles) and appended.
-pub(super) fn extend_tiles(tx: &Transaction, size: u64, path: &Path) -> Result<(), Error> {
-    let err = |source: rusqlite::Error| Error::Ledger {
-        path: path.to_path_buf(),
-        source: source.into(),
-    };
-    let covered = sqlite_tiles_covered(tx).map_err(err)?;
-    if covered >= size {
-        return Ok(());
-    }
-    let leaves = stored_leaves(tx, covered, path)?;
-    let changed = tiles::append(&mut SqliteTiles(tx), covered, &leaves)?;
-    let mut put = tx
-        .prepare_cached("INSERT OR REPLACE INTO log_tiles (level, idx, hashes) VALUES (?1, ?2, ?3)")
-        .map_err(err)?;
-    for ((level, index), hashes) in changed {
-        put.execute(params![level, index, tiles::encode(&hashes)])
-            .map_err(err)?;
-    }
-    Ok(())
-}
-
-/// Signs and stores the head of `frontier`, keeping the frontier beside it.
-/// A signed head is never replaced: a head of that size stored already
-/// means the log was cut back below it (rows deleted) and is growing again
-/// over it, and is refused as a damaged ledger.
-pub(super) fn store_head(
-    tx: &Transaction,
-    key: &LedgerKey,
-    frontier: &Frontier,
-    at: &str,
-    path: &Path,
-) -> Result<(), Error> {
-    let root = frontier.root();
-    let inserted = tx
-        .prepare_cached(
-            "INSERT INTO ledger_heads (size, root, signed_at, checkpoint, frontier)
-             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (size) DO NOTHING",
-        )
-        .and_then(|mut s| {
-            s.execute(params![
-                frontier.size(),
-                &root[..],
-                at,
-                key.sign_checkpoint(frontier.size(), &root),
-                frontier.to_bytes()
-            ])
-        })
-        .map_err(|source| Error::Ledger {
-            path: path.to_path_buf(),
-            source: source.into(),
-        })?;
-    if inserted == 0 {
-        return Err(Error::LedgerDamaged {
-            path: path.to_path_buf(),
-            reason: format!(
-                "a signed head of size {} is stored already: the log was cut back below it and would grow over it; nothing was recorded; run `issuer ledger verify`",
-                frontier.size()
-            ),
-        });
-    }
-    Ok(())
 }
 
 /// A signed head of the ledger (`issuer ledger head`).
@@ -515,7 +314,7 @@ pub struct LogReport {
 /// An inclusion proof of one redemption in the log.
 #[derive(Clone, Debug, Serialize)]
 pub struct EntryProof {
-    /// The entry's leaf data (`entry_line`), as hashed.
+    /// The entry's leaf data ([`LogEntry::line`]), as hashed.
     pub entry: String,
     /// Its position.
     pub leaf_index: u64,
@@ -561,54 +360,127 @@ pub struct Place<'a> {
     pub index: u32,
 }
 
-/// The leaf data of a sale (docs/REDEMPTION.md §Tamper-evident log):
-/// `sale/v1|seq|game|emission|block|index|sold_at\n`.
-#[must_use]
-pub fn sale_line(seq: u64, p: Place, sold_at: &str) -> String {
-    format!(
-        "sale/v1|{seq}|{}|{}|{}|{}|{sold_at}\n",
-        p.game, p.emission, p.block, p.index
-    )
+/// One entry of the log, typed (docs/REDEMPTION.md §Tamper-evident log):
+/// what the ledger records, each kind with one encoding, its leaf data
+/// ([`LogEntry::line`]). Another kind (the lifecycle events to come) is
+/// one more variant, with a line of its own prefix.
+#[derive(Clone, Copy, Debug)]
+pub enum LogEntry<'a> {
+    /// A unit sold: `sale/v1|seq|game|emission|block|index|sold_at\n`.
+    Sale {
+        /// The unit.
+        unit: Place<'a>,
+        /// When.
+        sold_at: &'a str,
+    },
+    /// A Trésors Ensablés play finished:
+    /// `play/v1|seq|game|emission|block|index|rolls|how|ended_at\n`, `how`
+    /// being `stop` (the player stopped after `rolls` rolls) or `end` (the
+    /// play ended by itself, a death or the gold chest, at roll `rolls`).
+    PlayEnd {
+        /// The unit.
+        unit: Place<'a>,
+        /// Rolls played.
+        rolls: u32,
+        /// `stop` or `end`.
+        how: &'a str,
+        /// When.
+        ended_at: &'a str,
+    },
+    /// A unit paid:
+    /// `ledger/v1|seq|game|emission|block|index|unit_id|lot|prize_cents|record_sha256|redeemed_at|stop\n`
+    /// (`stop` empty when the unit was played to the end).
+    Redemption(EntryFields<'a>),
+    /// An emission's end of claims: `claims/v1|seq|game|emission|ended_at|sha256\n`,
+    /// `sha256` being the hex SHA-256 of the signed statement as stored.
+    EndOfClaims(&'a super::claims::EndOfClaims),
 }
 
-/// The leaf data of a finished Trésors Ensablés play:
-/// `play/v1|seq|game|emission|block|index|rolls|how|ended_at\n`, `how`
-/// being `stop` (the player stopped after `rolls` rolls) or `end` (the
-/// play ended by itself, a death or the gold chest, at roll `rolls`).
-#[must_use]
-pub fn play_line(seq: u64, p: Place, rolls: u32, how: &str, ended_at: &str) -> String {
-    format!(
-        "play/v1|{seq}|{}|{}|{}|{}|{rolls}|{how}|{ended_at}\n",
-        p.game, p.emission, p.block, p.index
-    )
-}
+impl LogEntry<'_> {
+    /// Its leaf data at position `seq` (integers in decimal).
+    #[must_use]
+    pub fn line(&self, seq: u64) -> String {
+        match self {
+            LogEntry::Sale { unit: p, sold_at } => format!(
+                "sale/v1|{seq}|{}|{}|{}|{}|{sold_at}\n",
+                p.game, p.emission, p.block, p.index
+            ),
+            LogEntry::PlayEnd {
+                unit: p,
+                rolls,
+                how,
+                ended_at,
+            } => format!(
+                "play/v1|{seq}|{}|{}|{}|{}|{rolls}|{how}|{ended_at}\n",
+                p.game, p.emission, p.block, p.index
+            ),
+            LogEntry::Redemption(f) => {
+                let stop = f
+                    .stopped_after_rolls
+                    .map(|s| s.to_string())
+                    .unwrap_or_default();
+                format!(
+                    "ledger/v1|{seq}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{stop}\n",
+                    f.game,
+                    f.emission,
+                    f.block,
+                    f.index,
+                    f.unit_id,
+                    f.lot,
+                    f.prize_cents,
+                    f.record_sha256,
+                    f.redeemed_at
+                )
+            }
+            LogEntry::EndOfClaims(s) => format!(
+                "claims/v1|{seq}|{}|{}|{}|{}\n",
+                s.game,
+                s.emission,
+                s.ended_at,
+                hex::encode(Sha256::digest(s.statement.as_bytes()))
+            ),
+        }
+    }
 
-/// The leaf data of an emission's end of claims (docs/REDEMPTION.md
-/// §Tamper-evident log): `claims/v1|seq|game|emission|ended_at|sha256\n`,
-/// `sha256` being the hex SHA-256 of the signed statement as stored.
-#[must_use]
-pub fn claims_line(seq: u64, s: &super::claims::EndOfClaims) -> String {
-    format!(
-        "claims/v1|{seq}|{}|{}|{}|{}\n",
-        s.game,
-        s.emission,
-        s.ended_at,
-        hex::encode(Sha256::digest(s.statement.as_bytes()))
-    )
-}
+    /// Its RFC 9162 leaf hash at position `seq`.
+    #[must_use]
+    pub fn leaf(&self, seq: u64) -> Hash {
+        merkle::leaf_hash(self.line(seq).as_bytes())
+    }
 
-/// A logged end of claims read back.
-pub(super) fn claims_entry(
-    s: &super::claims::EndOfClaims,
-    seq: u64,
-    leaf: Option<Vec<u8>>,
-) -> StoredEntry {
-    StoredEntry {
-        line: claims_line(seq, s),
-        what: format!("the end of claims of {} emission {}", s.game, s.emission),
-        unit_id: None,
-        seq: Some(seq),
-        leaf,
+    /// What it records, for messages ("the redemption of IAT-…").
+    #[must_use]
+    pub fn what(&self) -> String {
+        let unit = |p: &Place| {
+            format!(
+                "{} emission {} block {} unit {}",
+                p.game, p.emission, p.block, p.index
+            )
+        };
+        match self {
+            LogEntry::Sale { unit: p, .. } => format!("the sale of {}", unit(p)),
+            LogEntry::PlayEnd { unit: p, .. } => format!("the play of {}", unit(p)),
+            LogEntry::Redemption(f) => format!("the redemption of {}", f.unit_id),
+            LogEntry::EndOfClaims(s) => {
+                format!("the end of claims of {} emission {}", s.game, s.emission)
+            }
+        }
+    }
+
+    /// The entry as read back from a database: at `seq` (`None`: a row
+    /// outside the log), with the `leaf` hash stored beside it.
+    #[must_use]
+    pub fn stored(&self, seq: Option<u64>, leaf: Option<Vec<u8>>) -> StoredEntry {
+        StoredEntry {
+            line: self.line(seq.unwrap_or(0)),
+            what: self.what(),
+            unit_id: match self {
+                LogEntry::Redemption(f) => Some(f.unit_id.to_string()),
+                _ => None,
+            },
+            seq,
+            leaf,
+        }
     }
 }
 
@@ -620,8 +492,7 @@ pub struct StoredEntry {
     pub seq: Option<u64>,
     /// The leaf hash stored beside it.
     pub leaf: Option<Vec<u8>>,
-    /// The leaf data its row's facts make (`entry_line`, `sale_line`,
-    /// `play_line`, `claims_line`).
+    /// The leaf data its row's facts make ([`LogEntry::line`]).
     pub line: String,
     /// What it records, for messages ("the redemption of IAT-…").
     pub what: String,
@@ -1077,7 +948,7 @@ pub(super) struct OwnedFields {
 }
 
 impl OwnedFields {
-    fn borrow(&self) -> EntryFields<'_> {
+    pub(super) fn borrow(&self) -> EntryFields<'_> {
         EntryFields {
             game: &self.game,
             emission: self.emission,
@@ -1092,282 +963,12 @@ impl OwnedFields {
         }
     }
 
-    /// Its leaf data at position `seq`.
-    pub(super) fn line(&self, seq: u64) -> String {
-        entry_line(seq, &self.borrow())
-    }
-
     /// The redemption's entry, at `seq` with `leaf` stored beside it.
     pub(super) fn into_entry(self, seq: Option<u64>, leaf: Option<Vec<u8>>) -> StoredEntry {
-        StoredEntry {
-            line: self.line(seq.unwrap_or(0)),
-            what: format!("the redemption of {}", self.unit_id),
-            unit_id: Some(self.unit_id),
-            seq,
-            leaf,
-        }
-    }
-}
-
-/// A sale row read back.
-pub(super) fn sale_entry(
-    p: Place,
-    seq: Option<u64>,
-    leaf: Option<Vec<u8>>,
-    sold_at: &str,
-) -> StoredEntry {
-    StoredEntry {
-        line: sale_line(seq.unwrap_or(0), p, sold_at),
-        what: format!(
-            "the sale of {} emission {} block {} unit {}",
-            p.game, p.emission, p.block, p.index
-        ),
-        unit_id: None,
-        seq,
-        leaf,
-    }
-}
-
-/// A finished play row read back.
-pub(super) fn play_entry(
-    p: Place,
-    seq: u64,
-    leaf: Vec<u8>,
-    rolls: u32,
-    how: &str,
-    at: &str,
-) -> StoredEntry {
-    StoredEntry {
-        line: play_line(seq, p, rolls, how, at),
-        what: format!(
-            "the play of {} emission {} block {} unit {}",
-            p.game, p.emission, p.block, p.index
-        ),
-        unit_id: None,
-        seq: Some(seq),
-        leaf: Some(leaf),
+        LogEntry::Redemption(self.borrow()).stored(seq, leaf)
     }
 }
 
 pub(super) const REDEMPTION_COLUMNS: &str =
     "seq, leaf_hash, game, emission, block, unit_index, unit_id, lot,
     prize_cents, record_sha256, redeemed_at, stopped_after_rolls";
-
-/// The redemption rows `clause` selects (`WHERE …`, with `params`): place,
-/// stored leaf, facts.
-type RawRedemption = (Option<u64>, Option<Vec<u8>>, OwnedFields);
-
-fn read_redemption_rows(
-    conn: &rusqlite::Connection,
-    clause: &str,
-    params: impl rusqlite::Params,
-) -> Result<Vec<RawRedemption>, rusqlite::Error> {
-    let mut stmt = conn.prepare(&format!(
-        "SELECT {REDEMPTION_COLUMNS} FROM redemptions {clause}"
-    ))?;
-    let rows = stmt.query_map(params, |r| {
-        let fields = OwnedFields {
-            game: r.get(2)?,
-            emission: r.get(3)?,
-            block: r.get(4)?,
-            index: r.get(5)?,
-            unit_id: r.get(6)?,
-            lot: r.get(7)?,
-            prize_cents: r.get(8)?,
-            record_sha256: r.get(9)?,
-            redeemed_at: r.get(10)?,
-            stopped_after_rolls: r.get(11)?,
-        };
-        Ok((r.get(0)?, r.get(1)?, fields))
-    })?;
-    rows.collect()
-}
-
-/// The redemption entries `clause` selects.
-fn read_redemptions(
-    conn: &rusqlite::Connection,
-    clause: &str,
-    params: impl rusqlite::Params,
-) -> Result<Vec<StoredEntry>, rusqlite::Error> {
-    Ok(read_redemption_rows(conn, clause, params)?
-        .into_iter()
-        .map(|(seq, leaf, f)| f.into_entry(seq, leaf))
-        .collect())
-}
-
-/// Every sale, finished play and logged end of claims of an SQLite ledger.
-fn read_sales_and_plays(conn: &rusqlite::Connection) -> Result<Vec<StoredEntry>, rusqlite::Error> {
-    let mut out = Vec::new();
-    let mut stmt = conn
-        .prepare("SELECT game, emission, block, unit_index, seq, leaf_hash, sold_at FROM sales")?;
-    let mut rows = stmt.query([])?;
-    while let Some(r) = rows.next()? {
-        let game: String = r.get(0)?;
-        let p = Place {
-            game: &game,
-            emission: r.get(1)?,
-            block: r.get(2)?,
-            index: r.get(3)?,
-        };
-        out.push(sale_entry(p, r.get(4)?, r.get(5)?, &r.get::<_, String>(6)?));
-    }
-    let mut stmt = conn.prepare(
-        "SELECT game, emission, block, unit_index, seq, leaf_hash, rolls, ended, ended_at
-         FROM plays WHERE seq IS NOT NULL",
-    )?;
-    let mut rows = stmt.query([])?;
-    while let Some(r) = rows.next()? {
-        let game: String = r.get(0)?;
-        let p = Place {
-            game: &game,
-            emission: r.get(1)?,
-            block: r.get(2)?,
-            index: r.get(3)?,
-        };
-        out.push(play_entry(
-            p,
-            r.get(4)?,
-            r.get(5)?,
-            r.get(6)?,
-            &r.get::<_, Option<String>>(7)?.unwrap_or_default(),
-            &r.get::<_, Option<String>>(8)?.unwrap_or_default(),
-        ));
-    }
-    // A claims row without a seq is a pre-log row (written before ends of
-    // claims were logged): not an entry; a writer adopts it into the log
-    // when it next opens the ledger.
-    let mut stmt = conn.prepare(
-        "SELECT game, emission, statement, ended_at, seq, leaf_hash
-         FROM claims_ended WHERE seq IS NOT NULL",
-    )?;
-    let mut rows = stmt.query([])?;
-    while let Some(r) = rows.next()? {
-        let s = super::claims::EndOfClaims {
-            game: r.get(0)?,
-            emission: r.get(1)?,
-            statement: r.get(2)?,
-            ended_at: r.get(3)?,
-        };
-        out.push(claims_entry(&s, r.get(4)?, r.get(5)?));
-    }
-    Ok(out)
-}
-
-const HEAD_COLUMNS: &str = "size, root, signed_at, checkpoint";
-
-fn read_head(r: &rusqlite::Row) -> Result<StoredHead, rusqlite::Error> {
-    Ok(StoredHead {
-        size: r.get(0)?,
-        root: r.get(1)?,
-        signed_at: r.get(2)?,
-        checkpoint: r.get(3)?,
-        signer: None,
-    })
-}
-
-impl LogSource for Ledger {
-    fn log_name(&self) -> String {
-        self.path.display().to_string()
-    }
-
-    fn snapshot(&self) -> Result<Snapshot, Error> {
-        let read = || -> Result<Snapshot, rusqlite::Error> {
-            // One read transaction: the rows and heads of one moment.
-            self.conn.execute_batch("BEGIN")?;
-            let mut entries = read_redemptions(&self.conn, "", [])?;
-            entries.extend(read_sales_and_plays(&self.conn)?);
-            let mut stmt = self
-                .conn
-                .prepare(&format!("SELECT {HEAD_COLUMNS} FROM ledger_heads"))?;
-            let heads = stmt.query_map([], read_head)?.collect::<Result<_, _>>()?;
-            let mut stmt = self
-                .conn
-                .prepare("SELECT level, idx, hashes FROM log_tiles")?;
-            let tiles = stmt
-                .query_map([], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))?
-                .collect::<Result<_, _>>()?;
-            Ok(Snapshot {
-                entries,
-                heads,
-                pending: 0,
-                tiles,
-            })
-        };
-        let snapshot = read();
-        let _ = self.conn.execute_batch("COMMIT");
-        snapshot.map_err(|e| self.err(e))
-    }
-
-    fn latest_head(&self) -> Result<Option<StoredHead>, Error> {
-        self.conn
-            .query_row(
-                &format!("SELECT {HEAD_COLUMNS} FROM ledger_heads ORDER BY size DESC LIMIT 1"),
-                [],
-                read_head,
-            )
-            .optional()
-            .map_err(|e| self.err(e))
-    }
-
-    fn redemption_entry(&self, p: Place) -> Result<Option<StoredEntry>, Error> {
-        Ok(read_redemptions(
-            &self.conn,
-            "WHERE game=?1 AND emission=?2 AND block=?3 AND unit_index=?4",
-            params![p.game, p.emission, p.block, p.index],
-        )
-        .map_err(|e| self.err(e))?
-        .pop())
-    }
-
-    fn tile(&self, id: TileId) -> Result<Vec<Hash>, Error> {
-        SqliteTiles(&self.conn).tile(id)
-    }
-
-    fn tiles_covered(&self) -> Result<u64, Error> {
-        sqlite_tiles_covered(&self.conn).map_err(|e| self.err(e))
-    }
-}
-
-impl Ledger {
-    /// Numbers rows recorded before the log existed (a ledger with no head
-    /// yet): in time, then key order. A ledger with heads is never renumbered.
-    pub fn adopt_unlogged_rows(&mut self) -> Result<(), Error> {
-        let path = self.path.clone();
-        let err = |source: rusqlite::Error| Error::Ledger {
-            path: path.clone(),
-            source: source.into(),
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(err)?;
-        let heads: u64 = tx
-            .query_row("SELECT COUNT(*) FROM ledger_heads", [], |r| r.get(0))
-            .map_err(err)?;
-        if heads == 0 {
-            let rows = read_redemption_rows(
-                &tx,
-                "WHERE seq IS NULL ORDER BY redeemed_at, game, emission, block, unit_index",
-                [],
-            )
-            .map_err(err)?;
-            let first: u64 = tx
-                .query_row(
-                    "SELECT COALESCE(MAX(seq) + 1, 0) FROM log_leaves",
-                    [],
-                    |r| r.get(0),
-                )
-                .map_err(err)?;
-            for (next, (_, _, f)) in (first..).zip(rows) {
-                let leaf = merkle::leaf_hash(entry_line(next, &f.borrow()).as_bytes());
-                tx.execute(
-                    "UPDATE redemptions SET seq=?1, leaf_hash=?2
-                     WHERE game=?3 AND emission=?4 AND block=?5 AND unit_index=?6",
-                    params![next, &leaf[..], f.game, f.emission, f.block, f.index],
-                )
-                .map_err(err)?;
-            }
-        }
-        tx.commit().map_err(err)
-    }
-}

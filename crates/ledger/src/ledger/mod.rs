@@ -11,7 +11,9 @@ pub mod claims;
 pub mod log;
 pub mod ops;
 pub mod pg;
+mod pg_env;
 pub mod pg_sequencer;
+mod sqlite_log;
 mod sqlite_tx;
 pub mod target;
 pub mod tiles;
@@ -552,7 +554,7 @@ impl Ledger {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(err)?;
-        log::catch_up(&tx, &mut frontier, &path)?;
+        sqlite_log::catch_up(&tx, &mut frontier, &path)?;
         let at: String = tx
             .query_row("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", [], |r| {
                 r.get(0)
@@ -569,9 +571,9 @@ impl Ledger {
             ops,
         )?;
         if frontier.size() > before {
-            log::store_head(&tx, key, &frontier, &at, &path)?;
+            sqlite_log::store_head(&tx, key, &frontier, &at, &path)?;
         }
-        log::extend_tiles(&tx, frontier.size(), &path)?;
+        sqlite_log::extend_tiles(&tx, frontier.size(), &path)?;
         tx.commit().map_err(err)?;
         self.frontier = frontier;
         Ok(outcomes)

@@ -693,7 +693,7 @@ impl Batch<'_> {
             }
         }
         let at = self.at;
-        let logged = self.append(|seq| log::entry_line(seq, &e.fields(at)));
+        let logged = self.append(|seq| log::LogEntry::Redemption(e.fields(at)).line(seq));
         if !self.tx.insert_redemption(e, at, borrowed(&logged))? {
             let first = self.tx.redemption(p)?.unwrap_or_default();
             return Ok(Err(already(first)));
@@ -705,7 +705,13 @@ impl Batch<'_> {
     /// Records the sale of `p`, at the next log position (`None`: queued).
     fn record_sale(&mut self, p: Place) -> Result<Option<u64>, Error> {
         let at = self.at;
-        let logged = self.append(|seq| log::sale_line(seq, p, at));
+        let logged = self.append(|seq| {
+            log::LogEntry::Sale {
+                unit: p,
+                sold_at: at,
+            }
+            .line(seq)
+        });
         self.tx.insert_sale(p, at, borrowed(&logged))?;
         self.push(logged);
         Ok(logged.map(|(seq, _)| seq))
@@ -870,10 +876,17 @@ impl Batch<'_> {
             }
         }
         let at = self.at;
-        let logged = row
-            .ended
-            .as_ref()
-            .and_then(|how| self.append(|seq| log::play_line(seq, p, row.rolls, how, at)));
+        let logged = row.ended.as_ref().and_then(|how| {
+            self.append(|seq| {
+                log::LogEntry::PlayEnd {
+                    unit: p,
+                    rolls: row.rolls,
+                    how,
+                    ended_at: at,
+                }
+                .line(seq)
+            })
+        });
         self.tx.put_play(p, &row, at, borrowed(&logged))?;
         self.push(logged);
         Ok(Ok(Done::Played(Played {
@@ -1027,7 +1040,7 @@ impl Batch<'_> {
             Some((stored, None)) => stored,
             None => s.clone(),
         };
-        let logged = self.append(|seq| log::claims_line(seq, &s));
+        let logged = self.append(|seq| log::LogEntry::EndOfClaims(&s).line(seq));
         self.tx.log_claims_end(&s, borrowed(&logged))?;
         self.push(logged);
         self.ended
@@ -1278,7 +1291,7 @@ mod tests {
         assert_eq!(stored.ended_at, "T1");
         // Its leaf is the claims/v1 line of the statement as stored.
         let mut alone = Frontier::default();
-        alone.push(merkle::leaf_hash(log::claims_line(0, &stored).as_bytes()));
+        alone.push(log::LogEntry::EndOfClaims(&stored).leaf(0));
         assert_eq!(frontier.root(), alone.root());
         // A row stored before ends of claims were logged: logged as stored.
         tx.claims = Some((stored.clone(), None));

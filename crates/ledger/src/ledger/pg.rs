@@ -24,7 +24,7 @@ use r2d2_postgres::PostgresConnectionManager;
 use super::backend::{Backend, LogReads, UnitReads};
 use super::claims::EndOfClaims;
 use super::log::{
-    self, LedgerKey, LogSource, OwnedFields, Place, Snapshot, StoredEntry, StoredHead,
+    self, LedgerKey, LogEntry, LogSource, OwnedFields, Place, Snapshot, StoredEntry, StoredHead,
 };
 use super::ops::{self, Done, KeptRow, LedgerTx, Logged, Op, PlayRow};
 use super::pg_sequencer::Sequencer;
@@ -184,6 +184,24 @@ CREATE TABLE log_tiles (
 );
 ";
 
+/// The server's refusal of a login or of the connection's settings, which
+/// no retry mends: an authentication failure (SQLSTATE class 28), an
+/// unknown database (3D000), a setting refused, or settings that cannot
+/// connect (no user).
+fn refusal(e: &postgres::Error) -> Option<String> {
+    use postgres::error::SqlState;
+    let refused = match e.code() {
+        Some(code) => {
+            code.code().starts_with("28")
+                || *code == SqlState::INVALID_CATALOG_NAME
+                || *code == SqlState::INVALID_PARAMETER_VALUE
+                || *code == SqlState::UNDEFINED_OBJECT
+        }
+        None => e.to_string().starts_with("invalid configuration"),
+    };
+    refused.then(|| db_text(e))
+}
+
 /// [`super::sqlite_tx::FIRST_UNSOLD`] with PostgreSQL's parameters (`$1`
 /// for `?1`).
 static FIRST_UNSOLD: std::sync::LazyLock<String> =
@@ -242,6 +260,8 @@ impl r2d2::ManageConnection for Manager {
 pub struct PgLedger {
     name: String,
     pool: Pool,
+    /// The pool's connection settings (URL and libpq environment).
+    config: Arc<postgres::Config>,
 }
 
 /// Records a unit once, queued: no row is inserted when its key is there
@@ -276,6 +296,7 @@ impl PgLedger {
             reason: format!("{e}"),
         })?;
         let mut config = config;
+        super::pg_env::apply(&mut config);
         config.connect_timeout(CONNECT_TIMEOUT);
         // A lock held elsewhere (a node's, an operator's psql) or a stuck
         // statement answers `ledger_unavailable` (503, retry) in bounded
@@ -289,10 +310,14 @@ impl PgLedger {
         let pool = r2d2::Pool::builder()
             .max_size(POOL_SIZE + u32::try_from(writers()).unwrap_or(1))
             .connection_timeout(CONNECT_TIMEOUT)
-            .build_unchecked(Manager(PostgresConnectionManager::new(config, NoTls)));
+            .build_unchecked(Manager(PostgresConnectionManager::new(
+                config.clone(),
+                NoTls,
+            )));
         Ok(PgLedger {
             name: redact(url),
             pool,
+            config: Arc::new(config),
         })
     }
 
@@ -328,6 +353,24 @@ impl PgLedger {
     }
 
     pub(super) fn conn(&self) -> Result<r2d2::PooledConnection<Manager>, Error> {
+        if let Some(conn) = self.pool.try_get() {
+            return Ok(conn);
+        }
+        if self.pool.state().connections == 0 {
+            // No connection yet (a command's first, or the database was
+            // away): one attempt of our own says a refused login at once
+            // (`ledger_login_refused`, not retried) and an unreachable
+            // server with its cause, not after the pool's retries.
+            if let Err(e) = self.config.connect(NoTls) {
+                return Err(match refusal(&e) {
+                    Some(reason) => Error::LedgerLoginRefused {
+                        ledger: self.name.clone(),
+                        reason,
+                    },
+                    None => self.unavailable(format!("cannot reach the database: {}", db_text(&e))),
+                });
+            }
+        }
         self.pool
             .get()
             .map_err(|e| self.unavailable(format!("cannot reach the database: {e}")))
@@ -887,12 +930,14 @@ impl LogSource for PgLedger {
                 block,
                 index,
             };
-            entries.push(log::sale_entry(
-                p,
-                r.get::<_, Option<i64>>(4).map(i64::unsigned_abs),
-                r.get(5),
-                &r.get::<_, String>(6),
-            ));
+            let sold_at: String = r.get(6);
+            entries.push(
+                LogEntry::Sale {
+                    unit: p,
+                    sold_at: &sold_at,
+                }
+                .stored(r.get::<_, Option<i64>>(4).map(i64::unsigned_abs), r.get(5)),
+            );
         }
         for r in &plays {
             let (game, emission, block, index) = place(r);
@@ -902,14 +947,19 @@ impl LogSource for PgLedger {
                 block,
                 index,
             };
-            entries.push(log::play_entry(
-                p,
-                r.get::<_, i64>(4).unsigned_abs(),
-                r.get(5),
-                small(r.get(6)),
-                &r.get::<_, Option<String>>(7).unwrap_or_default(),
-                &r.get::<_, Option<String>>(8).unwrap_or_default(),
-            ));
+            let (how, ended_at) = (
+                r.get::<_, Option<String>>(7).unwrap_or_default(),
+                r.get::<_, Option<String>>(8).unwrap_or_default(),
+            );
+            entries.push(
+                LogEntry::PlayEnd {
+                    unit: p,
+                    rolls: small(r.get(6)),
+                    how: &how,
+                    ended_at: &ended_at,
+                }
+                .stored(Some(r.get::<_, i64>(4).unsigned_abs()), r.get(5)),
+            );
         }
         for r in &claims {
             let s = EndOfClaims {
@@ -918,11 +968,9 @@ impl LogSource for PgLedger {
                 statement: r.get(2),
                 ended_at: r.get(3),
             };
-            entries.push(log::claims_entry(
-                &s,
-                r.get::<_, i64>(4).unsigned_abs(),
-                r.get(5),
-            ));
+            entries.push(
+                LogEntry::EndOfClaims(&s).stored(Some(r.get::<_, i64>(4).unsigned_abs()), r.get(5)),
+            );
         }
         Ok(Snapshot {
             entries,

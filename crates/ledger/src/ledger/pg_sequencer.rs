@@ -101,15 +101,23 @@ impl Queued {
 
     /// Its leaf data at position `seq`.
     fn line(&self, seq: u64) -> String {
+        self.entry().line(seq)
+    }
+
+    /// The log entry it becomes.
+    fn entry(&self) -> log::LogEntry<'_> {
         match self {
-            Queued::Redemption(f) => f.line(seq),
+            Queued::Redemption(f) => log::LogEntry::Redemption(f.borrow()),
             Queued::Sale {
                 game,
                 emission,
                 block,
                 index,
                 at,
-            } => log::sale_line(seq, place(game, *emission, *block, *index), at),
+            } => log::LogEntry::Sale {
+                unit: place(game, *emission, *block, *index),
+                sold_at: at,
+            },
             Queued::Play {
                 game,
                 emission,
@@ -118,8 +126,13 @@ impl Queued {
                 rolls,
                 how,
                 at,
-            } => log::play_line(seq, place(game, *emission, *block, *index), *rolls, how, at),
-            Queued::Claims(s) => log::claims_line(seq, s),
+            } => log::LogEntry::PlayEnd {
+                unit: place(game, *emission, *block, *index),
+                rolls: *rolls,
+                how,
+                ended_at: at,
+            },
+            Queued::Claims(s) => log::LogEntry::EndOfClaims(s),
         }
     }
 }
