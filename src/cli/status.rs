@@ -1,6 +1,6 @@
 //! `issuer status`.
 
-use super::print_json;
+use super::{print_json, LedgerArg};
 use ticket_issuer::error::Error;
 use ticket_issuer::status::{store_status, EmissionState, SignatureCheck};
 use ticket_issuer::store::Store;
@@ -11,23 +11,29 @@ pub struct Args {
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Per block: price, units, sold, unsold, played, redeemed, paid.
+    #[arg(long)]
+    pub blocks: bool,
+    #[command(flatten)]
+    pub ledger: LedgerArg,
 }
 
 /// Runs `status`.
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
-    let status = store_status(store)?;
+    let status = store_status(store, &args.ledger.target(store)?)?;
     if args.json {
         print_json("status", &status);
         return Ok(0);
     }
     outln!(
-        "store {} ({})",
+        "store {} ({}); ledger {}",
         status.store,
         if status.has_secrets {
             "issuer's store: holds the secrets"
         } else {
             "no secrets: an auditor's or redemption service's store"
-        }
+        },
+        status.ledger
     );
     if status.emissions.is_empty() {
         outln!("  no emissions yet");
@@ -43,16 +49,38 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
             SignatureCheck::Failed => "  MANIFEST SIGNATURE FAILS: run `issuer verify --emission`",
             SignatureCheck::Unchecked => "  (manifest signature not checked: no public key)",
         };
+        let claims = match &e.claims_ended_at {
+            Some(at) => format!("; claims ended {at}"),
+            None => String::new(),
+        };
         outln!(
-            "  {} emission {}: {state}, {} block(s), {} units at {} €; redeemed {} unit(s), {} € paid{signature}",
+            "  {} emission {}: {state}{claims}, {} block(s), {} units at {} €; sold {}, unsold {}, played {}, redeemed {} unit(s), {} € paid{signature}",
             e.game,
             e.emission,
             e.blocks,
             e.units,
             if e.prices.is_empty() { "-".to_string() } else { e.prices.join(", ") },
+            e.sold,
+            e.unsold,
+            e.played,
             e.redeemed_units,
             e.redeemed_amount,
         );
+        if args.blocks {
+            for b in &e.block_status {
+                outln!(
+                    "    block {}: {} units at {} €; sold {}, unsold {}, played {}, redeemed {}, {} € paid",
+                    b.block,
+                    b.units,
+                    b.price,
+                    b.sold,
+                    b.unsold,
+                    b.played,
+                    b.redeemed_units,
+                    b.redeemed_amount
+                );
+            }
+        }
     }
     Ok(0)
 }

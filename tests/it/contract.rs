@@ -293,7 +293,7 @@ fn every_json_output_is_one_line_with_kind_schema_and_the_documented_fields() {
     let status = envelope(
         &issuer(c, &["status", "--json"]).expect_code(0),
         "status",
-        &["store", "has_secrets", "emissions"],
+        &["store", "ledger", "has_secrets", "emissions"],
     );
     assert_eq!(
         keys_of(&status["emissions"][0]),
@@ -305,6 +305,25 @@ fn every_json_output_is_one_line_with_kind_schema_and_the_documented_fields() {
             "blocks",
             "units",
             "prices",
+            "sold",
+            "unsold",
+            "played",
+            "redeemed_units",
+            "redeemed_amount",
+            "claims_ended_at",
+            "block_status"
+        ]
+        .into()
+    );
+    assert_eq!(
+        keys_of(&status["emissions"][0]["block_status"][0]),
+        [
+            "block",
+            "price",
+            "units",
+            "sold",
+            "unsold",
+            "played",
             "redeemed_units",
             "redeemed_amount"
         ]
@@ -508,7 +527,7 @@ fn status_lists_game_blocks_prices_state_and_redemptions() {
     );
     assert!(
         words.contains(
-            "ile-au-tresor emission 1: open, 1 block(s), 450000 units at 1 €; redeemed 0 unit(s), 0 € paid"
+            "ile-au-tresor emission 1: open, 1 block(s), 450000 units at 1 €; sold 0, unsold 450000, played 0, redeemed 0 unit(s), 0 € paid"
         ),
         "{words}"
     );
@@ -522,8 +541,25 @@ fn status_lists_game_blocks_prices_state_and_redemptions() {
     let (e, words) = status_of(s);
     assert_eq!(e["redeemed_units"], 1);
     assert_eq!(&e["redeemed_amount"], prize);
+    assert_eq!(
+        (&e["sold"], &e["unsold"]),
+        (&Value::from(1), &Value::from(449_999))
+    );
     assert!(
-        words.contains(&format!("redeemed 1 unit(s), {prize} € paid")),
+        words.contains(&format!(
+            "sold 1, unsold 449999, played 0, redeemed 1 unit(s), {prize} € paid"
+        )),
+        "{words}"
+    );
+    let block = &e["block_status"][0];
+    assert_eq!(
+        (&block["block"], &block["sold"], &block["redeemed_units"]),
+        (&Value::from(1), &Value::from(1), &Value::from(1))
+    );
+    assert_eq!(&block["redeemed_amount"], prize);
+    let words = issuer(s, &["status", "--blocks"]).expect_code(0).stdout;
+    assert!(
+        words.contains(&format!("block 1: 450000 units at 1 €; sold 1, unsold 449999, played 0, redeemed 1, {prize} € paid")),
         "{words}"
     );
 
@@ -531,10 +567,21 @@ fn status_lists_game_blocks_prices_state_and_redemptions() {
     let (e, words) = status_of(s);
     assert_eq!(e["state"], "closed");
     assert!(words.contains("emission 1: closed"), "{words}");
+    assert_eq!(e["claims_ended_at"], Value::Null);
     reveal(s);
     let (e, words) = status_of(s);
     assert_eq!(e["state"], "revealed");
-    assert!(words.contains("emission 1: revealed"), "{words}");
+    let ended = e["claims_ended_at"].as_str().expect("claims ended");
+    assert!(
+        words.contains(&format!("emission 1: revealed; claims ended {ended}")),
+        "{words}"
+    );
+
+    // A mistyped store is an error, not an empty store.
+    let typo = s.join("no-such-store");
+    let run = issuer(&typo, &["status", "--json"]);
+    assert_ne!(run.code, 0);
+    assert_eq!(run.json()["error"], "no_store");
 
     // A store without keys: no secrets, the signature not checked.
     let bare = auditor(false);

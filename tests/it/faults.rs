@@ -234,7 +234,10 @@ fn a_manifest_read_while_it_is_saved_is_never_torn() {
                 Err(e) => failures.push(e.to_string()),
             }
             // `status` reads the pair too (as `verify --emission` does).
-            match store_status(&store) {
+            match store_status(
+                &store,
+                &ticket_issuer::ledger::target::LedgerTarget::of_store(&store),
+            ) {
                 Ok(status) => {
                     let status = serde_json::to_value(status).unwrap();
                     let signature = &status["emissions"][0]["manifest_signature"];

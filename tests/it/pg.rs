@@ -1514,6 +1514,23 @@ fn pg_deploy_md_roles_run_verbatim_migrate_as_the_owner_pay_as_redeem_and_a_refu
         std::thread::sleep(Duration::from_millis(50));
     }
 
+    // `status` reads the shared ledger: sold, played, redeemed per block.
+    let status = issuer_env(&a, &["status", "--ledger", &redeem, "--json"], &env);
+    let status = status.expect_code(0).json();
+    let e = &status["emissions"][0];
+    assert_eq!(status["ledger"], redeem, "{status}");
+    assert_eq!(
+        (e["sold"].as_u64(), e["unsold"].as_u64()),
+        (Some(3), Some(2997)),
+        "{e}"
+    );
+    assert_eq!(
+        (e["played"].as_u64(), e["redeemed_units"].as_u64()),
+        (Some(3), Some(2)),
+        "{e}"
+    );
+    assert_eq!(e["block_status"][0]["redeemed_units"], 2, "{e}");
+
     // `redeem` can neither delete a row nor change a table.
     let mut db = sql(&with_password);
     for statement in [

@@ -1,6 +1,8 @@
 //! What a store holds (`issuer status`): every emission of every game, its
-//! blocks and prices, whether it is open, closed or revealed, and what the
-//! ledger has redeemed of it. Reads only: nothing is created or repaired.
+//! blocks and prices, whether it is open, closed or revealed, whether its
+//! claims ended, and per emission and block what the ledger (the store's
+//! or a shared one) has sold, played to the end and redeemed of it. Reads
+//! only: nothing is created or repaired.
 
 use std::collections::BTreeSet;
 
@@ -11,7 +13,8 @@ use crate::emission::{Emission, Manifest};
 use crate::error::Error;
 use crate::fsutil;
 use crate::game::Game;
-use crate::ledger::Ledger;
+use crate::ledger::target::LedgerTarget;
+use crate::ledger::BlockActivity;
 use crate::money::Cents;
 use crate::store::Store;
 
@@ -56,9 +59,41 @@ pub struct EmissionStatus {
     pub units: u64,
     /// The unit prices of its blocks, euros.
     pub prices: Vec<String>,
+    /// Units the ledger has sold.
+    pub sold: u64,
+    /// Units not sold yet.
+    pub unsold: u64,
+    /// Plays the ledger has seen end (Trésors Ensablés).
+    pub played: u64,
     /// Units the ledger has redeemed.
     pub redeemed_units: u64,
     /// Amount the ledger has paid, euros.
+    pub redeemed_amount: String,
+    /// When the issuer's end of claims was published in the ledger, if it
+    /// was: no unit of the emission is sold, played or paid since.
+    pub claims_ended_at: Option<String>,
+    /// Each block listed in the manifest.
+    pub block_status: Vec<BlockStatus>,
+}
+
+/// One block of an emission, as `issuer status` lists it.
+#[derive(Clone, Debug, Serialize)]
+pub struct BlockStatus {
+    /// Block number.
+    pub block: u32,
+    /// Unit price, euros.
+    pub price: String,
+    /// Units in the block.
+    pub units: u64,
+    /// Units sold.
+    pub sold: u64,
+    /// Units not sold yet.
+    pub unsold: u64,
+    /// Plays ended.
+    pub played: u64,
+    /// Units redeemed.
+    pub redeemed_units: u64,
+    /// Amount paid, euros.
     pub redeemed_amount: String,
 }
 
@@ -67,6 +102,8 @@ pub struct EmissionStatus {
 pub struct StoreStatus {
     /// The store folder.
     pub store: String,
+    /// The ledger read (a path, or a URL without its password).
+    pub ledger: String,
     /// Whether the store holds the issuer's secrets (an issuer's store) or
     /// not (an auditor's or a redemption service's).
     pub has_secrets: bool,
@@ -74,26 +111,28 @@ pub struct StoreStatus {
     pub emissions: Vec<EmissionStatus>,
 }
 
-/// The status of every emission in `store`.
-pub fn store_status(store: &Store) -> Result<StoreStatus, Error> {
+/// The status of every emission in `store`, with what `ledger` recorded
+/// of it. A store folder that does not exist is an error (a mistyped
+/// `--store`), not an empty store.
+pub fn store_status(store: &Store, ledger: &LedgerTarget) -> Result<StoreStatus, Error> {
+    if !store.root().is_dir() {
+        return Err(Error::NoStore {
+            store: store.root().to_path_buf(),
+        });
+    }
     let trusted = match store.public_key_path().exists() {
         true => Some(store.public_key()?),
         false => None,
     };
-    // The ledger is read only when it exists: a status never creates one.
-    let ledger = match store.ledger_path().is_file() {
-        true => Some(Ledger::open(&store.ledger_path())?.summary()?),
-        false => None,
-    };
+    // Read only: a status never creates a ledger.
+    let activity = ledger.activity()?;
     let mut emissions = Vec::new();
     for game in Game::all() {
         for number in store.emissions(game) {
             let emission = Emission::new(store, game, number);
             let (manifest, manifest_signature) = read_manifest(&emission, trusted.as_ref())?;
-            let state = match (
-                emission.is_revealed(),
-                manifest.as_ref().is_some_and(|m| m.closed),
-            ) {
+            let closed = manifest.as_ref().is_some_and(|m| m.closed);
+            let state = match (emission.is_revealed(), closed) {
                 (true, _) => EmissionState::Revealed,
                 (false, true) => EmissionState::Closed,
                 (false, false) => EmissionState::Open,
@@ -103,34 +142,70 @@ pub fn store_status(store: &Store) -> Result<StoreStatus, Error> {
                 .iter()
                 .filter_map(|b| Cents::parse_price(&b.price))
                 .collect();
-            let (mut redeemed_units, mut redeemed_amount) = (0, Cents::ZERO);
-            for line in ledger.iter().flat_map(|l| &l.blocks) {
-                if line.game == game.slug() && line.emission == number {
-                    redeemed_units += line.units;
-                    redeemed_amount.0 += line.paid.0;
-                }
-            }
+            let block_status: Vec<BlockStatus> = listed
+                .iter()
+                .map(|b| {
+                    let a = activity
+                        .iter()
+                        .find(|a| {
+                            a.game == game.slug() && a.emission == number && a.block == b.block
+                        })
+                        .cloned()
+                        .unwrap_or_default();
+                    block_status(b.block, &b.price, u64::from(b.units), &a)
+                })
+                .collect();
+            let sum = |f: fn(&BlockStatus) -> u64| block_status.iter().map(f).sum::<u64>();
+            let paid: u64 = activity
+                .iter()
+                .filter(|a| a.game == game.slug() && a.emission == number)
+                .map(|a| a.paid_cents)
+                .sum();
+            let claims_ended_at = match closed {
+                true => ledger.end_of_claims(game, number)?.map(|s| s.ended_at),
+                false => None,
+            };
             emissions.push(EmissionStatus {
                 game: game.slug(),
                 emission: number,
                 state,
                 manifest_signature,
                 blocks: listed.len(),
-                units: listed.iter().map(|b| u64::from(b.units)).sum(),
+                units: sum(|b| b.units),
                 prices: prices
                     .into_iter()
                     .map(|c| Cents::from(c).to_string())
                     .collect(),
-                redeemed_units,
-                redeemed_amount: redeemed_amount.to_string(),
+                sold: sum(|b| b.sold),
+                unsold: sum(|b| b.unsold),
+                played: sum(|b| b.played),
+                redeemed_units: sum(|b| b.redeemed_units),
+                redeemed_amount: Cents::from(paid).to_string(),
+                claims_ended_at,
+                block_status,
             });
         }
     }
     Ok(StoreStatus {
         store: store.root().display().to_string(),
+        ledger: ledger.describe(),
         has_secrets: store.master_path().exists(),
         emissions,
     })
+}
+
+/// A block's line from its manifest entry and ledger activity.
+fn block_status(block: u32, price: &str, units: u64, a: &BlockActivity) -> BlockStatus {
+    BlockStatus {
+        block,
+        price: price.to_string(),
+        units,
+        sold: a.sold,
+        unsold: units.saturating_sub(a.sold),
+        played: a.played,
+        redeemed_units: a.redeemed,
+        redeemed_amount: Cents::from(a.paid_cents).to_string(),
+    }
 }
 
 /// The manifest (`None` when it has none yet) and whether `trusted` signed

@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::log::LogSource;
 use super::ops::{LedgerTx, UnitRef};
 use super::writer::{LedgerStorage, SqliteStorage};
-use super::{Ledger, Recorded, Summary};
+use super::{BlockActivity, Ledger, Recorded, Summary};
 use crate::error::Error;
 use crate::store::Store;
 
@@ -63,6 +63,10 @@ pub trait Backend: Send + Sync {
     /// the digest and the database's own integrity check (nothing recorded
     /// when there is no ledger yet).
     fn summary(&self) -> Result<Summary, Error>;
+
+    /// What each block's units have been through: sold, play ended,
+    /// redeemed, paid (empty when there is no ledger yet).
+    fn activity(&self) -> Result<Vec<BlockActivity>, Error>;
 }
 
 /// Why a ledger of a newer issuer's schema is refused (every database).
@@ -167,5 +171,11 @@ impl Backend for SqliteLedger {
         Ok(self
             .with_reader(super::BUSY_TIMEOUT, Ledger::summary)?
             .unwrap_or_else(|| Summary::empty(&self.path)))
+    }
+
+    fn activity(&self) -> Result<Vec<BlockActivity>, Error> {
+        Ok(self
+            .with_reader(super::BUSY_TIMEOUT, Ledger::activity)?
+            .unwrap_or_default())
     }
 }

@@ -496,6 +496,25 @@ impl Ledger {
         }
     }
 
+    /// What each block's units have been through ([`ACTIVITY`]).
+    pub fn activity(&self) -> Result<Vec<BlockActivity>, Error> {
+        let mut stmt = self.conn.prepare(ACTIVITY).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(BlockActivity {
+                    game: r.get(0)?,
+                    emission: r.get(1)?,
+                    block: r.get(2)?,
+                    sold: r.get(3)?,
+                    played: r.get(4)?,
+                    redeemed: r.get(5)?,
+                    paid_cents: r.get(6)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
     /// Waits at most `busy` for another writer's lock from now on.
     pub(crate) fn set_busy(&self, busy: Duration) -> Result<(), Error> {
         self.conn.busy_timeout(busy).map_err(|e| self.err(e))
@@ -669,6 +688,43 @@ impl Ledger {
             integrity == "ok",
         ))
     }
+}
+
+/// What each block's units have been through (`issuer status`): sold, play
+/// ended, redeemed and paid; queued entries count (they are durable). The
+/// same text for every database.
+pub(crate) const ACTIVITY: &str = "
+SELECT game, emission, block, CAST(SUM(sold) AS BIGINT), CAST(SUM(played) AS BIGINT),
+       CAST(SUM(redeemed) AS BIGINT), CAST(SUM(paid) AS BIGINT)
+FROM (
+    SELECT game, emission, block, COUNT(*) AS sold, 0 AS played, 0 AS redeemed, 0 AS paid
+    FROM sales GROUP BY game, emission, block
+    UNION ALL
+    SELECT game, emission, block, 0, COUNT(*), 0, 0
+    FROM plays WHERE ended IS NOT NULL GROUP BY game, emission, block
+    UNION ALL
+    SELECT game, emission, block, 0, 0, COUNT(*), SUM(prize_cents)
+    FROM redemptions GROUP BY game, emission, block
+) AS t
+GROUP BY game, emission, block ORDER BY game, emission, block";
+
+/// One block's activity in the ledger ([`ACTIVITY`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlockActivity {
+    /// Game slug.
+    pub game: String,
+    /// Emission number.
+    pub emission: u32,
+    /// Block number.
+    pub block: u32,
+    /// Units sold.
+    pub sold: u64,
+    /// Plays that ended (Trésors Ensablés).
+    pub played: u64,
+    /// Units redeemed.
+    pub redeemed: u64,
+    /// Amount paid, cents.
+    pub paid_cents: u64,
 }
 
 /// Every redemption in key order, as the summary reads it (the same text

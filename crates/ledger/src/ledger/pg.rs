@@ -1632,6 +1632,26 @@ impl Backend for PgLedger {
         self.check_schema()?;
         PgLedger::summary(self)
     }
+
+    fn activity(&self) -> Result<Vec<super::BlockActivity>, Error> {
+        self.check_schema()?;
+        let rows = self
+            .conn()?
+            .query(super::ACTIVITY, &[])
+            .map_err(|e| self.read_error(&e))?;
+        Ok(rows
+            .iter()
+            .map(|r| super::BlockActivity {
+                game: r.get(0),
+                emission: small(r.get(1)),
+                block: small(r.get(2)),
+                sold: r.get::<_, i64>(3).unsigned_abs(),
+                played: r.get::<_, i64>(4).unsigned_abs(),
+                redeemed: r.get::<_, i64>(5).unsigned_abs(),
+                paid_cents: r.get::<_, i64>(6).unsigned_abs(),
+            })
+            .collect())
+    }
 }
 
 impl LedgerStorage for PgStorage {

@@ -12,7 +12,7 @@ use super::log::{self, Head, LogSource};
 use super::ops::{LedgerTx, Op, PlayRow, UnitRef};
 use super::pg::PgLedger;
 use super::writer::GroupCommit;
-use super::{Recorded, Summary};
+use super::{BlockActivity, Recorded, Summary};
 use crate::error::Error;
 use crate::game::Game;
 use crate::store::Store;
@@ -98,6 +98,12 @@ impl LedgerTarget {
     /// The ledger's summary (nothing recorded when there is no ledger yet).
     pub fn summary(&self) -> Result<Summary, Error> {
         self.backend.summary()
+    }
+
+    /// What each block's units have been through (`issuer status`);
+    /// creates nothing.
+    pub fn activity(&self) -> Result<Vec<BlockActivity>, Error> {
+        self.backend.activity()
     }
 
     /// The unit's play, if any; creates nothing.
