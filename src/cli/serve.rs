@@ -50,6 +50,10 @@ pub struct Args {
     /// connection that sends nothing is closed after it).
     #[arg(long, value_name = "SECONDS", default_value_t = service::Limits::default().header_seconds)]
     pub header_timeout: u64,
+    /// Seconds a request's body may take to arrive once its headers are
+    /// in (past it: 408 `body_timeout`, the connection closed).
+    #[arg(long, value_name = "SECONDS", default_value_t = service::Limits::default().body_seconds)]
+    pub body_timeout: u64,
     /// Keys.
     #[command(flatten)]
     pub keys: KeyArgs,
@@ -74,6 +78,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
             max_connections: args.max_connections.max(1),
             max_in_flight: args.max_in_flight.max(1),
             header_seconds: args.header_timeout.max(1),
+            body_seconds: args.body_timeout.max(1),
         },
     };
     let scheme = if config.tls.is_some() {

@@ -1417,6 +1417,8 @@ fn a_flood_of_idle_connections_is_bounded_and_a_request_past_the_limit_is_shed()
             "3",
             "--max-in-flight",
             "1",
+            "--body-timeout",
+            "2",
         ],
     );
     let addr = server.base.strip_prefix("http://").unwrap().to_string();
@@ -1470,8 +1472,15 @@ fn a_flood_of_idle_connections_is_bounded_and_a_request_past_the_limit_is_shed()
     let body: Value = serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
     assert_eq!(body["error"], "overloaded", "{body}");
     assert_eq!(body["kind"], "error");
+    // The body that never comes: 408 `body_timeout` after --body-timeout
+    // (2 s), JSON, the connection closed; the slot is free again.
+    slow.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut answer = String::new();
+    let _ = slow.read_to_string(&mut answer);
+    assert!(started.elapsed() < Duration::from_secs(5), "{answer}");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("\"error\":\"body_timeout\""), "{answer}");
     drop(slow);
-    std::thread::sleep(Duration::from_millis(200));
     let (status, _) = get(&agent(), &server, "/healthz");
     assert_eq!(status, 200);
     // A body over 2 MB: 413, JSON like every answer. The server answers

@@ -78,6 +78,8 @@ pub struct Limits {
     pub max_in_flight: usize,
     /// Seconds to send a request's headers (the first request's too).
     pub header_seconds: u64,
+    /// Seconds to send a request's body, once its headers are in.
+    pub body_seconds: u64,
 }
 
 impl Default for Limits {
@@ -86,6 +88,7 @@ impl Default for Limits {
             max_connections: 1000,
             max_in_flight: 256,
             header_seconds: 10,
+            body_seconds: 10,
         }
     }
 }
@@ -271,6 +274,8 @@ struct Shared {
     public_health: bool,
     /// A slot per request handled at once (`max_in_flight`).
     in_flight: Arc<tokio::sync::Semaphore>,
+    /// How long a request's body may take to arrive.
+    body_wait: Duration,
 }
 
 type AppState = Arc<Shared>;
@@ -981,7 +986,7 @@ pub fn router(
     tokens: TokenSet,
     public_health: bool,
     access_log: Option<AccessLog>,
-    max_in_flight: usize,
+    limits: &Limits,
 ) -> Router {
     let state = Arc::new(Shared {
         redeemer,
@@ -989,7 +994,8 @@ pub fn router(
         access_log,
         metrics: Metrics::default(),
         public_health,
-        in_flight: Arc::new(tokio::sync::Semaphore::new(max_in_flight)),
+        in_flight: Arc::new(tokio::sync::Semaphore::new(limits.max_in_flight)),
+        body_wait: Duration::from_secs(limits.body_seconds),
     });
     Router::new()
         .route("/v1/redemptions", post(redeem_one))
@@ -1008,6 +1014,10 @@ pub fn router(
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(
             Arc::clone(&state),
+            read_body,
+        ))
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&state),
             require_token,
         ))
         // Outer: past `max_in_flight` requests, 503 at once; a panic in
@@ -1015,6 +1025,49 @@ pub fn router(
         .layer(middleware::from_fn_with_state(Arc::clone(&state), shed))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked))
         .with_state(state)
+}
+
+/// Most bytes a request body may carry.
+const BODY_LIMIT: usize = 2 * 1024 * 1024;
+
+/// Reads the request's body whole (after its token was checked) within
+/// `body_wait`: a client that stops sending is answered 408
+/// `body_timeout` and its connection closed, not held; a body over
+/// [`BODY_LIMIT`] is 413 `body_too_large`. Both JSON, nothing done.
+async fn read_body(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let read = tokio::time::timeout(state.body_wait, axum::body::to_bytes(body, BODY_LIMIT));
+    match read.await {
+        Ok(Ok(bytes)) => {
+            next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+                .await
+        }
+        Ok(Err(_)) => too_large(),
+        Err(_) => {
+            let mut response = refusal(
+                StatusCode::REQUEST_TIMEOUT,
+                "body_timeout",
+                format!(
+                    "the request's body did not arrive within {} s (--body-timeout); nothing was done, send it again",
+                    state.body_wait.as_secs()
+                ),
+            );
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            response
+        }
+    }
+}
+
+/// 413 `body_too_large`, as JSON.
+fn too_large() -> Response {
+    refusal(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "body_too_large",
+        "the request body is larger than the 2 MB a request may carry; send fewer IDs a batch"
+            .into(),
+    )
 }
 
 /// Takes a slot for the request, or answers 503 `overloaded` at once when
@@ -1032,12 +1085,7 @@ async fn shed(State(state): State<AppState>, request: Request, next: Next) -> Re
     // axum's own refusal of a body over its limit is plain text: ours is
     // JSON like every other answer.
     if response.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        return refusal(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
-            "the request body is larger than the 2 MB a request may carry; send fewer IDs a batch"
-                .into(),
-        );
+        return too_large();
     }
     response
 }
@@ -1115,7 +1163,7 @@ pub fn serve(
         Arc::clone(&tokens),
         config.public_health,
         access_log,
-        config.limits.max_in_flight,
+        &config.limits,
     );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
