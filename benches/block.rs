@@ -59,7 +59,7 @@ fn block(c: &mut Criterion) {
             &trusted,
             KeyAccess {
                 secrets: with_key.then_some(&secrets),
-                file: None,
+                files: &[],
             },
         );
         g.bench_function(name, |b| {

@@ -97,7 +97,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let trusted = store.public_key()?;
     let access = KeyAccess {
         secrets: Some(&secrets),
-        file: None,
+        files: &[],
     };
     let opts = VerifyOptions::new(&trusted, access);
     let report = verify_emission(&emission, &opts, None)?;
@@ -146,7 +146,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         OwnedKeys {
             public_key: trusted,
             secrets: Some(store.secrets()?),
-            records_key: None,
+            records_keys: Vec::new(),
         },
     );
     // From this emission: an earlier run's emissions, still on sale, come

@@ -299,10 +299,12 @@ pub struct KeyArgs {
     /// The issuer's public key (SPKI PEM); default: the store's.
     #[arg(long)]
     pub public_key: Option<PathBuf>,
-    /// A records key file (`issuer keys export-records-key`), for an auditor
-    /// or a redemption service without the issuer's master secret.
-    #[arg(long)]
-    pub records_key: Option<PathBuf>,
+    /// A records key file (`issuer keys export-records-key`), a reveal file
+    /// (its emission's key), or a folder of them, for an auditor or a
+    /// redemption service without the issuer's master secret; repeat it for
+    /// several emissions (each block uses the file for its emission).
+    #[arg(long, value_name = "FILE|DIR")]
+    pub records_key: Vec<PathBuf>,
 }
 
 /// The keys a command works with: the trusted public key, the store's
@@ -310,7 +312,7 @@ pub struct KeyArgs {
 struct LoadedKeys {
     trusted: VerifyingKey,
     secrets: Option<Secrets>,
-    file: Option<(RecordsKeyFile, PathBuf)>,
+    files: Vec<(RecordsKeyFile, PathBuf)>,
 }
 
 impl LoadedKeys {
@@ -324,15 +326,14 @@ impl LoadedKeys {
             true => Some(store.secrets()?),
             false => None,
         };
-        let file = args
-            .records_key
-            .as_deref()
-            .map(|p| RecordsKeyFile::read(p).map(|f| (f, p.to_path_buf())))
-            .transpose()?;
+        let mut files = Vec::new();
+        for path in &args.records_key {
+            files.extend(ticket_issuer::records_key::read_key_files(path)?);
+        }
         Ok(LoadedKeys {
             trusted,
             secrets,
-            file,
+            files,
         })
     }
 
@@ -341,14 +342,14 @@ impl LoadedKeys {
         ticket_issuer::OwnedKeys {
             public_key: self.trusted,
             secrets: self.secrets,
-            records_key: self.file,
+            records_keys: self.files,
         }
     }
 
     fn access(&self) -> KeyAccess<'_> {
         KeyAccess {
             secrets: self.secrets.as_ref(),
-            file: self.file.as_ref().map(|(f, p)| (f, p.as_path())),
+            files: &self.files,
         }
     }
 }

@@ -73,8 +73,8 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let reveal = args.seeds.as_deref().map(Reveal::read).transpose()?;
     // A reveal carries the emission's records key: an auditor with only the
     // public key and the reveal file can make every check.
-    if let (Some(r), Some(path), None, None) = (&reveal, &args.seeds, &keys.secrets, &keys.file) {
-        keys.file = Some((r.records_key_file(), path.clone()));
+    if let (Some(r), Some(path), None) = (&reveal, &args.seeds, &keys.secrets) {
+        keys.files.push((r.records_key_file(), path.clone()));
     }
     let mut opts = VerifyOptions::new(&keys.trusted, keys.access());
     opts.scope = match (args.structure_only, args.scope) {

@@ -506,7 +506,7 @@ fn a_records_key_of_another_block_or_a_wrong_key_file_is_refused() {
         let p = fx.dir.path().join("key.json");
         KeyAccess {
             secrets: None,
-            file: Some((&file, &p)),
+            files: &[(file.clone(), p.clone())],
         }
         .records_key(&block_a)
         .map(|k| k.is_some())
@@ -528,8 +528,30 @@ fn a_records_key_of_another_block_or_a_wrong_key_file_is_refused() {
     ))
     .unwrap_err();
     assert!(
-        other_block.to_string().contains("is for block 2"),
+        other_block
+            .to_string()
+            .contains("no records key given is for ile-au-tresor emission 1 block 1")
+            && other_block
+                .to_string()
+                .contains("(ile-au-tresor emission 1 block 2)"),
         "{other_block}"
+    );
+    // Several files: each block takes the one for its emission and block.
+    let several = [
+        RecordsKeyFile::export(&fx.secrets, Game::ILE_AU_TRESOR, 2, None),
+        RecordsKeyFile::export(&fx.secrets, Game::ILE_AU_TRESOR, 1, Some(2)),
+        RecordsKeyFile::export(&fx.secrets, Game::ILE_AU_TRESOR, 1, Some(1)),
+    ]
+    .map(|f| (f, fx.dir.path().join("k.json")));
+    let key = KeyAccess {
+        secrets: None,
+        files: &several,
+    }
+    .records_key(&block_a)
+    .unwrap();
+    assert_eq!(
+        key,
+        Some(fx.secrets.block_records_key(Game::ILE_AU_TRESOR, 1, 1))
     );
     let other_emission = check(RecordsKeyFile::export(
         &fx.secrets,
@@ -617,7 +639,7 @@ fn a_test_size_block_is_refused_unless_test_sizes_are_allowed() {
         &fx.trusted,
         KeyAccess {
             secrets: Some(&fx.secrets),
-            file: None,
+            files: &[],
         },
     );
     let refused = verify_block(&path, &opts).unwrap();

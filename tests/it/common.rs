@@ -65,7 +65,7 @@ impl StoreKeys {
     pub fn access(&self, with_secrets: bool) -> KeyAccess<'_> {
         KeyAccess {
             secrets: with_secrets.then_some(&self.secrets),
-            file: None,
+            files: &[],
         }
     }
 
@@ -670,7 +670,26 @@ pub fn store_redeemer(store: &Path, with_secrets: bool) -> Redeemer {
         ticket_issuer::OwnedKeys {
             public_key: s.public_key().unwrap(),
             secrets: with_secrets.then(|| s.secrets().unwrap()),
-            records_key: None,
+            records_keys: Vec::new(),
         },
     )
+}
+
+/// `issuer generate` of Trésors Ensablés `emission`, block 1 of `units`
+/// units, in `store`.
+pub fn generate_te(store: &Path, emission: u32, units: u32) {
+    let (emission, units) = (emission.to_string(), units.to_string());
+    let args = [
+        "generate",
+        "--game",
+        "tresors-ensables",
+        "--emission",
+        &emission,
+        "--block",
+        "1",
+        "--units",
+        &units,
+        "--quiet",
+    ];
+    issuer(store, &args).expect_code(0);
 }

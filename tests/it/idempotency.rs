@@ -40,22 +40,7 @@ fn sales(store: &Path) -> u64 {
 fn a_sale_that_cannot_hand_its_unit_out_records_nothing_and_burns_no_unit() {
     let (_dir, store) = te_store(300);
     // A records key of another block opens nothing of this one.
-    issuer(
-        &store,
-        &[
-            "generate",
-            "--game",
-            "tresors-ensables",
-            "--emission",
-            "2",
-            "--block",
-            "1",
-            "--units",
-            "10",
-            "--quiet",
-        ],
-    )
-    .expect_code(0);
+    crate::common::generate_te(&store, 2, 10);
     let other_key = store.parent().unwrap().join("e2.key");
     issuer(
         &store,

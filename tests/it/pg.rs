@@ -177,22 +177,7 @@ fn two_nodes() -> (TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("node-a");
     issuer(&a, &["keygen"]).expect_code(0);
-    issuer(
-        &a,
-        &[
-            "generate",
-            "--game",
-            "tresors-ensables",
-            "--emission",
-            "2",
-            "--block",
-            "1",
-            "--units",
-            "3000",
-            "--quiet",
-        ],
-    )
-    .expect_code(0);
+    crate::common::generate_te(&a, 2, 3000);
     let b = dir.path().join("node-b");
     copy_tree(&a, &b);
     (dir, a, b)
@@ -223,7 +208,7 @@ fn sellable(store: &Path, url: Option<&str>, ids: &[String]) {
         OwnedKeys {
             public_key: s.public_key().unwrap(),
             secrets: Some(s.secrets().unwrap()),
-            records_key: None,
+            records_keys: Vec::new(),
         },
     )
     .with_ledger(LedgerTarget::new(&s, url).unwrap());
@@ -240,7 +225,7 @@ fn node(store: &Path, url: &str) -> Redeemer {
     let keys = OwnedKeys {
         public_key: s.public_key().unwrap(),
         secrets: Some(s.secrets().unwrap()),
-        records_key: None,
+        records_keys: Vec::new(),
     };
     let ledger = LedgerTarget::new(&s, Some(url)).unwrap();
     Redeemer::new(s, keys).with_ledger(ledger)

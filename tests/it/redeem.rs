@@ -1004,7 +1004,7 @@ fn sigkill_in_the_middle_of_redemptions_leaves_a_sound_ledger() {
         public_key: &public_key,
         access: ticket_issuer::records_key::KeyAccess {
             secrets: Some(&secrets),
-            file: None,
+            files: &[],
         },
     };
     for u in &ids {
@@ -1246,4 +1246,116 @@ fn a_service_with_only_the_records_key_redeems_and_still_checks_codes() {
         0,
         "the issuer's own ledger is untouched"
     );
+}
+
+/// Issue 22: a node without the master secret serves every emission it
+/// holds: `--records-key` repeats and takes a folder of key files or a
+/// reveal file; each block uses the key of its own emission, and a block
+/// with none given is refused naming the keys that were.
+#[test]
+fn a_node_without_the_master_secret_sells_every_emission_it_has_keys_for() {
+    let issuer_store = fresh_store();
+    let s1 = issuer_store.path();
+    common::generate_te(s1, 2, 50);
+    for (game, emission) in [("ile-au-tresor", "1"), ("tresors-ensables", "2")] {
+        issuer(s1, &["close", "--emission", emission, "--game", game]).expect_code(0);
+    }
+    let service = TempDir::new().unwrap();
+    let dir = service.path();
+    let folder = dir.join("keys-folder");
+    std::fs::create_dir(&folder).unwrap();
+    let (e1, e2) = (dir.join("e1.json"), folder.join("e2.json"));
+    for (emission, out) in [("1", &e1), ("2", &e2)] {
+        let out = out.to_str().unwrap();
+        let args = [
+            "keys",
+            "export-records-key",
+            "--emission",
+            emission,
+            "--out",
+            out,
+        ];
+        issuer(s1, &args).expect_code(0);
+    }
+    let node = dir.join("node");
+    common::copy_tree(&s1.join("emissions"), &node.join("emissions"));
+    let pk = dir.join("issuer.pub.pem");
+    std::fs::copy(Store::new(s1).public_key_path(), &pk).unwrap();
+    let pk = pk.to_str().unwrap();
+    let sell = |game: &str, keys: &[&Path]| {
+        let mut args = vec![
+            "sell",
+            "--game",
+            game,
+            "--price",
+            "1",
+            "--json",
+            "--public-key",
+            pk,
+        ];
+        for k in keys {
+            args.extend(["--records-key", k.to_str().unwrap()]);
+        }
+        issuer(&node, &args)
+    };
+    // One emission's key only: the other game's sale names what is missing.
+    let refused = sell("tresors-ensables", &[&e1]).expect_code(2);
+    assert_eq!(
+        refused.json()["error"],
+        "wrong_records_key",
+        "{}",
+        refused.stdout
+    );
+    assert!(
+        refused
+            .stdout
+            .contains("no records key given is for tresors-ensables emission 2 block 1"),
+        "{}",
+        refused.stdout
+    );
+    // Both keys (a file and a folder): both games sell.
+    let te_sale = sell("tresors-ensables", &[&e1, &folder])
+        .expect_code(0)
+        .json();
+    assert_eq!(te_sale["game"], "tresors-ensables", "{te_sale}");
+    let iat_sale = sell("ile-au-tresor", &[&e1, &folder]).expect_code(0).json();
+    assert_eq!(iat_sale["game"], "ile-au-tresor", "{iat_sale}");
+
+    // After the end of claims, the reveal file is a records key too.
+    let reveal = dir.join("reveal-e2.json");
+    let reveal_path = reveal.to_str().unwrap();
+    issuer(
+        s1,
+        &[
+            "end-claims",
+            "--emission",
+            "2",
+            "--game",
+            "tresors-ensables",
+        ],
+    )
+    .expect_code(0);
+    let args = [
+        "reveal",
+        "--emission",
+        "2",
+        "--game",
+        "tresors-ensables",
+        "--out",
+        reveal_path,
+    ];
+    issuer(s1, &args).expect_code(0);
+    let id = te_sale["id"].as_str().unwrap();
+    let args = [
+        "redeem",
+        id,
+        "--check",
+        "--json",
+        "--public-key",
+        pk,
+        "--records-key",
+        reveal_path,
+    ];
+    let check = issuer(&node, &args).expect_code(0).json();
+    assert_eq!(check["id"], id, "{check}");
 }

@@ -388,7 +388,7 @@ fn a_te_prize_changed_and_resealed_fails_unit_lot() {
             &trusted,
             ticket_issuer::KeyAccess {
                 secrets: None,
-                file: Some((&key_file, Path::new("test-records-key.json"))),
+                files: &[(key_file.clone(), "test-records-key.json".into())],
             },
         ),
     )

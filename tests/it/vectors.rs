@@ -484,7 +484,7 @@ fn with_test_keys<R>(block: Option<u32>, f: impl FnOnce(&VerifyOptions) -> R) ->
             &trusted,
             KeyAccess {
                 secrets: None,
-                file: Some((&key_file, Path::new("keys.txt"))),
+                files: &[(key_file.clone(), "keys.txt".into())],
             },
         )
     })

@@ -20,7 +20,7 @@ use crate::store::{Secrets, Store};
 use crate::verify::file_sha256;
 
 const MANIFEST_KIND: &str = "ticket-issuer emission manifest";
-const REVEAL_KIND: &str = "ticket-issuer emission reveal";
+pub(crate) const REVEAL_KIND: &str = "ticket-issuer emission reveal";
 
 /// One block as the manifest lists it.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]

@@ -30,7 +30,7 @@
 //! let trusted = store.public_key()?;
 //! let report = verify_block(
 //!     made[0].summary.path.as_ref(),
-//!     &VerifyOptions::new(&trusted, KeyAccess { secrets: Some(&secrets), file: None }),
+//!     &VerifyOptions::new(&trusted, KeyAccess { secrets: Some(&secrets), files: &[] }),
 //! )?;
 //! assert!(report.ok && report.complete);
 //! # Ok(())

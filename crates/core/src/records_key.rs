@@ -113,57 +113,70 @@ impl RecordsKeyFile {
     }
 }
 
-/// Where records keys come from for one run: the issuer's secrets, a key
-/// file, or nowhere (structure-only checks).
+/// Where records keys come from for one run: the issuer's secrets, key
+/// files (`--records-key`, any number: each emission's or block's own), or
+/// nowhere (structure-only checks).
 #[derive(Default, Clone, Copy)]
 pub struct KeyAccess<'a> {
     /// The issuer's secrets, when the store has them.
     pub secrets: Option<&'a Secrets>,
-    /// A records key file given with --records-key.
-    pub file: Option<(&'a RecordsKeyFile, &'a Path)>,
+    /// Records key files given with --records-key, with where each was read.
+    pub files: &'a [(RecordsKeyFile, PathBuf)],
 }
 
 impl KeyAccess<'_> {
-    /// The records key of `block`, checked against its header's key id.
-    /// `Ok(None)` when no key is available.
+    /// The records key of `block`, checked against its header's key id: a
+    /// key file for its game and emission (and its block, if the file is a
+    /// block's), else the one derived from the secrets. `Ok(None)` when no
+    /// key is available.
     pub fn records_key(&self, block: &BlockFile) -> Result<Option<[u8; 32]>, Error> {
         let h = &block.header;
         let wrong = |reason: String| Error::WrongRecordsKey {
             path: block.path().to_path_buf(),
             reason,
         };
-        let key = if let Some((file, file_path)) = self.file {
-            if file.game != h.game.slug() || file.emission != h.emission {
-                return Err(wrong(format!(
-                    "records key file {} is for {} emission {}, this block is {}",
-                    file_path.display(),
-                    file.game,
-                    file.emission,
-                    block.describe()
-                )));
+        let fits = |f: &RecordsKeyFile| {
+            f.game == h.game.slug()
+                && f.emission == h.emission
+                && f.block.is_none_or(|b| b == h.block)
+        };
+        let (key, source) = match self.files.iter().find(|(f, _)| fits(f)) {
+            Some((file, path)) => {
+                let key = match file.block {
+                    None => derive::block_records_key(&file.key, h.block),
+                    Some(_) => file.key,
+                };
+                (key, format!("the key in {}", path.display()))
             }
-            let key = file.key;
-            match file.block {
-                None => derive::block_records_key(&key, h.block),
-                Some(b) if b == h.block => key,
-                Some(b) => {
+            None => match self.secrets {
+                Some(secrets) => (
+                    secrets.block_records_key(h.game, h.emission, h.block),
+                    "the key derived from this store's master secret".to_string(),
+                ),
+                None if self.files.is_empty() => return Ok(None),
+                None => {
+                    let given: Vec<String> = self
+                        .files
+                        .iter()
+                        .map(|(f, p)| {
+                            let block = f.block.map(|b| format!(" block {b}")).unwrap_or_default();
+                            format!(
+                                "{} ({} emission {}{block})",
+                                p.display(),
+                                f.game,
+                                f.emission
+                            )
+                        })
+                        .collect();
                     return Err(wrong(format!(
-                        "records key file {} is for block {b}, this block is {}",
-                        file_path.display(),
-                        block.describe()
-                    )))
+                        "no records key given is for {}: {}",
+                        block.describe(),
+                        given.join(", ")
+                    )));
                 }
-            }
-        } else if let Some(secrets) = self.secrets {
-            secrets.block_records_key(h.game, h.emission, h.block)
-        } else {
-            return Ok(None);
+            },
         };
         if derive::records_key_id(&key) != h.records_key_id {
-            let source = match self.file {
-                Some((_, p)) => format!("the key in {}", p.display()),
-                None => "the key derived from this store's master secret".into(),
-            };
             return Err(wrong(format!(
                 "{source} is not this block's records key (key id {} expected); was the block made by another issuer store?",
                 hex::encode(&h.records_key_id[..8])
@@ -171,6 +184,56 @@ impl KeyAccess<'_> {
         }
         Ok(Some(key))
     }
+}
+
+/// The records key files at `path`: a records key file, a reveal file (its
+/// emission's records key; docs/EMISSIONS.md §Reveal), or a folder of them
+/// (every `*.json` in it, by name).
+pub fn read_key_files(path: &Path) -> Result<Vec<(RecordsKeyFile, PathBuf)>, Error> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if !meta.is_dir() {
+        return Ok(vec![(read_key_or_reveal(path)?, path.to_path_buf())]);
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| Error::io(path, e))?
+        .map(|entry| entry.map(|e| e.path()).map_err(|e| Error::io(path, e)))
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "json") && p.is_file())
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(Error::BadKey {
+            path: path.to_path_buf(),
+            reason: "the folder holds no records key file (*.json)".into(),
+        });
+    }
+    files
+        .into_iter()
+        .map(|p| read_key_or_reveal(&p).map(|f| (f, p)))
+        .collect()
+}
+
+/// A records key file, or a reveal file's records key.
+fn read_key_or_reveal(path: &Path) -> Result<RecordsKeyFile, Error> {
+    let bytes = fsutil::read_small(path, fsutil::REVEAL_LIMIT)?;
+    #[derive(serde::Deserialize)]
+    struct Kind {
+        kind: Option<String>,
+    }
+    let kind = serde_json::from_slice::<Kind>(&bytes)
+        .ok()
+        .and_then(|k| k.kind);
+    if kind.as_deref() == Some(crate::emission::REVEAL_KIND) {
+        return Ok(crate::emission::Reveal::parse(path, &bytes)?.records_key_file());
+    }
+    if bytes.len() > fsutil::KEY_FILE_LIMIT as usize {
+        return Err(Error::BadKey {
+            path: path.to_path_buf(),
+            reason: "too large for a records key file".into(),
+        });
+    }
+    RecordsKeyFile::parse(path, &bytes)
 }
 
 /// The default file name for an exported key.

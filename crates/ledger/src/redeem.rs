@@ -72,8 +72,9 @@ pub struct OwnedKeys {
     pub public_key: VerifyingKey,
     /// The issuer's secrets, when the store has them.
     pub secrets: Option<Secrets>,
-    /// A records key file and where it was read.
-    pub records_key: Option<(RecordsKeyFile, PathBuf)>,
+    /// Records key files and where each was read (`--records-key`, any
+    /// number).
+    pub records_keys: Vec<(RecordsKeyFile, PathBuf)>,
 }
 
 impl OwnedKeys {
@@ -83,7 +84,7 @@ impl OwnedKeys {
         OwnedKeys {
             public_key: *keys.public_key,
             secrets: keys.access.secrets.cloned(),
-            records_key: keys.access.file.map(|(f, p)| (f.clone(), p.to_path_buf())),
+            records_keys: keys.access.files.to_vec(),
         }
     }
 
@@ -92,7 +93,7 @@ impl OwnedKeys {
     pub fn access(&self) -> KeyAccess<'_> {
         KeyAccess {
             secrets: self.secrets.as_ref(),
-            file: self.records_key.as_ref().map(|(f, p)| (f, p.as_path())),
+            files: &self.records_keys,
         }
     }
 }
