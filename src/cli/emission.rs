@@ -164,6 +164,9 @@ pub fn end_claims(store: &Store, args: &EndClaimsArgs) -> Result<i32, Error> {
         });
     }
     let ledger = args.ledger.target(store)?;
+    // Published in the ledger the emission is sold through, or none yet.
+    ticket_issuer::binding::Bindings::new(store, &ledger)
+        .check(emission.game, args.emission.emission)?;
     let statement = EndOfClaims::sign(&secrets.signing, emission.game, args.emission.emission);
     let stored = ledger.publish_end_of_claims(store, emission.game, &statement)?;
     if args.json {

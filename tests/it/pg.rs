@@ -272,7 +272,7 @@ fn pg_two_nodes_pay_a_unit_once_and_the_end_of_claims_stops_a_stale_node() {
     assert!(early.stderr.contains("ledger migrate"), "{}", early.stderr);
     pg.migrate(&a);
     let again = issuer(&a, &["ledger", "migrate", "--ledger", &url, "--json"]).expect_code(0);
-    assert_eq!(again.json()["from_version"], 6);
+    assert_eq!(again.json()["from_version"], 7);
     sellable(&a, Some(&url), &[4, 5, 6, 7].map(|i| id(&a, i)));
 
     // One unit, two nodes: paid once.
@@ -931,9 +931,14 @@ fn pg_keys_sell_once_across_two_nodes_and_a_version_2_ledger_migrates() {
         &["sell", "--game", "tresors-ensables", "--ledger", &url],
     )
     .expect_code(0);
+    // A ledger of version 2 had no identity, and its emissions no binding.
+    for node in [&a, &b] {
+        let _ = std::fs::remove_file(node.join("emissions/tresors-ensables/e000002/ledger.json"));
+    }
     sql(&url)
         .batch_execute(
             "DROP TABLE idempotency;
+             DROP TABLE ledger_identity;
              DROP SEQUENCE log_pending CASCADE;
              DROP TABLE log_tiles;
              ALTER TABLE redemptions DROP COLUMN pending;
@@ -963,7 +968,7 @@ fn pg_keys_sell_once_across_two_nodes_and_a_version_2_ledger_migrates() {
             migrated["from_version"].as_i64(),
             migrated["to_version"].as_i64()
         ),
-        (Some(2), Some(6)),
+        (Some(2), Some(7)),
         "{migrated}"
     );
 
@@ -1450,7 +1455,7 @@ fn pg_deploy_md_roles_run_verbatim_migrate_as_the_owner_pay_as_redeem_and_a_refu
     // The owner migrates (PGPASSWORD).
     let run = issuer_env(&a, &migrate, &[("PGPASSWORD", "change-me-owner")]).expect_code(0);
     assert_eq!(run.json()["from_version"], 0);
-    assert_eq!(run.json()["to_version"], 6);
+    assert_eq!(run.json()["to_version"], 7);
 
     // The nodes pay as `redeem` (its password in a URL, in process) ...
     let port = pg.port;
@@ -1532,4 +1537,70 @@ fn pg_deploy_md_roles_run_verbatim_migrate_as_the_owner_pay_as_redeem_and_a_refu
             "{statement}: {e}"
         );
     }
+}
+
+/// Issue 22: an emission is sold through one ledger. The first write
+/// about it records which (`ledger.json` in its folder); a sale, a play,
+/// a redemption or an end of claims through another ledger is refused
+/// (`emission_of_another_ledger`, exit 2, nothing recorded), whichever way
+/// round; a store from before bindings whose own ledger holds the
+/// emission's sales is refused on a shared ledger too.
+#[test]
+fn pg_an_emission_sold_through_one_ledger_is_refused_through_another() {
+    let Some((_pg, _dir, a, b, url)) = migrated("pg_an_emission_sold_through_one_ledger…") else {
+        return;
+    };
+    let sell = |store: &Path, ledger: Option<&str>| {
+        let mut args = vec![
+            "sell",
+            "--game",
+            "tresors-ensables",
+            "--price",
+            "1",
+            "--json",
+        ];
+        if let Some(url) = ledger {
+            args.extend(["--ledger", url]);
+        }
+        issuer(store, &args)
+    };
+    let refused = |run: crate::common::Run, names: &str| {
+        let run = run.expect_code(2);
+        let e = run.json();
+        assert_eq!(e["error"], "emission_of_another_ledger", "{e}");
+        assert!(e["message"].as_str().unwrap().contains(names), "{e}");
+    };
+    let binding = |store: &Path| store.join("emissions/tresors-ensables/e000002/ledger.json");
+
+    // Node a sells through its store's SQLite ledger: bound to it.
+    issuer(&a, &["close", "--emission", "2"]).expect_code(0);
+    sell(&a, None).expect_code(0);
+    let bound: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(binding(&a)).unwrap()).unwrap();
+    assert_eq!(bound["kind"], "ticket-issuer emission ledger", "{bound}");
+    assert!(
+        bound["ledger"].as_str().unwrap().ends_with("ledger.sqlite"),
+        "{bound}"
+    );
+    refused(sell(&a, Some(&url)), "ledger.sqlite");
+    let end = ["end-claims", "--emission", "2", "--ledger", &url, "--json"];
+    refused(issuer(&a, &end), "ledger.sqlite");
+    // A store from before bindings: its own ledger's sales refuse it too.
+    std::fs::remove_file(binding(&a)).unwrap();
+    refused(sell(&a, Some(&url)), "sales or payments");
+    assert!(!binding(&a).exists(), "nothing bound");
+
+    // Node b sells through PostgreSQL: bound to it; its SQLite ledger is
+    // refused, and a copy of its emission folder sells through PostgreSQL.
+    issuer(&b, &["close", "--emission", "2"]).expect_code(0);
+    let first = sell(&b, Some(&url)).expect_code(0).json();
+    refused(sell(&b, None), "postgres://");
+    assert!(!b.join("ledger.sqlite").exists(), "nothing recorded there");
+    let c = b.parent().unwrap().join("node-c");
+    copy_tree(&b, &c);
+    let next = sell(&c, Some(&url)).expect_code(0).json();
+    assert_ne!(
+        first["id"], next["id"],
+        "one ledger: never the same unit twice"
+    );
 }

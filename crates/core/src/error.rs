@@ -382,6 +382,21 @@ pub enum Error {
         /// The server's message.
         reason: String,
     },
+    /// An emission is sold through another ledger than the one this
+    /// command uses (docs/REDEMPTION.md §One ledger per emission).
+    #[error("{game} emission {emission} is sold through the ledger {bound} ({file}); this command uses {this}: give it that ledger (--ledger or ISSUER_LEDGER); nothing was recorded")]
+    EmissionOfAnotherLedger {
+        /// Game slug.
+        game: String,
+        /// The emission.
+        emission: u32,
+        /// The ledger it is bound to (name, identity).
+        bound: String,
+        /// The binding file.
+        file: PathBuf,
+        /// The ledger this command uses (name, identity).
+        this: String,
+    },
     /// The ledger's log is not what its writer left: an entry is missing,
     /// or has no leaf hash.
     #[error("ledger {}: {reason}", path.display())]
@@ -735,7 +750,9 @@ impl Error {
             | Error::LedgerUnavailable { .. }
             | Error::LedgerOutcomeUnknown { .. }
             | Error::EmissionBusy { .. } => K::Unavailable,
-            Error::BadLedgerUrl { .. } | Error::LedgerLoginRefused { .. } => K::InvalidInput,
+            Error::BadLedgerUrl { .. }
+            | Error::LedgerLoginRefused { .. }
+            | Error::EmissionOfAnotherLedger { .. } => K::InvalidInput,
             Error::Internal { .. } => K::Internal,
         }
     }
@@ -773,6 +790,7 @@ impl Error {
             Error::LedgerOutcomeUnknown { .. } => "ledger_outcome_unknown",
             Error::BadLedgerUrl { .. } => "bad_ledger_url",
             Error::LedgerLoginRefused { .. } => "ledger_login_refused",
+            Error::EmissionOfAnotherLedger { .. } => "emission_of_another_ledger",
             Error::IdempotencyKeyReused { .. } => "idempotency_key_reused",
             Error::BadIdempotencyKey { .. } => "bad_idempotency_key",
             Error::NoSaleUnderKey { .. } => "no_sale_under_key",
@@ -933,6 +951,7 @@ impl Error {
             | Error::LooseKeysFolder { path, .. }
             | Error::SigningKeyMismatch { private: path, .. }
             | Error::ParBlockMismatch { path, .. }
+            | Error::EmissionOfAnotherLedger { file: path, .. }
             | Error::NoStore { store: path } => r.path = Some(path.clone()),
             Error::NoSecrets { .. }
             | Error::NoPublicKey { .. }

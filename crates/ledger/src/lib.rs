@@ -13,6 +13,7 @@ pub(crate) use ticket_issuer_core::{
     unit_id, verify,
 };
 
+pub mod binding;
 pub mod ledger;
 pub mod redeem;
 pub mod redeemer;

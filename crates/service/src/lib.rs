@@ -330,7 +330,9 @@ fn json_response<T: Serialize>(status: StatusCode, kind: &str, body: T) -> Respo
 /// not the request's.
 fn error_response(e: &Error) -> Response {
     let status = match e {
-        Error::LedgerLoginRefused { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+        Error::LedgerLoginRefused { .. } | Error::EmissionOfAnotherLedger { .. } => {
+            StatusCode::INTERNAL_SERVER_ERROR
+        }
         _ => status_of(e.kind()),
     };
     with_code(json_response(status, "error", e.client_report()), e.code())

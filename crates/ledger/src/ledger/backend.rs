@@ -64,6 +64,12 @@ pub trait Backend: Send + Sync {
     /// when there is no ledger yet).
     fn summary(&self) -> Result<Summary, Error>;
 
+    /// The ledger's identity: a random name made with its schema, which
+    /// the emissions sold through it record. `create`: makes the ledger
+    /// (SQLite) if there is none yet (asked before a first write); else
+    /// `None` when there is none.
+    fn identity(&self, create: bool) -> Result<Option<String>, Error>;
+
     /// What each block's units have been through: sold, play ended,
     /// redeemed, paid (empty when there is no ledger yet).
     fn activity(&self) -> Result<Vec<BlockActivity>, Error>;
@@ -171,6 +177,13 @@ impl Backend for SqliteLedger {
         Ok(self
             .with_reader(super::BUSY_TIMEOUT, Ledger::summary)?
             .unwrap_or_else(|| Summary::empty(&self.path)))
+    }
+
+    fn identity(&self, create: bool) -> Result<Option<String>, Error> {
+        match create {
+            true => Ledger::open(&self.path)?.identity().map(Some),
+            false => self.with_reader(super::BUSY_TIMEOUT, Ledger::identity),
+        }
     }
 
     fn activity(&self) -> Result<Vec<BlockActivity>, Error> {

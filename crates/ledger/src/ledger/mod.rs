@@ -485,6 +485,13 @@ impl Ledger {
             .map_err(|e| self.err(e))
     }
 
+    /// The ledger's identity (made when its schema was).
+    pub fn identity(&self) -> Result<String, Error> {
+        self.conn
+            .query_row("SELECT id FROM ledger_identity", [], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
     /// Refuses a ledger whose schema is a newer issuer's.
     pub(crate) fn refuse_newer_schema(&self) -> Result<(), Error> {
         match user_version(&self.conn).map_err(|e| self.err(e))? {
@@ -922,7 +929,7 @@ fn add_missing_columns(
 
 /// The SQLite ledger's schema version this build writes (`PRAGMA
 /// user_version`; docs/REDEMPTION.md §Schema versions).
-pub const SQLITE_SCHEMA_VERSION: i64 = 3;
+pub const SQLITE_SCHEMA_VERSION: i64 = 4;
 
 /// A step of the SQLite schema.
 type Step = fn(&Connection) -> Result<(), rusqlite::Error>;
@@ -930,7 +937,7 @@ type Step = fn(&Connection) -> Result<(), rusqlite::Error>;
 /// Each version's step, oldest first. Every step is idempotent: a ledger
 /// written before versions were kept (version 0, in any shape older
 /// builds left) is brought up by running them all.
-const SQLITE_MIGRATIONS: [(i64, Step); 3] = [
+const SQLITE_MIGRATIONS: [(i64, Step); 4] = [
     // 1: redemptions and their blocks' running totals.
     (1, |c| c.execute_batch(SCHEMA)),
     // 2: the log (issue 11), sales and plays (13), idempotency keys (19),
@@ -946,7 +953,17 @@ const SQLITE_MIGRATIONS: [(i64, Step); 3] = [
         c.execute_batch("DROP VIEW IF EXISTS log_leaves")?;
         c.execute_batch(LOG_LEAVES)
     }),
+    // 4: the ledger's identity (issue 22), which the emissions sold
+    // through it record.
+    (4, |c| c.execute_batch(LEDGER_IDENTITY)),
 ];
+
+/// The ledger's identity: a random 128-bit name, made once.
+const LEDGER_IDENTITY: &str = "
+CREATE TABLE IF NOT EXISTS ledger_identity (id TEXT NOT NULL);
+INSERT INTO ledger_identity (id)
+    SELECT lower(hex(randomblob(16))) WHERE NOT EXISTS (SELECT 1 FROM ledger_identity);
+";
 
 /// The schema version of the ledger in `conn`.
 fn user_version(conn: &Connection) -> Result<i64, rusqlite::Error> {

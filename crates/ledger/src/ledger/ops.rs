@@ -412,6 +412,21 @@ pub enum Op {
 }
 
 impl Op {
+    /// The emissions (game, number) it may write about.
+    #[must_use]
+    pub fn emissions(&self) -> Vec<(Game, u32)> {
+        match self.unkeyed() {
+            Op::Redeem(e) => vec![(e.game, e.emission)],
+            Op::Sell { game, blocks, .. } => blocks.iter().map(|b| (*game, b.emission)).collect(),
+            Op::MarkSold { unit, .. } => vec![(unit.game, unit.emission)],
+            Op::Play(order) => vec![(order.unit.game, order.unit.emission)],
+            Op::EndClaims(s) => Game::from_slug(&s.game)
+                .map(|g| vec![(g, s.emission)])
+                .unwrap_or_default(),
+            Op::Keyed(_) => Vec::new(),
+        }
+    }
+
     /// The operation itself, under however many keys.
     #[must_use]
     pub fn unkeyed(&self) -> &Op {

@@ -37,7 +37,7 @@ use crate::merkle::{Frontier, Hash};
 use crate::store::Store;
 
 /// The schema version this build writes (`ledger_schema.version`).
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// Connections kept per process beside the writers': the sequencer's and
 /// reads.
@@ -201,6 +201,13 @@ fn refusal(e: &postgres::Error) -> Option<String> {
     };
     refused.then(|| db_text(e))
 }
+
+/// Version 7: the ledger's identity (issue 22), which the emissions sold
+/// through it record (docs/REDEMPTION.md §One ledger per emission).
+const SCHEMA_V7: &str = "
+CREATE TABLE ledger_identity (id TEXT NOT NULL);
+INSERT INTO ledger_identity (id) VALUES (replace(gen_random_uuid()::text, '-', ''));
+";
 
 /// [`super::sqlite_tx::FIRST_UNSOLD`] with PostgreSQL's parameters (`$1`
 /// for `?1`).
@@ -416,6 +423,9 @@ impl PgLedger {
         }
         if found < 6 {
             tx.batch_execute(SCHEMA_V6).map_err(db)?;
+        }
+        if found < 7 {
+            tx.batch_execute(SCHEMA_V7).map_err(db)?;
         }
         tx.execute("UPDATE ledger_schema SET version = $1", &[&SCHEMA_VERSION])
             .map_err(db)?;
@@ -1631,6 +1641,16 @@ impl Backend for PgLedger {
     fn summary(&self) -> Result<super::Summary, Error> {
         self.check_schema()?;
         PgLedger::summary(self)
+    }
+
+    fn identity(&self, _create: bool) -> Result<Option<String>, Error> {
+        // Made by `ledger migrate`, without which nothing is written.
+        self.check_schema()?;
+        self.conn()?
+            .query_one("SELECT id FROM ledger_identity", &[])
+            .and_then(|r| r.try_get(0))
+            .map(Some)
+            .map_err(|e| self.read_error(&e))
     }
 
     fn activity(&self) -> Result<Vec<super::BlockActivity>, Error> {

@@ -20,6 +20,7 @@ pub use sale::{Marked, PlayView, Sale};
 
 use rayon::prelude::*;
 
+use crate::binding::Bindings;
 use crate::block::authentic::{AuthenticBlock, OpenedChunk};
 use crate::derive;
 use crate::emission::Emission;
@@ -105,6 +106,8 @@ pub(crate) struct Units {
 /// lives (a command, a service).
 pub struct Redeemer {
     units: Arc<Units>,
+    /// Which ledger each emission written about is sold through.
+    bindings: Bindings,
     writer: Mutex<Option<Arc<GroupCommit>>>,
     busy: Duration,
     ledger: LedgerTarget,
@@ -120,10 +123,12 @@ impl Redeemer {
     /// the first redemption.
     #[must_use]
     pub fn new(store: Store, keys: OwnedKeys) -> Redeemer {
+        let ledger = LedgerTarget::of_store(&store);
         Redeemer {
             writer: Mutex::new(None),
             busy: BUSY_TIMEOUT,
-            ledger: LedgerTarget::of_store(&store),
+            bindings: Bindings::new(&store, &ledger),
+            ledger,
             units: Arc::new(Units {
                 store,
                 keys,
@@ -136,6 +141,7 @@ impl Redeemer {
     /// Records into `ledger` (default: the store's own SQLite ledger).
     #[must_use]
     pub fn with_ledger(mut self, ledger: LedgerTarget) -> Redeemer {
+        self.bindings = Bindings::new(&self.units.store, &ledger);
         self.ledger = ledger;
         self
     }
@@ -344,32 +350,62 @@ impl Redeemer {
         &self,
         units: Vec<(Authenticated, Option<KeyedRequest>)>,
     ) -> Vec<Result<Redemption, Error>> {
-        if units.is_empty() {
-            return Vec::new();
-        }
-        let writer = match self.writer() {
-            Ok(w) => w,
-            Err(e) => {
-                let path = PathBuf::from(self.ledger.describe());
-                let mut errors: Vec<_> = (1..units.len())
-                    .map(|_| Err(crate::ledger::writer::for_each_caller(&e, path.clone())))
-                    .collect();
-                errors.insert(0, Err(e));
-                return errors;
-            }
-        };
         let (answers, ops): (Vec<_>, Vec<_>) = units
             .into_iter()
             .map(|(u, key)| (u.redemption, keyed::op(key, Op::Redeem(u.entry))))
             .unzip();
         answers
             .into_iter()
-            .zip(writer.apply(ops))
+            .zip(self.submit(ops))
             .map(|(r, outcome)| match outcome? {
                 Done::Redeemed(committed) => Ok(redeemed(r, committed)),
                 _ => Err(Error::Internal {
                     what: "the ledger answered a redemption with another operation".into(),
                 }),
+            })
+            .collect()
+    }
+
+    /// Applies `ops` through the ledger writer: one outcome per operation,
+    /// in order. An operation about an emission sold through another
+    /// ledger is refused ([`Bindings`]) and the others go on.
+    pub(crate) fn submit(&self, ops: Vec<Op>) -> Vec<Result<Done, Error>> {
+        let mut outcomes = Vec::with_capacity(ops.len());
+        let mut passing = Vec::new();
+        for op in ops {
+            match self.bindings.check_ops(std::slice::from_ref(&op)) {
+                Ok(()) => {
+                    outcomes.push(None);
+                    passing.push(op);
+                }
+                Err(e) => outcomes.push(Some(Err(e))),
+            }
+        }
+        let applied = match passing.len() {
+            0 => Vec::new(),
+            n => match self.writer() {
+                Ok(writer) => writer.apply(passing),
+                Err(e) => {
+                    let path = PathBuf::from(self.ledger.describe());
+                    let mut errors: Vec<_> = (1..n)
+                        .map(|_| Err(crate::ledger::writer::for_each_caller(&e, path.clone())))
+                        .collect();
+                    errors.insert(0, Err(e));
+                    errors
+                }
+            },
+        };
+        let mut applied = applied.into_iter();
+        outcomes
+            .into_iter()
+            .map(|outcome| {
+                outcome.unwrap_or_else(|| {
+                    applied.next().unwrap_or_else(|| {
+                        Err(Error::Internal {
+                            what: "the ledger writer gave fewer outcomes than operations".into(),
+                        })
+                    })
+                })
             })
             .collect()
     }

@@ -362,7 +362,7 @@ impl Redeemer {
     /// other refusal stops.
     fn mark(&self, ops: Vec<Op>) -> Result<Marked, Error> {
         let mut marked = Marked::default();
-        for outcome in self.writer()?.apply(ops) {
+        for outcome in self.submit(ops) {
             match outcome {
                 Ok(_) => marked.marked += 1,
                 Err(Error::AlreadySold { .. }) => marked.already_sold += 1,
@@ -477,8 +477,7 @@ impl Redeemer {
 
     /// One operation through the ledger writer.
     fn apply_one(&self, op: Op) -> Result<Done, Error> {
-        self.writer()?
-            .apply(vec![op])
+        self.submit(vec![op])
             .pop()
             .unwrap_or_else(|| Err(self.wrong_answer()))
     }
