@@ -763,9 +763,22 @@ fn the_service_redeems_refuses_by_kind_batches_and_counts_401s() {
         "issuer_refusals_total{error=\"already_redeemed\"} 2",
         "issuer_refusals_total{error=\"bad_stop\"} 1",
         "issuer_request_duration_seconds_bucket{le=\"+Inf\"}",
+        // By route as matched (never a unit ID), method and status.
+        "issuer_http_requests_total{route=\"/v1/redemptions\",method=\"POST\",status=\"200\"}",
+        "issuer_http_requests_total{route=\"/v1/redemptions\",method=\"POST\",status=\"401\"} 1",
+        "issuer_http_requests_total{route=\"/v1/redemptions/batch\",method=\"POST\",status=\"400\"} 1",
+        "issuer_http_requests_total{route=\"unmatched\",method=\"GET\",status=\"404\"} 1",
+        "issuer_http_requests_total{route=\"/v1/redemptions\",method=\"GET\",status=\"405\"} 1",
+        "issuer_http_requests_total{route=\"/healthz\",method=\"GET\",status=\"401\"} 3",
+        "issuer_paid_euros_total ",
+        "issuer_build_info{version=\"",
     ] {
         assert!(metrics.contains(line), "{line} in\n{metrics}");
     }
+    assert!(
+        !metrics.contains("IAT-"),
+        "no unit ID in a label:\n{metrics}"
+    );
     // The head: signed over the three sales and the three redemptions,
     // each redemption provably in it.
     let (status, head) = get(&a, &server, "/v1/ledger/head");

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path as UrlPath, Query, Request, State};
+use axum::extract::{MatchedPath, Path as UrlPath, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -28,6 +28,7 @@ use subtle::ConstantTimeEq;
 
 use ticket_issuer_core::error::{Error, ErrorKind};
 use ticket_issuer_core::game::Game;
+use ticket_issuer_core::money::Cents;
 use ticket_issuer_core::unit_id::UnitId;
 use ticket_issuer_ledger::ledger::ops::PlayAction;
 use ticket_issuer_ledger::redeem::Redemption;
@@ -178,12 +179,32 @@ struct Metrics {
     play_steps: AtomicU64,
     unauthorized: AtomicU64,
     refusals: Mutex<BTreeMap<&'static str, u64>>,
+    /// Answers by (route as matched, method, status).
+    answers: Mutex<BTreeMap<(String, String, u16), u64>>,
+    /// Cents paid by this node's redemptions.
+    paid_cents: AtomicU64,
     buckets: [AtomicU64; BUCKETS.len()],
     latency_count: AtomicU64,
     latency_micros: AtomicU64,
 }
 
 impl Metrics {
+    /// A redemption paid `prize` euros.
+    fn paid(&self, prize: &str) {
+        let cents = Cents::parse_price(prize).unwrap_or(0);
+        self.paid_cents
+            .fetch_add(u64::from(cents), Ordering::Relaxed);
+    }
+
+    fn answered(&self, route: &str, method: &str, status: StatusCode) {
+        *self
+            .answers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry((route.to_string(), method.to_string(), status.as_u16()))
+            .or_default() += 1;
+    }
+
     fn refused(&self, code: &'static str) {
         *self
             .refusals
@@ -258,6 +279,30 @@ impl Metrics {
             self.latency_micros.load(Ordering::Relaxed) as f64 / 1e6
         );
         out += &format!("issuer_request_duration_seconds_count {count}\n");
+        out += "# HELP issuer_http_requests_total Requests answered, by route (as matched; `unmatched` for none), method and status.\n";
+        out += "# TYPE issuer_http_requests_total counter\n";
+        for ((route, method, status), n) in self
+            .answers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
+            out += &format!(
+                "issuer_http_requests_total{{route=\"{route}\",method=\"{method}\",status=\"{status}\"}} {n}\n"
+            );
+        }
+        out += "# HELP issuer_paid_euros_total Amount this node's redemptions paid (durable), euros.\n";
+        out += "# TYPE issuer_paid_euros_total counter\n";
+        out += &format!(
+            "issuer_paid_euros_total {}\n",
+            Cents::from(self.paid_cents.load(Ordering::Relaxed))
+        );
+        out += "# HELP issuer_build_info The issuer's version (always 1).\n";
+        out += "# TYPE issuer_build_info gauge\n";
+        out += &format!(
+            "issuer_build_info{{version=\"{}\"}} 1\n",
+            env!("CARGO_PKG_VERSION")
+        );
         out
     }
 }
@@ -470,6 +515,9 @@ async fn redeem_one(State(state): State<AppState>, headers: HeaderMap, body: Byt
         Ok(o) => o,
         Err(r) => return r,
     };
+    if let Ok(r) = &outcome {
+        state.metrics.paid(&r.prize);
+    }
     let response = outcome_response(&state, "redemption", outcome);
     state.metrics.observe(started.elapsed());
     response
@@ -543,6 +591,7 @@ async fn redeem_batch(State(state): State<AppState>, headers: HeaderMap, body: B
         let value = match outcome {
             Ok(r) => {
                 state.metrics.redemptions.fetch_add(1, Ordering::Relaxed);
+                state.metrics.paid(&r.prize);
                 serde_json::to_value(Envelope {
                     kind: "redemption",
                     schema: 1,
@@ -1026,7 +1075,26 @@ pub fn router(
         // any of it is a 500 `internal`, not a dropped connection.
         .layer(middleware::from_fn_with_state(Arc::clone(&state), shed))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked))
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&state),
+            count_answer,
+        ))
         .with_state(state)
+}
+
+/// Counts every answer by its route as matched (a route's pattern, never
+/// a unit ID), method and status, refusals and panics included.
+async fn count_answer(
+    State(state): State<AppState>,
+    matched: Option<MatchedPath>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let route = matched.map_or_else(|| "unmatched".to_string(), |m| m.as_str().to_string());
+    let method = request.method().to_string();
+    let response = next.run(request).await;
+    state.metrics.answered(&route, &method, response.status());
+    response
 }
 
 /// Most bytes a request body may carry.
