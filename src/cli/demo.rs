@@ -29,6 +29,9 @@ pub struct Args {
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Print a JSON report on stdout (the steps' words go to stderr).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Lines of the export the demo keeps.
@@ -63,6 +66,9 @@ impl<W: Write> Write for Preview<W> {
 
 /// Runs the demo.
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
+    if args.json {
+        super::out::words_to_stderr();
+    }
     if store.ensure_keys()? {
         outln!(
             "1. created issuer keys in {}",
@@ -200,6 +206,26 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     }
     drop(redeemer);
     let summary = Ledger::open(&store.ledger_path())?.summary()?;
+    if args.json {
+        #[derive(serde::Serialize)]
+        struct Demo<'a> {
+            emission: u32,
+            redeemed_units: u64,
+            paid: String,
+            digest: &'a str,
+            reconciled: bool,
+        }
+        super::print_json(
+            "demo",
+            &Demo {
+                emission: number,
+                redeemed_units: summary.units,
+                paid: summary.paid.to_string(),
+                digest: &summary.digest,
+                reconciled: summary.reconciled,
+            },
+        );
+    }
     outln!(
         "8. ledger: {} unit(s) redeemed, {} € paid, digest {}, {}",
         summary.units,

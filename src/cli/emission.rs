@@ -34,6 +34,17 @@ impl EmissionArg {
     }
 }
 
+/// Arguments of `close`.
+#[derive(clap::Args, Debug)]
+pub struct CloseArgs {
+    /// The emission.
+    #[command(flatten)]
+    pub emission: EmissionArg,
+    /// Print a JSON report on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Arguments of `reveal`.
 #[derive(clap::Args, Debug)]
 pub struct RevealArgs {
@@ -49,6 +60,10 @@ pub struct RevealArgs {
     /// The ledger whose end of claims is required.
     #[command(flatten)]
     pub ledger: LedgerArg,
+    /// Print a JSON report on stdout (with `-o FILE`; written to stdout,
+    /// the reveal file is the JSON).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `end-claims`.
@@ -87,19 +102,50 @@ pub enum KeysCommand {
         /// Replace the output file if it exists.
         #[arg(long)]
         force: bool,
+        /// Print a JSON report on stdout (with `-o FILE`).
+        #[arg(long)]
+        json: bool,
     },
 }
 
 /// Runs `close`.
-pub fn close(store: &Store, args: &EmissionArg) -> Result<i32, Error> {
+pub fn close(store: &Store, args: &CloseArgs) -> Result<i32, Error> {
     let secrets = store.secrets()?;
-    let manifest = args.open(store)?.close(&secrets)?;
+    let emission = args.emission.open(store)?;
+    let manifest = emission.close(&secrets)?;
+    if args.json {
+        print_json(
+            "emission_closed",
+            &Written {
+                game: emission.game.slug(),
+                emission: args.emission.emission,
+                block: None,
+                blocks: Some(manifest.blocks.len()),
+                out: None,
+            },
+        );
+        return Ok(0);
+    }
     outln!(
         "emission {} is closed: {} block(s); no more may be added",
-        args.emission,
+        args.emission.emission,
         manifest.blocks.len()
     );
     Ok(0)
+}
+
+/// What `close`, `reveal -o FILE` and `keys export-records-key -o FILE`
+/// report under `--json`.
+#[derive(serde::Serialize)]
+struct Written {
+    game: &'static str,
+    emission: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    block: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    blocks: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    out: Option<String>,
 }
 
 /// Runs `reveal`.
@@ -141,6 +187,19 @@ pub fn reveal(store: &Store, args: &RevealArgs) -> Result<i32, Error> {
     let to = out.describe();
     write_output(out.by_ref(), text.as_bytes())?;
     out.finish()?;
+    let to_stdout = args.out.as_deref().is_none_or(|p| p == Path::new("-"));
+    if args.json && !to_stdout {
+        print_json(
+            "reveal",
+            &Written {
+                game: emission.game.slug(),
+                emission: args.emission.emission,
+                block: None,
+                blocks: Some(reveal.blocks.len()),
+                out: Some(to.clone()),
+            },
+        );
+    }
     eprintln!(
         "revealed {} seed(s) of emission {} to {to}; its redemption is now closed",
         reveal.blocks.len(),
@@ -192,6 +251,7 @@ pub fn keys(store: &Store, cmd: &KeysCommand) -> Result<i32, Error> {
         game,
         out,
         force,
+        json,
     } = cmd;
     let secrets = store.secrets()?;
     let game = store.emission_game(*emission, game.as_deref().map(parse_game).transpose()?)?;
@@ -205,6 +265,18 @@ pub fn keys(store: &Store, cmd: &KeysCommand) -> Result<i32, Error> {
     let to = out.describe();
     write_output(out.by_ref(), text.as_bytes())?;
     out.finish()?;
+    if *json && path != Path::new("-") {
+        print_json(
+            "records_key_export",
+            &Written {
+                game: game.slug(),
+                emission: *emission,
+                block: *block,
+                blocks: None,
+                out: Some(to.clone()),
+            },
+        );
+    }
     // On stderr: stdout may be the key itself.
     eprintln!(
         "wrote the records key of {} emission {}{} to {to}{}: it opens {}, and signs nothing",

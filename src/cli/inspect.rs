@@ -38,6 +38,10 @@ pub struct ExportArgs {
     /// No progress bar (it shows on a terminal).
     #[arg(short, long)]
     pub quiet: bool,
+    /// Print a JSON report on stdout (with `-o FILE`; written to stdout,
+    /// the export is JSON lines already).
+    #[arg(long)]
+    pub json: bool,
     /// Keys.
     #[command(flatten)]
     pub keys: KeyArgs,
@@ -91,6 +95,22 @@ pub fn export(store: &Store, args: &ExportArgs) -> Result<i32, Error> {
     };
     bar.finish_and_clear();
     Output::finish_buffered(out)?;
+    if args.json && target != Path::new("-") {
+        #[derive(serde::Serialize)]
+        struct Exported {
+            block: String,
+            units: u32,
+            out: String,
+        }
+        print_json(
+            "export",
+            &Exported {
+                block: args.block.display().to_string(),
+                units: block.file.header.unit_count,
+                out: target.display().to_string(),
+            },
+        );
+    }
     Ok(0)
 }
 

@@ -81,7 +81,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Create the issuer's master secret and Ed25519 signing key in the store.
-    Keygen,
+    Keygen(JsonArg),
     /// Generate sealed blocks of an emission.
     Generate(generate::Args),
     /// Check block files, or a whole emission, from the files alone.
@@ -109,7 +109,7 @@ pub enum Command {
     /// Every emission of the store: game, blocks, prices, state, redemptions.
     Status(status::Args),
     /// Close an emission: no more blocks may be added.
-    Close(emission::EmissionArg),
+    Close(emission::CloseArgs),
     /// Reveal a closed emission's block seeds (and records key), once its
     /// end of claims is published in the ledger.
     Reveal(emission::RevealArgs),
@@ -142,18 +142,18 @@ impl Command {
             Command::MarkSold(a) => a.json,
             Command::Play(a) => a.json,
             Command::Ledger(a) => a.json,
-            Command::Serve(_) => false,
+            Command::Serve(a) => a.json,
             Command::Status(a) => a.json,
             Command::Par(a) => a.json,
             Command::EndClaims(a) => a.json,
-            Command::Keygen
-            | Command::Export(_)
-            | Command::Close(_)
-            | Command::Reveal(_)
-            | Command::Keys(_)
-            | Command::Demo(_)
-            | Command::Completions(_)
-            | Command::Man(_) => false,
+            Command::Keygen(a) => a.json,
+            Command::Export(a) => a.json,
+            Command::Close(a) => a.json,
+            Command::Reveal(a) => a.json,
+            Command::Keys(emission::KeysCommand::ExportRecordsKey { json, .. }) => *json,
+            Command::Demo(a) => a.json,
+            // Their output is a script or a manual page.
+            Command::Completions(_) | Command::Man(_) => false,
         }
     }
 }
@@ -183,13 +183,28 @@ pub fn main() -> i32 {
 pub fn run(cli: &Cli) -> Result<i32, Error> {
     let store = Store::new(&cli.store);
     match &cli.command {
-        Command::Keygen => {
+        Command::Keygen(args) => {
             store.keygen()?;
-            outln!(
-                "created issuer keys in {} (public key: {})",
-                store.root().join("keys").display(),
-                store.public_key_path().display()
-            );
+            if args.json {
+                #[derive(serde::Serialize)]
+                struct Made {
+                    keys: String,
+                    public_key: String,
+                }
+                print_json(
+                    "keygen",
+                    &Made {
+                        keys: store.keys_dir().display().to_string(),
+                        public_key: store.public_key_path().display().to_string(),
+                    },
+                );
+            } else {
+                outln!(
+                    "created issuer keys in {} (public key: {})",
+                    store.keys_dir().display(),
+                    store.public_key_path().display()
+                );
+            }
             Ok(0)
         }
         Command::Generate(args) => generate::run(&store, args),
@@ -212,6 +227,14 @@ pub fn run(cli: &Cli) -> Result<i32, Error> {
         Command::Completions(args) => completions::completions(args),
         Command::Man(args) => completions::man(args),
     }
+}
+
+/// `--json` alone.
+#[derive(clap::Args, Debug, Clone)]
+pub struct JsonArg {
+    /// Print a JSON report on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Which ledger to use (docs/REDEMPTION.md §PostgreSQL).
@@ -252,8 +275,12 @@ struct Envelope<'a, T: Serialize> {
 }
 
 /// Prints `body` as one line of JSON on stdout, as a report of `kind`.
+/// Always on standard output, even when the command's words go to
+/// standard error (`demo --json`).
 pub(crate) fn print_json<T: Serialize>(kind: &str, body: &T) {
-    outln!("{}", json_line(kind, body));
+    let mut line = json_line(kind, body);
+    line.push('\n');
+    out::bytes(line.as_bytes());
 }
 
 /// `body` as one line of JSON, a report of `kind`.

@@ -5,6 +5,16 @@
 //! write failure (a full disk behind a redirection) is exit 3.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Words go to standard error: the run prints JSON on standard output
+/// (`demo --json`).
+static WORDS_TO_STDERR: AtomicBool = AtomicBool::new(false);
+
+/// From now on, the command's words go to standard error.
+pub fn words_to_stderr() {
+    WORDS_TO_STDERR.store(true, Ordering::Relaxed);
+}
 
 /// Writes `text` to standard output.
 pub fn bytes(text: &[u8]) {
@@ -16,6 +26,11 @@ pub fn bytes(text: &[u8]) {
 
 /// Writes formatted text, with a newline when `newline`.
 pub fn fmt(args: std::fmt::Arguments, newline: bool) {
+    if WORDS_TO_STDERR.load(Ordering::Relaxed) {
+        let end = if newline { "\n" } else { "" };
+        eprint!("{args}{end}");
+        return;
+    }
     let mut out = std::io::stdout().lock();
     let written = out
         .write_fmt(args)

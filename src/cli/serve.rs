@@ -17,6 +17,10 @@ pub struct Args {
     /// Address and port to listen on (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:8443")]
     pub listen: SocketAddr,
+    /// Say `listening` as a JSON line (`{"kind":"listening","url":…}`),
+    /// and a failure to start as the JSON error object.
+    #[arg(long)]
+    pub json: bool,
     /// The bearer tokens, one a line; the file must be mode 0600.
     #[arg(long, value_name = "FILE")]
     pub token_file: PathBuf,
@@ -91,7 +95,12 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         &config,
         |bound| {
             // Scripts and tests read the bound address (with port 0) from here.
-            let _ = writeln!(std::io::stdout(), "listening on {scheme}://{bound}");
+            let url = format!("{scheme}://{bound}");
+            if args.json {
+                super::print_json("listening", &serde_json::json!({ "url": url }));
+            } else {
+                let _ = writeln!(std::io::stdout(), "listening on {url}");
+            }
             let _ = std::io::stdout().flush();
         },
     )?;

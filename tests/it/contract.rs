@@ -785,3 +785,112 @@ fn files_given_by_the_user_are_not_echoed_in_full() {
         );
     }
 }
+
+/// Issue 22: every command that reports takes `--json`: one JSON line of
+/// its kind (a command whose output is the JSON itself, written to stdout,
+/// prints nothing more), and its refusals as the error object.
+#[test]
+fn every_reporting_command_takes_json() {
+    let copy = fresh();
+    let s = copy.path();
+    let out = |name: &str| s.join(name).display().to_string();
+
+    let bare = TempDir::new().unwrap();
+    let made = issuer(bare.path(), &["keygen", "--json"]).expect_code(0);
+    let made = envelope(&made, "keygen", &["keys", "public_key"]);
+    assert!(made["public_key"]
+        .as_str()
+        .unwrap()
+        .ends_with("issuer.pub.pem"));
+    let again = issuer(bare.path(), &["keygen", "--json"]);
+    assert_ne!(again.code, 0);
+    assert_eq!(again.json()["kind"], "error", "{}", again.stdout);
+
+    let closed = issuer(s, &["close", "--emission", "1", "--json"]).expect_code(0);
+    let closed = envelope(&closed, "emission_closed", &["game", "emission", "blocks"]);
+    assert_eq!(
+        (closed["emission"].as_u64(), closed["blocks"].as_u64()),
+        (Some(1), Some(1))
+    );
+
+    let key = out("key.json");
+    let args = [
+        "keys",
+        "export-records-key",
+        "--emission",
+        "1",
+        "-o",
+        &key,
+        "--json",
+    ];
+    let exported = issuer(s, &args).expect_code(0);
+    let exported = envelope(
+        &exported,
+        "records_key_export",
+        &["game", "emission", "out"],
+    );
+    assert_eq!(exported["out"], key.as_str());
+
+    let units = out("units.jsonl");
+    let args = ["export", &block_path(), "-o", &units, "--json", "-q"];
+    let dumped = envelope(
+        &issuer(s, &args).expect_code(0),
+        "export",
+        &["block", "units", "out"],
+    );
+    assert_eq!(dumped["units"], 450_000);
+
+    let seeds = out("reveal.json");
+    issuer(s, &["end-claims", "--emission", "1", "--json"]).expect_code(0);
+    let args = ["reveal", "--emission", "1", "-o", &seeds, "--json"];
+    let revealed = issuer(s, &args).expect_code(0);
+    envelope(&revealed, "reveal", &["game", "emission", "blocks", "out"]);
+    // A refusal: the file exists.
+    let refused = issuer(s, &args);
+    assert_ne!(refused.code, 0);
+    assert_eq!(refused.json()["kind"], "error", "{}", refused.stdout);
+
+    // serve: `listening` as JSON; a token file it refuses as the error object.
+    let tokens = s.join("tokens.txt");
+    std::fs::write(&tokens, "x\n").unwrap();
+    let t = tokens.display().to_string();
+    let run = issuer(
+        s,
+        &[
+            "serve",
+            "--token-file",
+            &t,
+            "--listen",
+            "127.0.0.1:0",
+            "--json",
+        ],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.json()["kind"], "error", "{}", run.stdout);
+    std::fs::write(&tokens, "a-token-long-enough-to-resist\n").unwrap();
+    std::fs::set_permissions(&tokens, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let mut child = std::process::Command::new(common::ISSUER)
+        .args(["--store", s.to_str().unwrap(), "serve", "--token-file", &t])
+        .args(["--listen", "127.0.0.1:0", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let listening: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(listening["kind"], "listening", "{line}");
+    assert!(
+        listening["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("http://127.0.0.1:"),
+        "{line}"
+    );
+}
