@@ -1517,3 +1517,51 @@ fn a_flood_of_idle_connections_is_bounded_and_a_request_past_the_limit_is_shed()
     let body: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(body["error"], "body_too_large", "{body}");
 }
+
+/// Issue 22: docs/API.md's examples run as written (bash, curl, jq) against
+/// a running service: a Trésors Ensablés unit sold, rolled, stopped and
+/// redeemed, its play over, a L'île au trésor unit sold and redeemed, the
+/// signed head.
+#[test]
+fn api_md_examples_run_as_written() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/API.md")).unwrap();
+    let start = doc.find("## Examples").expect("API.md has its examples");
+    let body = &doc[start..];
+    let open = body.find("```sh\n").unwrap() + "```sh\n".len();
+    let script = &body[open..open + body[open..].find("```").unwrap()];
+    let (dir, store) = store_copy();
+    crate::common::generate_te(&store, 2, 50);
+    for (game, emission) in [("ile-au-tresor", "1"), ("tresors-ensables", "2")] {
+        issuer(&store, &["close", "--emission", emission, "--game", game]).expect_code(0);
+    }
+    let server = Server::start(&store);
+    std::fs::copy(
+        store.with_extension("tokens"),
+        dir.path().join("tokens.txt"),
+    )
+    .unwrap();
+    let out = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", script])
+        .current_dir(dir.path())
+        .env("B", &server.base)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        stdout.matches("\"kind\":\"redemption\"").count(),
+        2,
+        "{stdout}"
+    );
+    for expected in [
+        "\"error\":\"play_over\"",
+        "\"kind\":\"play_state\"",
+        "\n\u{2014} ticket-issuer/ledger/",
+    ] {
+        assert!(stdout.contains(expected), "{expected} in\n{stdout}");
+    }
+}
