@@ -1565,3 +1565,77 @@ fn api_md_examples_run_as_written() {
         assert!(stdout.contains(expected), "{expected} in\n{stdout}");
     }
 }
+
+/// Issue 22: `GET /v1/openapi.json` describes the routes the server has
+/// (OpenAPI 3.1, made from the router's own table): every path and method
+/// it names is served (never `no_route` nor 405), each with its answers,
+/// and a path it does not name is not.
+#[test]
+fn the_openapi_description_names_exactly_the_routes_served() {
+    let (_dir, store) = store_copy();
+    let server = Server::start(&store);
+    let a = agent();
+    let (status, text) = get(&a, &server, "/v1/openapi.json");
+    assert_eq!(status, 200, "{text}");
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert!(
+        doc.get("kind").is_none(),
+        "an OpenAPI document, not an answer"
+    );
+    let paths = doc["paths"].as_object().unwrap();
+    let mut ids = std::collections::BTreeSet::new();
+    let mut served = Vec::new();
+    for (path, item) in paths {
+        for (method, op) in item.as_object().unwrap() {
+            assert!(
+                ids.insert(op["operationId"].as_str().unwrap().to_string()),
+                "{op}"
+            );
+            assert!(op["responses"]["200"].is_object(), "{method} {path}: {op}");
+            assert!(op["responses"]["401"].is_object(), "{method} {path}");
+            let url = server.url(
+                &path
+                    .replace("{id}", "IAT-1-1-1-AAAAAAAA")
+                    .replace("{key}", "k1"),
+            );
+            let body = (method == "post").then(|| json!({}));
+            let (status, answer) =
+                call(&a, &method.to_uppercase(), &url, Some(TOKEN), body).unwrap();
+            assert_ne!(status, 405, "{method} {path}: {answer}");
+            // An answer of 200 is of the kind described.
+            if let (200, Ok(answer)) = (status, serde_json::from_str::<Value>(&answer)) {
+                let described = &op["responses"]["200"]["content"]["application/json"]["schema"]
+                    ["allOf"][1]["properties"]["kind"]["const"];
+                if answer.get("kind").is_some() {
+                    assert_eq!(&answer["kind"], described, "{method} {path}");
+                }
+            }
+            assert!(
+                !answer.contains("\"no_route\""),
+                "{method} {path}: {answer}"
+            );
+            served.push(format!("{} {path}", method.to_uppercase()));
+        }
+    }
+    for route in [
+        "POST /v1/redemptions",
+        "POST /v1/redemptions/batch",
+        "GET /v1/units/{id}",
+        "POST /v1/sales",
+        "GET /v1/sales/{key}",
+        "GET /v1/plays/{id}",
+        "POST /v1/plays/{id}/roll",
+        "POST /v1/plays/{id}/stop",
+        "GET /v1/ledger/head",
+        "GET /healthz",
+        "GET /readyz",
+        "GET /metrics",
+        "GET /v1/openapi.json",
+    ] {
+        assert!(served.iter().any(|s| s == route), "{route} described");
+    }
+    assert_eq!(served.len(), 13, "{served:?}");
+    let (status, _) = get(&a, &server, "/v1/undescribed");
+    assert_eq!(status, 404);
+}

@@ -22,6 +22,9 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use openapi::RouteDoc;
+
+pub mod openapi;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -1048,19 +1051,29 @@ pub fn router(
         in_flight: Arc::new(tokio::sync::Semaphore::new(limits.max_in_flight)),
         body_wait: Duration::from_secs(limits.body_seconds),
     });
-    Router::new()
-        .route("/v1/redemptions", post(redeem_one))
-        .route("/v1/redemptions/batch", post(redeem_batch))
-        .route("/v1/units/{id}", get(check_unit))
-        .route("/v1/sales", post(sell))
-        .route("/v1/sales/{key}", get(sale_under_key))
-        .route("/v1/plays/{id}", get(play_state))
-        .route("/v1/plays/{id}/roll", post(roll))
-        .route("/v1/plays/{id}/stop", post(stop))
-        .route("/v1/ledger/head", get(ledger_head))
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
+    let table = routes();
+    let description = Arc::new(openapi::document(
+        &table
+            .iter()
+            .map(|(doc, _)| doc)
+            .cloned()
+            .collect::<Vec<_>>(),
+    ));
+    let mut router = Router::new();
+    for (doc, handler) in table {
+        if let Some(handler) = handler {
+            router = router.route(doc.path, handler);
+        }
+    }
+    router
+        .route(
+            OPENAPI_PATH,
+            // The document itself: an OpenAPI document has no `kind`.
+            get(move || {
+                let description = Arc::clone(&description);
+                async move { axum::Json((*description).clone()) }
+            }),
+        )
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(
@@ -1080,6 +1093,244 @@ pub fn router(
             count_answer,
         ))
         .with_state(state)
+}
+
+/// Where the description is served.
+const OPENAPI_PATH: &str = "/v1/openapi.json";
+
+/// The JSON Schema of a unit to redeem.
+fn unit_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object", "required": ["id"], "additionalProperties": false,
+        "properties": {
+            "id": {"type": "string", "description": "the unit ID as printed"},
+            "stopped_after_rolls": {"type": "integer", "minimum": 0, "description": "Trésors Ensablés: where the player stopped (the ledger's play decides)"},
+        },
+    })
+}
+
+/// Every route: its description and its handler. The router and
+/// `GET /v1/openapi.json` are both made from it.
+fn routes() -> Vec<(RouteDoc, Option<axum::routing::MethodRouter<AppState>>)> {
+    use serde_json::json;
+    let refusals: &'static [(u16, &'static str, &'static str)] = &[
+        (400, "error", "a malformed request or unit ID"),
+        (404, "error", "no such unit or block"),
+        (
+            409,
+            "error",
+            "a fact about the unit: already redeemed, not sold, play over, sold out, claims ended",
+        ),
+        (410, "error", "the emission is revealed"),
+        (
+            422,
+            "error",
+            "refused: a block that does not authenticate, an idempotency key reused",
+        ),
+    ];
+    let doc = |method, path, summary, body: Option<serde_json::Value>| RouteDoc {
+        method,
+        path,
+        summary,
+        body,
+        idempotent: false,
+        query: &[],
+        answers: refusals,
+        public_health: false,
+    };
+    vec![
+        (
+            RouteDoc {
+                idempotent: true,
+                answers: &[(
+                    200,
+                    "redemption",
+                    "paid (durable), with its proof and ledger entry",
+                )],
+                ..doc(
+                    "POST",
+                    "/v1/redemptions",
+                    "Redeem a unit once",
+                    Some(unit_schema()),
+                )
+            },
+            Some(post(redeem_one)),
+        ),
+        (
+            RouteDoc {
+                idempotent: true,
+                answers: &[(
+                    200,
+                    "batch",
+                    "one outcome per unit, in order (a redemption or an error object each)",
+                )],
+                ..doc(
+                    "POST",
+                    "/v1/redemptions/batch",
+                    "Redeem up to 1,000 units in one request",
+                    Some(json!({
+                        "type": "object", "required": ["units"], "additionalProperties": false,
+                        "properties": {"units": {"type": "array", "maxItems": 1000, "items": unit_schema()}},
+                    })),
+                )
+            },
+            Some(post(redeem_batch)),
+        ),
+        (
+            RouteDoc {
+                query: &[(
+                    "stopped_after_rolls",
+                    "integer",
+                    "Trésors Ensablés: the stop to check",
+                )],
+                answers: &[(
+                    200,
+                    "check",
+                    "what the unit holds as far as disclosed, and whether and when it was redeemed",
+                )],
+                ..doc(
+                    "GET",
+                    "/v1/units/{id}",
+                    "Check a unit (records nothing)",
+                    None,
+                )
+            },
+            Some(get(check_unit)),
+        ),
+        (
+            RouteDoc {
+                idempotent: true,
+                answers: &[(
+                    200,
+                    "sale",
+                    "the unit sold (durable): its ID and what the player sees before play",
+                )],
+                ..doc(
+                    "POST",
+                    "/v1/sales",
+                    "Sell the next unsold unit of a game",
+                    Some(json!({
+                        "type": "object", "required": ["game"], "additionalProperties": false,
+                        "properties": {
+                            "game": {"type": "string", "enum": Game::all().map(|g| g.slug()).collect::<Vec<_>>()},
+                            "price": {"type": ["string", "number"], "description": "euros (\"1\", 0.5); optional where the game has one price"},
+                        },
+                    })),
+                )
+            },
+            Some(post(sell)),
+        ),
+        (
+            RouteDoc {
+                answers: &[(
+                    200,
+                    "sale",
+                    "the sale recorded under the key, answered as when made",
+                )],
+                ..doc(
+                    "GET",
+                    "/v1/sales/{key}",
+                    "The sale made under an idempotency key",
+                    None,
+                )
+            },
+            Some(get(sale_under_key)),
+        ),
+        (
+            RouteDoc {
+                answers: &[(
+                    200,
+                    "play_state",
+                    "the play so far: every roll revealed, never beyond",
+                )],
+                ..doc("GET", "/v1/plays/{id}", "A unit's play as it stands", None)
+            },
+            Some(get(play_state)),
+        ),
+        (
+            RouteDoc {
+                idempotent: true,
+                answers: &[(
+                    200,
+                    "play",
+                    "the roll revealed (a retried roll is answered the same)",
+                )],
+                ..doc(
+                    "POST",
+                    "/v1/plays/{id}/roll",
+                    "Reveal the next roll of a Trésors Ensablés play",
+                    Some(json!({
+                        "type": "object", "required": ["roll"], "additionalProperties": false,
+                        "properties": {"roll": {"type": "integer", "minimum": 1}},
+                    })),
+                )
+            },
+            Some(post(roll)),
+        ),
+        (
+            RouteDoc {
+                idempotent: true,
+                answers: &[(200, "play", "the play stopped: its prize")],
+                ..doc(
+                    "POST",
+                    "/v1/plays/{id}/stop",
+                    "Stop a Trésors Ensablés play (Arrêter)",
+                    None,
+                )
+            },
+            Some(post(stop)),
+        ),
+        (
+            RouteDoc {
+                answers: &[(
+                    200,
+                    "ledger_head",
+                    "the latest signed checkpoint of the ledger's log",
+                )],
+                ..doc(
+                    "GET",
+                    "/v1/ledger/head",
+                    "The ledger's latest signed head",
+                    None,
+                )
+            },
+            Some(get(ledger_head)),
+        ),
+        (
+            RouteDoc {
+                answers: &[(200, "health", "the process answers (liveness)")],
+                public_health: true,
+                ..doc("GET", "/healthz", "Liveness", None)
+            },
+            Some(get(healthz)),
+        ),
+        (
+            RouteDoc {
+                answers: &[
+                    (200, "ready", "the ledger answers a read within 2 s"),
+                    (503, "error", "not ready"),
+                ],
+                public_health: true,
+                ..doc("GET", "/readyz", "Readiness", None)
+            },
+            Some(get(readyz)),
+        ),
+        (
+            RouteDoc {
+                answers: &[(200, "text", "Prometheus text format 0.0.4")],
+                ..doc("GET", "/metrics", "Metrics", None)
+            },
+            Some(get(metrics)),
+        ),
+        (
+            RouteDoc {
+                answers: &[(200, "openapi", "this description")],
+                ..doc("GET", OPENAPI_PATH, "This description (OpenAPI 3.1)", None)
+            },
+            // Served beside the table: it is made from it.
+            None,
+        ),
+    ]
 }
 
 /// Counts every answer by its route as matched (a route's pattern, never

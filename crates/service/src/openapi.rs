@@ -1,0 +1,165 @@
+//! The service's machine-readable description (OpenAPI 3.1, served at
+//! `GET /v1/openapi.json`), made from the same route table the router is
+//! built from ([`crate::routes`]): a route cannot be served undescribed,
+//! nor described and not served.
+
+use serde_json::{json, Map, Value};
+
+/// One route as the description gives it.
+#[derive(Clone)]
+pub struct RouteDoc {
+    /// `GET` or `POST`.
+    pub method: &'static str,
+    /// The path, with `{id}`-style parameters (axum's and OpenAPI's syntax
+    /// agree).
+    pub path: &'static str,
+    /// What it does.
+    pub summary: &'static str,
+    /// The JSON body it takes (a JSON Schema), if any.
+    pub body: Option<Value>,
+    /// Whether it takes an `Idempotency-Key` header (docs/API.md
+    /// §Idempotency).
+    pub idempotent: bool,
+    /// Query parameters: (name, JSON Schema, description).
+    pub query: &'static [(&'static str, &'static str, &'static str)],
+    /// Answers: (status, the body's `kind`, what it means).
+    pub answers: &'static [(u16, &'static str, &'static str)],
+    /// Answered without a token when the node runs `--public-health`.
+    pub public_health: bool,
+}
+
+/// The refusals every route may give beside its own answers.
+const COMMON: [(u16, &str, &str); 5] = [
+    (401, "error", "no or a wrong bearer token (`unauthorized`)"),
+    (408, "error", "the body did not arrive within --body-timeout (`body_timeout`)"),
+    (413, "error", "a body over 2 MB (`body_too_large`)"),
+    (500, "error", "the node failed (`internal`), or its configuration is refused (`ledger_login_refused`, `emission_of_another_ledger`)"),
+    (503, "error", "overloaded, or the ledger unavailable (`overloaded`, `ledger_unavailable`, `ledger_outcome_unknown`); Retry-After"),
+];
+
+/// The OpenAPI 3.1 document of `routes`.
+#[must_use]
+pub fn document(routes: &[RouteDoc]) -> Value {
+    let mut paths = Map::new();
+    for r in routes {
+        let item = paths
+            .entry(r.path)
+            .or_insert_with(|| Value::Object(Map::new()));
+        item[r.method.to_ascii_lowercase()] = operation(r);
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "ticket-issuer",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "Sales, plays and redemption of pre-decided instant-game units (docs/API.md). Every JSON body has `kind` and `schema: 1`; a refusal is the error object (`kind: \"error\"`, `error`, `category`, `message`).",
+        },
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {
+                "Answer": {
+                    "type": "object",
+                    "required": ["kind", "schema"],
+                    "properties": {
+                        "kind": {"type": "string"},
+                        "schema": {"type": "integer", "const": 1},
+                    },
+                    "additionalProperties": true,
+                },
+                "Error": {
+                    "type": "object",
+                    "required": ["kind", "schema", "error", "category", "message"],
+                    "properties": {
+                        "kind": {"const": "error"},
+                        "schema": {"type": "integer", "const": 1},
+                        "error": {"type": "string", "description": "the stable code (docs/CLI.md §Error codes)"},
+                        "category": {"type": "string"},
+                        "message": {"type": "string"},
+                    },
+                    "additionalProperties": true,
+                },
+            },
+        },
+        "security": [{"bearer": []}],
+        "paths": paths,
+    })
+}
+
+/// The Operation object of `r`.
+fn operation(r: &RouteDoc) -> Value {
+    let mut parameters: Vec<Value> = path_parameters(r.path)
+        .map(|name| {
+            json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}})
+        })
+        .collect();
+    for (name, schema, description) in r.query {
+        parameters.push(json!({
+            "name": name, "in": "query", "required": false,
+            "schema": {"type": schema}, "description": description,
+        }));
+    }
+    if r.idempotent {
+        parameters.push(json!({
+            "name": "Idempotency-Key", "in": "header", "required": false,
+            "schema": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$"},
+            "description": "the same key and request again answer what the first did (docs/API.md §Idempotency)",
+        }));
+    }
+    let mut responses = Map::new();
+    for (status, kind, description) in r.answers.iter().chain(COMMON.iter()) {
+        let schema = match *kind {
+            "error" => json!({"$ref": "#/components/schemas/Error"}),
+            "text" => Value::Null,
+            kind => json!({
+                "allOf": [
+                    {"$ref": "#/components/schemas/Answer"},
+                    {"properties": {"kind": {"const": kind}}},
+                ],
+            }),
+        };
+        let content = match *kind {
+            "text" => json!({"text/plain": {}}),
+            _ => json!({"application/json": {"schema": schema}}),
+        };
+        responses
+            .entry(status.to_string())
+            .or_insert_with(|| json!({"description": description, "content": content}));
+    }
+    let mut op = json!({
+        "operationId": operation_id(r),
+        "summary": r.summary,
+        "parameters": parameters,
+        "responses": responses,
+    });
+    if let Some(body) = &r.body {
+        op["requestBody"] = json!({
+            "required": true,
+            "content": {"application/json": {"schema": body}},
+        });
+    }
+    if r.public_health {
+        op["security"] = json!([{"bearer": []}, {}]);
+    }
+    op
+}
+
+/// The names of `path`'s `{…}` parameters.
+fn path_parameters(path: &str) -> impl Iterator<Item = &str> {
+    path.split('/')
+        .filter_map(|part| part.strip_prefix('{')?.strip_suffix('}'))
+}
+
+/// `get_v1_units_id`-style: unique per method and path.
+fn operation_id(r: &RouteDoc) -> String {
+    let path: String = r
+        .path
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!(
+        "{}{}",
+        r.method.to_ascii_lowercase(),
+        path.trim_end_matches('_')
+    )
+    .replace("__", "_")
+}
