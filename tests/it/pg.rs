@@ -1604,3 +1604,38 @@ fn pg_an_emission_sold_through_one_ledger_is_refused_through_another() {
         "one ledger: never the same unit twice"
     );
 }
+
+/// Issue 22: a password given in the ledger URL, in any of libpq's forms,
+/// is never printed: not in words, not in JSON (`ledger` fields), not in
+/// an error, reachable database or not.
+#[test]
+fn pg_no_password_in_any_output() {
+    let Some((pg, _dir, a, _b, _url)) = migrated("pg_no_password_in_any_output") else {
+        return;
+    };
+    let port = pg.port;
+    let urls = [
+        format!("postgres://postgres:s3cretA@127.0.0.1:{port}/postgres"),
+        format!("postgres://postgres@127.0.0.1:{port}/postgres?password=s3cretB"),
+        format!("host=127.0.0.1 port={port} user=postgres password=s3cretC dbname=postgres"),
+        // Unreachable: the error names the ledger, not its password.
+        "postgres://postgres:s3cretD@127.0.0.1:1/postgres".to_string(),
+        "host=127.0.0.1 port=1 user=postgres password='s3cret E' dbname=postgres".to_string(),
+    ];
+    for url in &urls {
+        for args in [
+            &["ledger", "--json"][..],
+            &["ledger"],
+            &["status", "--json"],
+            &["status"],
+            &["ledger", "verify", "--json"],
+            &["ledger", "head"],
+            &["ledger", "migrate", "--json"],
+        ] {
+            let run = issuer(&a, &[args, &["--ledger", url]].concat());
+            for text in [&run.stdout, &run.stderr] {
+                assert!(!text.contains("s3cret"), "{args:?} {url}: {text}");
+            }
+        }
+    }
+}
