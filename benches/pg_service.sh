@@ -76,6 +76,8 @@ INSERT INTO floor (k) VALUES (:k) ON CONFLICT DO NOTHING;' >"$work/floor.sql"
         | sed -nE 's/^tps = ([0-9.]+).*/\1/p' | cut -d. -f1
 }
 fresh_ledger() { # an empty schema, migrated, the IDs sold in it
+    # A new ledger: the emissions' bindings to the last one go with it.
+    rm -f "$work"/*/emissions/*/*/ledger.json
     PGOPTIONS='-c client_min_messages=warning' "$PGBIN/psql" "$url" -qc \
         'DROP SCHEMA public CASCADE; CREATE SCHEMA public'
     "$ISSUER" --store "$a" ledger migrate --ledger "$url" >/dev/null

@@ -59,6 +59,8 @@ step=$(( 450000 / needed ))
 # where the IDs are then marked sold (the sales live in the ledger).
 fresh_ledger() {
     rm -f "$store"/ledger.sqlite "$store"/ledger.sqlite-wal "$store"/ledger.sqlite-shm
+    # A new ledger: the emissions' bindings to the last one go with it.
+    rm -f "$store"/emissions/*/*/ledger.json
     "$ISSUER" --store "$store" ledger >/dev/null
     "$ISSUER" --store "$store" mark-sold --emission 1 --ids "$work/ids" >/dev/null
 }

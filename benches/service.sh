@@ -50,6 +50,8 @@ step=$(( 450000 / IDS ))
 # An empty ledger where the IDs are then marked sold (the sales live in it).
 fresh_ledger() {
     rm -f "$store"/ledger.sqlite "$store"/ledger.sqlite-wal "$store"/ledger.sqlite-shm
+    # A new ledger: the emissions' bindings to the last one go with it.
+    rm -f "$store"/emissions/*/*/ledger.json
     "$ISSUER" --store "$store" mark-sold --emission 1 --ids "$work/ids" >/dev/null
 }
 check_ledger() {

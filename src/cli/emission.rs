@@ -115,7 +115,7 @@ pub fn close(store: &Store, args: &CloseArgs) -> Result<i32, Error> {
     let manifest = emission.close(&secrets)?;
     if args.json {
         print_json(
-            "emission_closed",
+            "close",
             &Written {
                 game: emission.game.slug(),
                 emission: args.emission.emission,

@@ -685,147 +685,112 @@ impl Error {
         }
     }
 
-    /// The kind of failure, for the edges to map (exit codes, HTTP statuses).
+    /// The kind of failure, for the edges to map (exit codes, HTTP
+    /// statuses): [`CODES`]'s, but an I/O error's depends on its cause.
     pub fn kind(&self) -> ErrorKind {
-        use ErrorKind as K;
         match self {
             Error::Io { source, .. } => io_kind(source),
-            Error::UnreadableBlock { .. }
-            | Error::NoSecrets { .. }
-            | Error::NoPublicKey { .. }
-            | Error::BadKey { .. }
-            | Error::WrongRecordsKey { .. }
-            | Error::NeedRecordsKey { .. }
-            | Error::UnknownGame { .. }
-            | Error::UnsupportedPrice { .. }
-            | Error::MalformedId { .. }
-            | Error::AmbiguousEmission { .. }
-            | Error::InvalidBlockChoice { .. }
-            | Error::BadFile { .. }
-            | Error::NotRegularFile { .. }
-            | Error::FileTooLarge { .. }
-            | Error::SigningKeyMismatch { .. }
-            | Error::MasterSecretMismatch { .. }
-            | Error::LooseKeysFolder { .. }
-            | Error::NoStore { .. }
-            | Error::BlockUnits { .. }
-            | Error::FixedBlockSize { .. }
-            | Error::ServiceConfig { .. }
-            | Error::PriceNeeded { .. }
-            | Error::NotPlayable { .. }
-            | Error::ParBlockMismatch { .. }
-            | Error::BadIdempotencyKey { .. } => K::InvalidInput,
-            Error::UnknownEmission { .. }
-            | Error::UnknownBlock { .. }
-            | Error::NotInLedger { .. }
-            | Error::NoSuchEmission { .. }
-            | Error::NoSaleUnderKey { .. } => K::NotFound,
-            Error::AlreadyExists { .. }
-            | Error::AlreadyRedeemed { .. }
-            | Error::AlreadySold { .. }
-            | Error::NotSold { .. }
-            | Error::SoldOut { .. }
-            | Error::PlayUnfinished { .. }
-            | Error::PlayOver { .. }
-            | Error::RollOutOfOrder { .. }
-            | Error::EmissionOfAnotherGame { .. }
-            | Error::EmissionClosed { .. }
-            | Error::EmissionNotClosed { .. }
-            | Error::GenerationUnfinished { .. }
-            | Error::BlockInTheWay { .. }
-            | Error::OutputExists { .. } => K::Conflict,
-            Error::EmissionRevealed { .. } => K::Gone,
-            // One code, one kind: `emission_closed` is a conflict whether
-            // the blocks or the claims are closed.
-            Error::ClaimsEnded { .. } | Error::ClaimsNotEnded { .. } => K::Conflict,
-            Error::CheckCodeMismatch { .. }
-            | Error::IndexOutOfRange { .. }
-            | Error::BlockRejected { .. }
-            | Error::BlockDiffersFromManifest { .. }
-            | Error::InsideKeys { .. }
-            | Error::LedgerDamaged { .. }
-            | Error::BadStop { .. }
-            | Error::IdempotencyKeyReused { .. } => K::Rejected,
-            Error::Ledger { .. }
-            | Error::LedgerUnavailable { .. }
-            | Error::LedgerOutcomeUnknown { .. }
-            | Error::EmissionBusy { .. } => K::Unavailable,
-            Error::BadLedgerUrl { .. }
-            | Error::LedgerLoginRefused { .. }
-            | Error::EmissionOfAnotherLedger { .. } => K::InvalidInput,
-            Error::Internal { .. } => K::Internal,
+            other => other.coded().1,
         }
     }
 
     /// A stable name for this failure (`already_redeemed`, `invalid_id`,
     /// …), for scripts and the JSON error object (docs/CLI.md).
     pub fn code(&self) -> &'static str {
-        match self {
-            Error::Io { .. } => "io",
-            Error::UnreadableBlock { .. } => "unreadable_block",
-            Error::AlreadyExists { .. } => "already_exists",
-            Error::NoSecrets { .. } => "no_secrets",
-            Error::NoPublicKey { .. } => "no_public_key",
-            Error::BadKey { .. } => "bad_key",
-            Error::WrongRecordsKey { .. } => "wrong_records_key",
-            Error::NeedRecordsKey { .. } => "need_records_key",
-            Error::UnknownGame { .. } => "unknown_game",
-            Error::UnsupportedPrice { .. } => "unsupported_price",
-            Error::MalformedId { .. } => "invalid_id",
-            Error::CheckCodeMismatch { .. } => "wrong_check_code",
-            Error::IndexOutOfRange { .. } => "index_out_of_range",
-            Error::UnknownEmission { .. } => "unknown_emission",
-            Error::UnknownBlock { .. } => "unknown_block",
-            Error::BlockRejected { .. } => "block_rejected",
-            Error::AlreadyRedeemed { .. } => "already_redeemed",
-            Error::NotSold { .. } => "not_sold",
-            Error::AlreadySold { .. } => "already_sold",
-            Error::SoldOut { .. } => "sold_out",
-            Error::PlayUnfinished { .. } => "play_unfinished",
-            Error::PlayOver { .. } => "play_over",
-            Error::RollOutOfOrder { .. } => "roll_out_of_order",
-            Error::NotPlayable { .. } => "not_playable",
-            Error::Ledger { .. } | Error::LedgerUnavailable { .. } => "ledger_unavailable",
-            Error::LedgerDamaged { .. } => "ledger_damaged",
-            Error::LedgerOutcomeUnknown { .. } => "ledger_outcome_unknown",
-            Error::BadLedgerUrl { .. } => "bad_ledger_url",
-            Error::LedgerLoginRefused { .. } => "ledger_login_refused",
-            Error::EmissionOfAnotherLedger { .. } => "emission_of_another_ledger",
-            Error::IdempotencyKeyReused { .. } => "idempotency_key_reused",
-            Error::BadIdempotencyKey { .. } => "bad_idempotency_key",
-            Error::NoSaleUnderKey { .. } => "no_sale_under_key",
-            Error::NotInLedger { .. } => "not_in_ledger",
-            Error::ServiceConfig { .. } => "bad_service_config",
-            Error::NoSuchEmission { .. } => "unknown_emission",
-            Error::AmbiguousEmission { .. } => "ambiguous_emission",
-            Error::EmissionOfAnotherGame { .. } => "emission_of_another_game",
-            Error::EmissionClosed { .. } => "emission_closed",
-            Error::EmissionNotClosed { .. } => "emission_not_closed",
-            Error::EmissionRevealed { .. } => "emission_revealed",
-            Error::ClaimsEnded { .. } => "emission_closed",
-            Error::ClaimsNotEnded { .. } => "claims_not_ended",
-            Error::GenerationUnfinished { .. } => "generation_unfinished",
-            Error::InvalidBlockChoice { .. } => "invalid_block_choice",
-            Error::BlockDiffersFromManifest { .. } => "block_differs_from_manifest",
-            Error::BlockInTheWay { .. } => "block_in_the_way",
-            Error::BadFile { .. } => "bad_file",
-            Error::Internal { .. } => "internal",
-            Error::NotRegularFile { .. } => "not_regular_file",
-            Error::FileTooLarge { .. } => "file_too_large",
-            Error::OutputExists { .. } => "output_exists",
-            Error::InsideKeys { .. } => "inside_keys",
-            Error::SigningKeyMismatch { .. } => "signing_key_mismatch",
-            Error::MasterSecretMismatch { .. } => "master_secret_mismatch",
-            Error::LooseKeysFolder { .. } => "loose_keys_folder",
-            Error::EmissionBusy { .. } => "emission_busy",
-            Error::NoStore { .. } => "no_store",
-            Error::BlockUnits { .. } => "block_units",
-            Error::BadStop { .. } => "bad_stop",
-            Error::FixedBlockSize { .. } => "fixed_block_size",
-            Error::PriceNeeded { .. } => "price_needed",
-            Error::ParBlockMismatch { .. } => "par_block_mismatch",
-        }
+        self.coded().0
     }
+
+    /// A refusal (the request, the unit or the input is at fault; asking
+    /// again gets the same answer), not a failure (unavailable now, or
+    /// internal).
+    pub fn is_refusal(&self) -> bool {
+        !matches!(self.kind(), ErrorKind::Unavailable | ErrorKind::Internal)
+    }
+}
+
+/// Each variant's code and kind, in one place: a new variant is its
+/// definition above and one line here (docs/CLI.md §Error codes lists the
+/// codes).
+macro_rules! codes {
+    ($($variant:ident => $code:literal, $kind:ident;)*) => {
+        impl Error {
+            fn coded(&self) -> (&'static str, ErrorKind) {
+                match self {
+                    $(Error::$variant { .. } => ($code, ErrorKind::$kind),)*
+                }
+            }
+        }
+
+        /// Every code and its kind (for the docs' test).
+        pub const CODES: &[(&str, ErrorKind)] = &[$(($code, ErrorKind::$kind),)*];
+    };
+}
+
+codes! {
+    Io => "io", Unavailable;
+    UnreadableBlock => "unreadable_block", InvalidInput;
+    AlreadyExists => "already_exists", Conflict;
+    NoSecrets => "no_secrets", InvalidInput;
+    NoPublicKey => "no_public_key", InvalidInput;
+    BadKey => "bad_key", InvalidInput;
+    WrongRecordsKey => "wrong_records_key", InvalidInput;
+    NeedRecordsKey => "need_records_key", InvalidInput;
+    UnknownGame => "unknown_game", InvalidInput;
+    UnsupportedPrice => "unsupported_price", InvalidInput;
+    MalformedId => "invalid_id", InvalidInput;
+    CheckCodeMismatch => "wrong_check_code", Rejected;
+    IndexOutOfRange => "index_out_of_range", Rejected;
+    UnknownEmission => "unknown_emission", NotFound;
+    UnknownBlock => "unknown_block", NotFound;
+    BlockRejected => "block_rejected", Rejected;
+    AlreadyRedeemed => "already_redeemed", Conflict;
+    NotSold => "not_sold", Conflict;
+    AlreadySold => "already_sold", Conflict;
+    SoldOut => "sold_out", Conflict;
+    PlayUnfinished => "play_unfinished", Conflict;
+    PlayOver => "play_over", Conflict;
+    RollOutOfOrder => "roll_out_of_order", Conflict;
+    NotPlayable => "not_playable", InvalidInput;
+    Ledger => "ledger_unavailable", Unavailable;
+    LedgerUnavailable => "ledger_unavailable", Unavailable;
+    LedgerDamaged => "ledger_damaged", Rejected;
+    LedgerOutcomeUnknown => "ledger_outcome_unknown", Unavailable;
+    BadLedgerUrl => "bad_ledger_url", InvalidInput;
+    LedgerLoginRefused => "ledger_login_refused", InvalidInput;
+    EmissionOfAnotherLedger => "emission_of_another_ledger", InvalidInput;
+    IdempotencyKeyReused => "idempotency_key_reused", Rejected;
+    BadIdempotencyKey => "bad_idempotency_key", InvalidInput;
+    NoSaleUnderKey => "no_sale_under_key", NotFound;
+    NotInLedger => "not_in_ledger", NotFound;
+    ServiceConfig => "bad_service_config", InvalidInput;
+    NoSuchEmission => "unknown_emission", NotFound;
+    AmbiguousEmission => "ambiguous_emission", InvalidInput;
+    EmissionOfAnotherGame => "emission_of_another_game", Conflict;
+    EmissionClosed => "emission_closed", Conflict;
+    EmissionNotClosed => "emission_not_closed", Conflict;
+    EmissionRevealed => "emission_revealed", Gone;
+    ClaimsEnded => "emission_closed", Conflict;
+    ClaimsNotEnded => "claims_not_ended", Conflict;
+    GenerationUnfinished => "generation_unfinished", Conflict;
+    InvalidBlockChoice => "invalid_block_choice", InvalidInput;
+    BlockDiffersFromManifest => "block_differs_from_manifest", Rejected;
+    BlockInTheWay => "block_in_the_way", Conflict;
+    BadFile => "bad_file", InvalidInput;
+    Internal => "internal", Internal;
+    NotRegularFile => "not_regular_file", InvalidInput;
+    FileTooLarge => "file_too_large", InvalidInput;
+    OutputExists => "output_exists", Conflict;
+    InsideKeys => "inside_keys", Rejected;
+    SigningKeyMismatch => "signing_key_mismatch", InvalidInput;
+    MasterSecretMismatch => "master_secret_mismatch", InvalidInput;
+    LooseKeysFolder => "loose_keys_folder", InvalidInput;
+    EmissionBusy => "emission_busy", Unavailable;
+    NoStore => "no_store", InvalidInput;
+    BlockUnits => "block_units", InvalidInput;
+    BadStop => "bad_stop", Rejected;
+    FixedBlockSize => "fixed_block_size", InvalidInput;
+    PriceNeeded => "price_needed", InvalidInput;
+    ParBlockMismatch => "par_block_mismatch", InvalidInput;
 }
 
 /// An error as data: what `--json` commands print on failure and what a
@@ -953,24 +918,8 @@ impl Error {
             | Error::ParBlockMismatch { path, .. }
             | Error::EmissionOfAnotherLedger { file: path, .. }
             | Error::NoStore { store: path } => r.path = Some(path.clone()),
-            Error::NoSecrets { .. }
-            | Error::NoPublicKey { .. }
-            | Error::NeedRecordsKey { .. }
-            | Error::UnknownGame { .. }
-            | Error::UnsupportedPrice { .. }
-            | Error::MalformedId { .. }
-            | Error::BlockUnits { .. }
-            | Error::FixedBlockSize { .. }
-            | Error::PriceNeeded { .. }
-            | Error::NotInLedger { .. }
-            | Error::ServiceConfig { .. }
-            | Error::BadLedgerUrl { .. }
-            | Error::LedgerLoginRefused { .. }
-            | Error::SoldOut { .. }
-            | Error::IdempotencyKeyReused { .. }
-            | Error::BadIdempotencyKey { .. }
-            | Error::NoSaleUnderKey { .. }
-            | Error::Internal { .. } => {}
+            // The rest carry nothing beyond their message.
+            _ => {}
         }
         r
     }
@@ -991,5 +940,35 @@ fn io_kind(e: &std::io::Error) -> ErrorKind {
         | Io::InvalidData
         | Io::UnexpectedEof => ErrorKind::InvalidInput,
         _ => ErrorKind::Unavailable,
+    }
+}
+
+#[cfg(test)]
+mod codes_tests {
+    use super::{ErrorKind, CODES};
+
+    /// Every code is documented in docs/CLI.md §Error codes, with its kind.
+    #[test]
+    fn every_code_is_documented_with_its_kind() {
+        let doc =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/CLI.md"))
+                .unwrap();
+        let section = &doc[doc.find("## Error codes").expect("the section")..];
+        for (code, kind) in CODES {
+            let kind = serde_json::to_value(kind).unwrap();
+            let kind = kind.as_str().unwrap();
+            let start = format!("| `{code}` | ");
+            let row = section
+                .lines()
+                .find(|l| l.starts_with(&start))
+                .unwrap_or_else(|| panic!("docs/CLI.md §Error codes lacks `{code}`"));
+            let category = row[start.len()..].split(" |").next().unwrap();
+            assert!(category.contains(kind), "`{code}` is {kind}: {row}");
+        }
+        // Refusals are every kind but the two failures.
+        assert!(CODES
+            .iter()
+            .filter(|(c, _)| *c == "already_redeemed")
+            .all(|(_, k)| !matches!(k, ErrorKind::Unavailable | ErrorKind::Internal)));
     }
 }
