@@ -436,6 +436,99 @@ struct CheckQuery {
     stopped_after_rolls: Option<u32>,
 }
 
+/// Why a request is not answered with its work's result: the request
+/// itself is malformed (400, its code), or the library refused or failed
+/// (the error's own status and object). One `IntoResponse` for every
+/// handler and extractor.
+enum ApiError {
+    /// A malformed request: a body not of the route's shape.
+    Request {
+        code: &'static str,
+        message: String,
+    },
+    /// What the library refused or failed with.
+    Failed(Error),
+}
+
+impl From<Error> for ApiError {
+    fn from(e: Error) -> ApiError {
+        ApiError::Failed(e)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        match self {
+            ApiError::Request { code, message } => bad_request(code, message),
+            ApiError::Failed(e) => error_response(&e),
+        }
+    }
+}
+
+/// A request body's expected shape, for the refusal of another.
+trait Shape {
+    /// The shape, as the refusal names it.
+    const SHAPE: &'static str;
+}
+
+impl Shape for UnitRequest {
+    const SHAPE: &'static str = r#"{"id": …, "stopped_after_rolls": …}"#;
+}
+
+impl Shape for BatchRequest {
+    const SHAPE: &'static str = r#"{"units": [{"id": …}, …]}"#;
+}
+
+impl Shape for SaleRequest {
+    const SHAPE: &'static str = r#"{"game": …, "price": …}"#;
+}
+
+impl Shape for RollRequest {
+    const SHAPE: &'static str = r#"{"roll": <the roll asked, from 1>}"#;
+}
+
+/// A JSON body of the route's shape; any other is refused as our error
+/// object (`400 invalid_request`), never axum's plain text.
+struct JsonBody<T>(T);
+
+impl<T, S> axum::extract::FromRequest<S> for JsonBody<T>
+where
+    T: serde::de::DeserializeOwned + Shape,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<JsonBody<T>, ApiError> {
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(|e| ApiError::Request {
+                code: "invalid_request",
+                message: format!("the body could not be read: {}", e.body_text()),
+            })?;
+        serde_json::from_slice(&bytes)
+            .map(JsonBody)
+            .map_err(|e| ApiError::Request {
+                code: "invalid_request",
+                message: format!("the body is not {}: {e}", T::SHAPE),
+            })
+    }
+}
+
+/// The `Idempotency-Key` header, if any; one that is not visible ASCII is
+/// refused (`bad_idempotency_key`).
+struct IdempotencyKey(Option<String>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for IdempotencyKey {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<IdempotencyKey, ApiError> {
+        Ok(IdempotencyKey(idempotency_key(&parts.headers)?))
+    }
+}
+
 /// The `Idempotency-Key` header, if any (docs/API.md §Idempotency).
 fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Error> {
     headers
@@ -488,21 +581,12 @@ fn outcome_response<T: Serialize>(
     }
 }
 
-async fn redeem_one(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+async fn redeem_one(
+    State(state): State<AppState>,
+    IdempotencyKey(key): IdempotencyKey,
+    JsonBody(request): JsonBody<UnitRequest>,
+) -> Response {
     let started = Instant::now();
-    let key = match idempotency_key(&headers) {
-        Ok(k) => k,
-        Err(e) => return outcome_response::<Redemption>(&state, "redemption", Err(e)),
-    };
-    let request: UnitRequest = match serde_json::from_slice(&body) {
-        Ok(r) => r,
-        Err(e) => {
-            return bad_request(
-                "invalid_request",
-                format!("the body is not {{\"id\": …, \"stopped_after_rolls\": …}}: {e}"),
-            )
-        }
-    };
     let id: UnitId = match request.id.parse() {
         Ok(id) => id,
         Err(e) => return outcome_response::<Redemption>(&state, "redemption", Err(e)),
@@ -526,21 +610,12 @@ async fn redeem_one(State(state): State<AppState>, headers: HeaderMap, body: Byt
     response
 }
 
-async fn redeem_batch(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+async fn redeem_batch(
+    State(state): State<AppState>,
+    IdempotencyKey(key): IdempotencyKey,
+    JsonBody(request): JsonBody<BatchRequest>,
+) -> Response {
     let started = Instant::now();
-    let key = match idempotency_key(&headers) {
-        Ok(k) => k,
-        Err(e) => return error_response(&e),
-    };
-    let request: BatchRequest = match serde_json::from_slice(&body) {
-        Ok(r) => r,
-        Err(e) => {
-            return bad_request(
-                "invalid_request",
-                format!("the body is not {{\"units\": [{{\"id\": …}}, …]}}: {e}"),
-            )
-        }
-    };
     if request.units.len() > MAX_BATCH {
         return bad_request(
             "batch_too_large",
@@ -684,22 +759,16 @@ async fn answer<T: Serialize + Send + 'static>(
     response
 }
 
-async fn sell(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
-    let request: SaleRequest = match serde_json::from_slice(&body) {
-        Ok(r) => r,
-        Err(e) => {
-            return bad_request(
-                "invalid_request",
-                format!("the body is not {{\"game\": …, \"price\": …}}: {e}"),
-            )
-        }
-    };
+async fn sell(
+    State(state): State<AppState>,
+    IdempotencyKey(key): IdempotencyKey,
+    JsonBody(request): JsonBody<SaleRequest>,
+) -> Response {
     let price = request.price.map(|p| match p {
         serde_json::Value::String(s) => s,
         other => other.to_string(),
     });
     answer(state, "sale", move |r| {
-        let key = idempotency_key(&headers)?;
         let game = Game::from_slug(&request.game).ok_or_else(|| Error::UnknownGame {
             name: request.game.clone(),
             known: Game::known(),
@@ -716,20 +785,10 @@ async fn sale_under_key(State(state): State<AppState>, UrlPath(key): UrlPath<Str
 async fn roll(
     State(state): State<AppState>,
     UrlPath(id): UrlPath<String>,
-    headers: HeaderMap,
-    body: Bytes,
+    IdempotencyKey(key): IdempotencyKey,
+    JsonBody(request): JsonBody<RollRequest>,
 ) -> Response {
-    let request: RollRequest = match serde_json::from_slice(&body) {
-        Ok(r) => r,
-        Err(e) => {
-            return bad_request(
-                "invalid_request",
-                format!("the body is not {{\"roll\": <the roll asked, from 1>}}: {e}"),
-            )
-        }
-    };
     answer(state, "play", move |r| {
-        let key = idempotency_key(&headers)?;
         r.play_keyed(&id.parse()?, PlayAction::Roll(request.roll), key.as_deref())
     })
     .await
@@ -738,10 +797,9 @@ async fn roll(
 async fn stop(
     State(state): State<AppState>,
     UrlPath(id): UrlPath<String>,
-    headers: HeaderMap,
+    IdempotencyKey(key): IdempotencyKey,
 ) -> Response {
     answer(state, "play", move |r| {
-        let key = idempotency_key(&headers)?;
         r.play_keyed(&id.parse()?, PlayAction::Stop, key.as_deref())
     })
     .await
