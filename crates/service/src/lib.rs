@@ -442,10 +442,7 @@ struct CheckQuery {
 /// handler and extractor.
 enum ApiError {
     /// A malformed request: a body not of the route's shape.
-    Request {
-        code: &'static str,
-        message: String,
-    },
+    Request { code: &'static str, message: String },
     /// What the library refused or failed with.
     Failed(Error),
 }
