@@ -699,13 +699,6 @@ impl Error {
     pub fn code(&self) -> &'static str {
         self.coded().0
     }
-
-    /// A refusal (the request, the unit or the input is at fault; asking
-    /// again gets the same answer), not a failure (unavailable now, or
-    /// internal).
-    pub fn is_refusal(&self) -> bool {
-        !matches!(self.kind(), ErrorKind::Unavailable | ErrorKind::Internal)
-    }
 }
 
 /// Each variant's code and kind, in one place: a new variant is its

@@ -119,8 +119,9 @@ impl Bindings {
     }
 
     /// Records the binding (unless another process just did: its stands).
-    /// A shared ledger is refused for an emission the store's own ledger
-    /// has sold or paid units of before bindings were kept.
+    /// Another ledger than the store's own is refused for an emission the
+    /// store's own ledger has sold or paid units of before bindings were
+    /// kept.
     fn bind(
         &self,
         game: Game,
@@ -128,8 +129,9 @@ impl Bindings {
         identity: &str,
         path: &Path,
     ) -> Result<Binding, Error> {
-        if !self.ledger.is_store_ledger() {
-            let own = LedgerTarget::of_store(&self.store);
+        let own = LedgerTarget::of_store(&self.store);
+        // Compared by identity; a store ledger not made yet holds nothing.
+        if own.identity(false)?.is_some_and(|id| id != identity) {
             let used = own
                 .activity()?
                 .iter()

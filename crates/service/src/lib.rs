@@ -1107,13 +1107,11 @@ pub fn router(
         body_wait: Duration::from_secs(limits.body_seconds),
     });
     let table = routes();
-    let description = Arc::new(openapi::document(
-        &table
-            .iter()
-            .map(|(doc, _)| doc)
-            .cloned()
-            .collect::<Vec<_>>(),
-    ));
+    // Written once: every request gets the same bytes.
+    let description = Bytes::from(
+        serde_json::to_vec(&openapi::document(table.iter().map(|(doc, _)| doc)))
+            .expect("the description serialises"),
+    );
     let mut router = Router::new();
     for (doc, handler) in table {
         if let Some(handler) = handler {
@@ -1124,10 +1122,7 @@ pub fn router(
         .route(
             OPENAPI_PATH,
             // The document itself: an OpenAPI document has no `kind`.
-            get(move || {
-                let description = Arc::clone(&description);
-                async move { axum::Json((*description).clone()) }
-            }),
+            get(move || async move { ([(header::CONTENT_TYPE, "application/json")], description) }),
         )
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)

@@ -6,7 +6,6 @@
 use serde_json::{json, Map, Value};
 
 /// One route as the description gives it.
-#[derive(Clone)]
 pub struct RouteDoc {
     /// `GET` or `POST`.
     pub method: &'static str,
@@ -39,7 +38,7 @@ const COMMON: [(u16, &str, &str); 5] = [
 
 /// The OpenAPI 3.1 document of `routes`.
 #[must_use]
-pub fn document(routes: &[RouteDoc]) -> Value {
+pub fn document<'r>(routes: impl IntoIterator<Item = &'r RouteDoc>) -> Value {
     let mut paths = Map::new();
     for r in routes {
         let item = paths

@@ -112,12 +112,6 @@ impl LedgerTarget {
         self.backend.identity(create)
     }
 
-    /// Whether this is the store's own SQLite ledger.
-    #[must_use]
-    pub fn is_store_ledger(&self) -> bool {
-        self.backend.default_signer().is_some()
-    }
-
     /// The unit's play, if any; creates nothing.
     pub fn play(&self, unit: UnitRef, busy: Duration) -> Result<Option<PlayRow>, Error> {
         Ok(self.read(busy, |tx| tx.play(unit.place()))?.flatten())
