@@ -16,4 +16,5 @@ pub use ticket_issuer_ledger::{binding, ledger, redeem, redeemer, status};
 pub use ticket_issuer_ledger::{
     store_status, Ledger, OwnedKeys, RedeemKeys, Redeemer, Redemption, StoreStatus,
 };
+pub use ticket_issuer_report as report_html;
 pub use ticket_issuer_service as service;

@@ -5,6 +5,7 @@
 #[macro_use]
 mod out;
 
+mod audit;
 mod completions;
 mod demo;
 mod emission;
@@ -104,6 +105,10 @@ pub enum Command {
     /// The PAR sheet of a game: return to player, hit frequency, odds of
     /// every prize, stopping strategies and optimal play, with cross-checks.
     Par(par::Args),
+    /// The auditor's kit: every test a lab certifies on an emission's
+    /// blocks (and its ledger), written as report.html, report.json, each
+    /// block's outcomes and SHA256SUMS.
+    Audit(audit::Args),
     /// Serve redemption over HTTP (docs/API.md).
     Serve(serve::Args),
     /// Every emission of the store: game, blocks, prices, state, redemptions.
@@ -145,6 +150,7 @@ impl Command {
             Command::Serve(a) => a.json,
             Command::Status(a) => a.json,
             Command::Par(a) => a.json,
+            Command::Audit(a) => a.json,
             Command::EndClaims(a) => a.json,
             Command::Keygen(a) => a.json,
             Command::Export(a) => a.json,
@@ -219,6 +225,7 @@ pub fn run(cli: &Cli) -> Result<i32, Error> {
         Command::Serve(args) => serve::run(&store, args),
         Command::Status(args) => status::run(&store, args),
         Command::Par(args) => par::run(&store, args),
+        Command::Audit(args) => audit::run(&store, args),
         Command::Close(args) => emission::close(&store, args),
         Command::Reveal(args) => emission::reveal(&store, args),
         Command::EndClaims(args) => emission::end_claims(&store, args),
@@ -281,6 +288,16 @@ pub(crate) fn print_json<T: Serialize>(kind: &str, body: &T) {
     let mut line = json_line(kind, body);
     line.push('\n');
     out::bytes(line.as_bytes());
+}
+
+/// `body` as indented JSON, a report of `kind` (a file people read).
+pub(crate) fn json_pretty<T: Serialize>(kind: &str, body: &T) -> String {
+    let envelope = Envelope {
+        kind,
+        schema: JSON_SCHEMA,
+        body,
+    };
+    serde_json::to_string_pretty(&envelope).expect("reports serialise") + "\n"
 }
 
 /// `body` as one line of JSON, a report of `kind`.

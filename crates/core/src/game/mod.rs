@@ -190,6 +190,38 @@ pub trait GameRules: Send + Sync + 'static {
         &self,
         request: &crate::par::ParRequest<'_>,
     ) -> Result<crate::par::ParSheet, Error>;
+    /// What the game tallies over a block's units for the audit (its
+    /// draws against the regulation, presentation neutrality; docs/AUDIT.md):
+    /// a fresh tally, one per chunk. `None`: the shared tests only.
+    fn audit_tally(&self) -> Option<Box<dyn crate::evidence::GameTally>> {
+        None
+    }
+    /// The figures of the game's return at `price_cents` that the payout
+    /// rule is checked against (docs/AUDIT.md §Payout rule): by default
+    /// its regulation lot table's, binding; a game where the player
+    /// decides gives one per strategy of its PAR sheet.
+    fn return_figures(&self, price_cents: u32) -> Vec<crate::evidence::payout::ReturnFigure> {
+        match self.regulation_table(price_cents) {
+            Some(table) => {
+                let stakes = u64::from(self.block_units()) * u64::from(price_cents);
+                vec![crate::evidence::payout::ReturnFigure {
+                    figure: format!(
+                        "PAR sheet: the lot table at {} €",
+                        crate::money::Cents::from(price_cents)
+                    ),
+                    rate: crate::par::Exact::ratio(table.total_cents(), stakes.max(1)),
+                    binding: true,
+                    note: "exact: the table's total over a block's stakes".into(),
+                }]
+            }
+            None => Vec::new(),
+        }
+    }
+    /// The game's kind under the French payout rule (CSI art. D.322-10 II;
+    /// docs/GAMES.md says why each game is what it is).
+    fn instant_category(&self) -> crate::evidence::payout::InstantCategory {
+        crate::evidence::payout::InstantCategory::Undeclared
+    }
     /// Why a stop after `steps` steps, before [`Tape::first_stop`], is
     /// refused, in the game's words (citing its rules).
     fn early_stop_refusal(&self, steps: u32) -> String {

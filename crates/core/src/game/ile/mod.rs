@@ -17,6 +17,7 @@
 //! - `view`: the export view and fields, and the text picture;
 //! - here: [`Rules`], the game as the shared machinery sees it.
 
+mod audit;
 mod codec;
 mod generate;
 mod regulation;
@@ -41,6 +42,16 @@ pub struct Rules;
 const PRICES_CENTS: [u32; 3] = [50, 100, 200];
 
 impl super::GameRules for Rules {
+    fn audit_tally(&self) -> Option<Box<dyn crate::evidence::GameTally>> {
+        Some(Box::<audit::Tally>::default())
+    }
+
+    /// A pool of units issued in emissions of 450,000, each decided in
+    /// advance: a scratch game (docs/GAMES.md §Payout rule).
+    fn instant_category(&self) -> crate::evidence::payout::InstantCategory {
+        crate::evidence::payout::InstantCategory::Scratch
+    }
+
     /// Straight from the lot table (article 3).
     fn par_sheet(
         &self,

@@ -17,6 +17,7 @@
 //!   cross-checks of its stopping strategies);
 //! - here: [`Rules`], the game as the shared machinery sees it.
 
+mod audit;
 mod codec;
 mod generate;
 pub mod par;
@@ -59,6 +60,21 @@ impl Outcome {
 }
 
 impl super::GameRules for Rules {
+    fn audit_tally(&self) -> Option<Box<dyn crate::evidence::GameTally>> {
+        Some(Box::<audit::Tally>::default())
+    }
+
+    fn return_figures(&self, _price_cents: u32) -> Vec<crate::evidence::payout::ReturnFigure> {
+        audit::return_figures()
+    }
+
+    /// « Jeu à tirages immédiats en ligne » (its regulation's title): each
+    /// unit drawn from published probabilities, an immediate-draw game
+    /// (docs/GAMES.md §Payout rule).
+    fn instant_category(&self) -> crate::evidence::payout::InstantCategory {
+        crate::evidence::payout::InstantCategory::ImmediateDraw
+    }
+
     fn slug(&self) -> &'static str {
         "tresors-ensables"
     }

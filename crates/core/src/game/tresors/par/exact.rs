@@ -279,6 +279,27 @@ impl Chain {
     }
 }
 
+/// The exact law of a unit's prize played to the end (never stopping),
+/// in cents, by increasing amount: 0 on a death; on reaching the gold
+/// chest alive, the chests found on the way plus the gold chest's value.
+/// The gains on the way are tracked by chaining the segments under a
+/// threshold no play reaches.
+pub fn prize_law_to_end() -> Vec<(u32, BigRational)> {
+    let chain = Kernels::new().chain(Strategy::Reach(u32::MAX));
+    let alive: BigRational = chain.gold_found.iter().map(|(_, p)| p).sum();
+    let mut law: std::collections::BTreeMap<u32, BigRational> = std::collections::BTreeMap::new();
+    law.insert(0, BigRational::from_integer(1.into()) - alive);
+    let denominator = BigInt::from(GOLD.denominator);
+    for (found, p) in &chain.gold_found {
+        for (&gold, &w) in GOLD.cents.iter().zip(GOLD.weights) {
+            let share = p * BigRational::new(BigInt::from(w), denominator.clone());
+            *law.entry(found + gold)
+                .or_insert_with(|| BigRational::from_integer(0.into())) += share;
+        }
+    }
+    law.into_iter().collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -261,6 +261,10 @@ pub(super) struct Chain {
     pub(super) stopped: Ending,
     /// Reaching square 60 alive, before the gold chest's value is added.
     pub(super) gold: Ending,
+    /// Reaching square 60 alive, by the gains found before the gold chest
+    /// (cents; exact only under a strategy whose gains are tracked: one
+    /// with a threshold).
+    pub(super) gold_found: Vec<(u32, BigRational)>,
 }
 
 impl Kernels {
@@ -292,7 +296,9 @@ impl Kernels {
             death: Ending::new(),
             stopped: Ending::new(),
             gold: Ending::new(),
+            gold_found: Vec::new(),
         };
+        let mut gold_found: BTreeMap<u32, Mass> = BTreeMap::new();
         for segment in 0..CHESTS {
             let last = segment == CHESTS - 1;
             let kernel = if last { &self.last } else { &self.inner };
@@ -325,10 +331,11 @@ impl Kernels {
                             })
                             .or_default()
                             .add(&mass.through(weight, rolls, 0)),
-                        Exit::Chest { .. } if last => gold
-                            .entry(state.opened + 1)
-                            .or_default()
-                            .add(&mass.through(w.weight, w.rolls, 0)),
+                        Exit::Chest { .. } if last => {
+                            let through = mass.through(w.weight, w.rolls, 0);
+                            gold_found.entry(state.found).or_default().add(&through);
+                            gold.entry(state.opened + 1).or_default().add(&through)
+                        }
                         Exit::Chest { life } => {
                             for (&cents, &cw) in table.cents.iter().zip(table.weights) {
                                 let cw = u64::from(cw);
@@ -362,6 +369,11 @@ impl Kernels {
             chain.gold.add(&gold, &denominator);
             states = next;
         }
+        let d = BigInt::from(denominator);
+        chain.gold_found = gold_found
+            .into_iter()
+            .map(|(found, m)| (found, BigRational::new(BigInt::from(m.p), d.clone())))
+            .collect();
         debug_assert!(states.is_empty(), "every play ends by segment 10");
         chain
     }

@@ -31,11 +31,13 @@ struct Sums {
     gold: u64,
     rolls: u64,
     rolls_squares: u64,
+    /// Units whose gold chest paid its top value (10 000 €).
+    jackpots: u64,
 }
 
 /// Per-strategy sums over units.
 #[derive(Clone, Debug, Default)]
-struct Tally {
+pub(crate) struct Tally {
     units: u64,
     sums: [Sums; STRATEGIES.len()],
 }
@@ -50,6 +52,7 @@ impl Sums {
         self.gold += b.gold;
         self.rolls += b.rolls;
         self.rolls_squares += b.rolls_squares;
+        self.jackpots += b.jackpots;
         self
     }
 }
@@ -88,6 +91,7 @@ impl UnitTally for Tally {
             sums.core_squares += core * core;
             sums.wins += u64::from(prize > 0);
             sums.gold += u64::from(outcome.end == End::Gold);
+            sums.jackpots += u64::from(jackpot);
             sums.rolls += u64::from(outcome.rolls);
             sums.rolls_squares += u64::from(outcome.rolls).pow(2);
         }
@@ -96,7 +100,7 @@ impl UnitTally for Tally {
 }
 
 impl Tally {
-    fn figures(&self, exact: &ExactSheet) -> Vec<SampledStrategy> {
+    pub(crate) fn figures(&self, exact: &ExactSheet) -> Vec<SampledStrategy> {
         let n = self.units;
         STRATEGIES
             .iter()
@@ -124,6 +128,7 @@ impl Tally {
                     ),
                     hit_frequency: share(sums.wins, &x.hit_frequency),
                     gold_alive: share(sums.gold, &x.gold_alive),
+                    jackpots: sums.jackpots,
                     expected_rolls: Estimate::from_sums(
                         n,
                         sums.rolls.into(),
@@ -169,6 +174,9 @@ pub struct SampledStrategy {
     pub gold_alive: Estimate,
     /// Rolls until the unit ends.
     pub expected_rolls: Estimate,
+    /// Units whose gold chest paid its top value (10 000 €): judged by
+    /// their count against the Poisson law (docs/AUDIT.md).
+    pub jackpots: u64,
 }
 
 /// Figures from played units, against the exact ones.
