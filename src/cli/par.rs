@@ -101,7 +101,11 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     } else {
         out!("{}", sheet.text);
     }
-    Ok(0)
+    // A block that does not agree with the sheet fails the command.
+    Ok(match sheet.block_ok {
+        Some(false) => super::EXIT_REFUSED,
+        _ => super::EXIT_OK,
+    })
 }
 
 /// Opens `--block` and checks it is of the game (and price) asked for; a

@@ -360,34 +360,7 @@ impl AuditReport {
     /// Applies Holm's correction over every test that ran, gives each its
     /// verdicts at every level, and sets the summary and `ok`.
     pub fn judge(&mut self) {
-        let ran: Vec<usize> = (0..self.tests.len())
-            .filter(|&i| self.tests[i].p.is_some())
-            .collect();
-        let raw: Vec<f64> = ran
-            .iter()
-            .map(|&i| self.tests[i].p.unwrap_or(1.0))
-            .collect();
-        for (&i, adjusted) in ran.iter().zip(stats::holm(&raw)) {
-            self.tests[i].p_adjusted = Some(adjusted);
-        }
-        for test in &mut self.tests {
-            test.verdicts = self
-                .levels
-                .iter()
-                .map(|&level| {
-                    let at = |p: Option<f64>| match p {
-                        None => Verdict::NotRun,
-                        Some(p) if p < level => Verdict::Fail,
-                        Some(_) => Verdict::Pass,
-                    };
-                    LevelVerdict {
-                        level,
-                        raw: at(test.p),
-                        adjusted: at(test.p_adjusted),
-                    }
-                })
-                .collect();
-        }
+        let ran = judge_tests(&mut self.tests, &self.levels);
         let level = self.level;
         let checks_failed = self
             .provenance
@@ -398,8 +371,8 @@ impl AuditReport {
             .count()
             + self.payout.iter().filter(|b| b.binding && !b.met).count();
         self.summary = Summary {
-            tests_run: ran.len(),
-            tests_not_run: self.tests.len() - ran.len(),
+            tests_run: ran,
+            tests_not_run: self.tests.len() - ran,
             failed_raw: self
                 .tests
                 .iter()
@@ -410,4 +383,33 @@ impl AuditReport {
         };
         self.ok = self.summary.failed_adjusted == 0 && checks_failed == 0;
     }
+}
+
+/// Applies Holm's correction over every test of `tests` that ran (the
+/// family), and gives each its verdicts at every level of `levels`, raw
+/// and adjusted. Returns how many ran.
+pub fn judge_tests(tests: &mut [StatTest], levels: &[f64]) -> usize {
+    let ran: Vec<usize> = (0..tests.len()).filter(|&i| tests[i].p.is_some()).collect();
+    let raw: Vec<f64> = ran.iter().map(|&i| tests[i].p.unwrap_or(1.0)).collect();
+    for (&i, adjusted) in ran.iter().zip(stats::holm(&raw)) {
+        tests[i].p_adjusted = Some(adjusted);
+    }
+    for test in tests.iter_mut() {
+        test.verdicts = levels
+            .iter()
+            .map(|&level| {
+                let at = |p: Option<f64>| match p {
+                    None => Verdict::NotRun,
+                    Some(p) if p < level => Verdict::Fail,
+                    Some(_) => Verdict::Pass,
+                };
+                LevelVerdict {
+                    level,
+                    raw: at(test.p),
+                    adjusted: at(test.p_adjusted),
+                }
+            })
+            .collect();
+    }
+    ran.len()
 }

@@ -71,6 +71,37 @@ pub struct ParSheet {
     pub members: Fields,
     /// The sheet as text.
     pub text: String,
+    /// With a block: whether it passed its checks against the sheet
+    /// (`issuer par --block` exits 1 when not).
+    pub block_ok: Option<bool>,
+}
+
+/// A block's verdict against a PAR sheet, at one level, and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct BlockVerdict {
+    /// The level.
+    pub level: f64,
+    /// The block agrees with the sheet.
+    pub pass: bool,
+    /// Why, in words.
+    pub reason: String,
+    /// The tests judged (Holm over them), if any.
+    pub tests: Vec<crate::evidence::StatTest>,
+}
+
+impl BlockVerdict {
+    /// The verdict as a line of text.
+    pub fn line(&self) -> String {
+        let at = match self.level {
+            0.0 => "(exact)".to_string(),
+            level => format!("at {level}"),
+        };
+        format!(
+            "  verdict {at}: {} — {}",
+            if self.pass { "pass" } else { "FAIL" },
+            self.reason
+        )
+    }
 }
 
 impl ParSheet {

@@ -34,7 +34,22 @@ pub fn par_sheet(game: Game, request: &ParRequest<'_>) -> Result<ParSheet, Error
     let mut par = ParSheet::default().with("prices", &sheets);
     if let Some(block) = &block {
         block.write_text(&mut text);
-        par = par.with("block", block);
+        // A fixed-table block pays exactly its table: no sampling error,
+        // so anything but z = 0 is a failure.
+        let pass = block.rtp.z == 0.0 && block.hit_frequency.z == 0.0;
+        let verdict = super::BlockVerdict {
+            level: 0.0,
+            pass,
+            reason: if pass {
+                "the block pays exactly its lot table (an exact comparison: no sampling)".into()
+            } else {
+                "the block's return or hit frequency differs from its lot table's".into()
+            },
+            tests: Vec::new(),
+        };
+        super::line!(text, "{}", verdict.line());
+        par = par.with("block", block).with("verdict", &verdict);
+        par.block_ok = Some(pass);
     }
     par.text = text;
     Ok(par)

@@ -78,6 +78,7 @@ pub fn par_sheet(request: &ParRequest<'_>) -> Result<ParSheet, Error> {
     if let Some(block) = &block {
         block.write_text(&mut text);
         sheet = sheet.with("block", block);
+        sheet.block_ok = Some(block.verdict.pass);
     }
     sheet.text = text;
     Ok(sheet)

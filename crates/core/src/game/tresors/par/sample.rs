@@ -12,10 +12,11 @@ use serde::Serialize;
 use super::exact::{jackpot_cents, ExactSheet, Strategy, PRICE_CENTS, STRATEGIES};
 use crate::block::authentic::AuthenticBlock;
 use crate::error::Error;
+use crate::evidence::report::judge_tests;
 use crate::game::tresors::{End, Unit, CHESTS};
 use crate::game::{Game, GameUnit};
 use crate::par::sample::{block_figures_with, Expected, UnitTally};
-use crate::par::{line, z, Estimate, Exact};
+use crate::par::{line, z, BlockVerdict, Estimate, Exact};
 use crate::rng::Stream;
 
 /// Sums over units of one strategy's figures: integer sums, so the means
@@ -228,6 +229,8 @@ pub struct BlockFigures {
     pub played: crate::par::sample::BlockFigures,
     /// Every strategy replayed on the block's units.
     pub strategies: Vec<SampledStrategy>,
+    /// The verdict, judged fairly for the 10,000 € lot.
+    pub verdict: BlockVerdict,
 }
 
 impl BlockFigures {
@@ -235,6 +238,7 @@ impl BlockFigures {
     pub fn write_text(&self, out: &mut String) {
         self.played.write_text(out);
         write_sampled(&self.strategies, out);
+        line!(out, "{}", self.verdict.line());
     }
 }
 
@@ -248,10 +252,51 @@ pub fn block_figures(block: &AuthenticBlock, exact: &ExactSheet) -> Result<Block
         hit_frequency: &never.hit_frequency,
     };
     let (played, tally) = block_figures_with::<Tally>(block, expected)?;
+    let strategies = tally.figures(exact);
+    let verdict = block_verdict(played.units, &strategies, exact);
     Ok(BlockFigures {
         played,
-        strategies: tally.figures(exact),
+        strategies,
+        verdict,
     })
+}
+
+/// The level `par --block` judges a block at.
+const LEVEL: f64 = 0.01;
+
+/// A block's verdict: each strategy's return without the 10,000 € lot by
+/// its z-score and the count of 10,000 € lots by the Poisson law
+/// ([`crate::game::tresors::audit::strategy_tests`]), Holm over them.
+fn block_verdict(units: u64, strategies: &[SampledStrategy], exact: &ExactSheet) -> BlockVerdict {
+    let mut tests = super::super::audit::strategy_tests("block", "block", units, strategies, exact);
+    judge_tests(&mut tests, &[LEVEL]);
+    let failing: Vec<String> = tests
+        .iter()
+        .filter(|t| t.fails_at(LEVEL))
+        .map(|t| {
+            format!(
+                "{} ({}; p {:.2e} after Holm)",
+                t.name,
+                t.note,
+                t.p_adjusted.unwrap_or(0.0)
+            )
+        })
+        .collect();
+    let reason = if failing.is_empty() {
+        format!(
+            "each strategy's return without the 10,000 € lot is within its sampling error, and the count of 10,000 € lots agrees with the Poisson law ({} tests, Holm). The RTP z-score above is no test: it counts the 10,000 € lot (never stopping: {}), whose presence or absence alone moves a block's return by 10,000 € over its stakes, while the block's own sample variance cannot show it",
+            tests.len(),
+            tests[1].note
+        )
+    } else {
+        failing.join("; ")
+    };
+    BlockVerdict {
+        level: LEVEL,
+        pass: failing.is_empty(),
+        reason,
+        tests,
+    }
 }
 
 /// Each strategy's estimates as text, appended to `out`.
