@@ -16,6 +16,7 @@ use ticket_issuer::block::reader::BlockFile;
 use ticket_issuer::emission::Reveal;
 use ticket_issuer::error::Error;
 use ticket_issuer::evidence::block::{audit_block, emission_tests, BlockAudit};
+use ticket_issuer::evidence::proof::{self, UnitProof};
 use ticket_issuer::evidence::report::{AuditReport, DEFAULT_LEVELS};
 use ticket_issuer::evidence::{payout, Check};
 use ticket_issuer::game::Game;
@@ -59,6 +60,12 @@ pub struct Args {
     /// Do not read the ledger (with --emission): the blocks only.
     #[arg(long, requires = "emission")]
     pub no_ledger: bool,
+    /// Also write this unit's inclusion proof (`proofs/ID.json`), read
+    /// only, at any time: after the reveal too, when `redeem --check`
+    /// refuses the emission. Repeatable; the unit must be in a block
+    /// audited.
+    #[arg(long, value_name = "ID")]
+    pub prove: Vec<String>,
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -194,7 +201,12 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let mut report = assemble(game, emission_number, &blocks, args.level);
     report.provenance = provenance;
     report.judge();
-    write_evidence(&target, &report, &blocks, game, emission_number)?;
+    let proofs = args
+        .prove
+        .iter()
+        .map(|id| prove(id, &paths, &keys))
+        .collect::<Result<Vec<_>, Error>>()?;
+    write_evidence(&target, &report, &blocks, game, &proofs)?;
     finish_out(target, &args.out, args.force)?;
     if args.json {
         print_json("audit", &report);
@@ -290,6 +302,28 @@ fn payout_checks(game: Game, blocks: &[BlockAudit]) -> Vec<payout::BandCheck> {
     out
 }
 
+/// The inclusion proof of unit `id`, from the audited block it names.
+fn prove(id: &str, paths: &[PathBuf], keys: &LoadedKeys) -> Result<UnitProof, Error> {
+    let unit: UnitId = id.parse()?;
+    for path in paths {
+        let file = BlockFile::open(path)?;
+        let h = &file.header;
+        if (h.game, h.emission, h.block) == (unit.game, unit.emission, unit.block) {
+            let block = AuthenticBlock::open(path, &keys.trusted, keys.access(), "audit")?;
+            return proof::unit_proof(&block, &unit);
+        }
+    }
+    Err(Error::UnknownBlock {
+        id: unit.to_string(),
+        emission: unit.emission,
+        block: unit.block,
+        path: paths
+            .first()
+            .map(|p| p.with_file_name(""))
+            .unwrap_or_default(),
+    })
+}
+
 /// A new, empty folder beside `out` to write the evidence into.
 fn prepare_out(out: &Path, force: bool) -> Result<tempfile::TempDir, Error> {
     let exists_with_files = match std::fs::read_dir(out) {
@@ -345,9 +379,13 @@ fn write_evidence(
     report: &AuditReport,
     blocks: &[BlockAudit],
     game: Game,
-    _emission: Option<u32>,
+    proofs: &[UnitProof],
 ) -> Result<(), Error> {
     let dir = dir.path();
+    if !proofs.is_empty() {
+        let sub = dir.join("proofs");
+        std::fs::create_dir(&sub).map_err(|e| Error::io(&sub, e))?;
+    }
     let mut sums = String::new();
     let mut put = |name: &str, bytes: &[u8]| -> Result<(), Error> {
         let path = dir.join(name);
@@ -378,6 +416,12 @@ fn write_evidence(
             );
         }
         put(&b.evidence.outcomes_file, &text)?;
+    }
+    for p in proofs {
+        put(
+            &format!("proofs/{}.json", p.id),
+            super::json_pretty("unit_proof", p).as_bytes(),
+        )?;
     }
     let json = super::json_pretty("audit", report);
     put("report.json", json.as_bytes())?;

@@ -454,3 +454,114 @@ fn an_existing_output_folder_is_refused_and_nothing_is_left_half_written() {
         .collect();
     assert!(partials.is_empty());
 }
+
+#[test]
+fn after_the_reveal_the_kit_still_proves_a_unit_and_regenerates_every_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let s = |args: &[&str]| issuer(&store, args).expect_code(0);
+    s(&["keygen"]);
+    s(&[
+        "generate",
+        "--game",
+        "tresors-ensables",
+        "--emission",
+        "1",
+        "--units",
+        "5000",
+        "--quiet",
+    ]);
+    s(&["close", "--emission", "1"]);
+    s(&["end-claims", "--emission", "1"]);
+    let seeds = dir.path().join("reveal.json");
+    s(&[
+        "reveal",
+        "--emission",
+        "1",
+        "--out",
+        seeds.to_str().unwrap(),
+    ]);
+    let store_ = ticket_issuer::store::Store::new(&store);
+    let id = crate::common::valid_id_of(&store, Game::TRESORS_ENSABLES, 1, 1, 4242);
+    // Redemption is closed: a check is refused.
+    let refused = issuer(&store, &["redeem", &id, "--check", "--json"]);
+    assert_eq!(refused.code, 1);
+    assert_eq!(refused.json()["error"], "emission_revealed");
+    // The kit proves it, read-only, and checks every seed.
+    let out = dir.path().join("evidence");
+    let run = issuer(
+        &store,
+        &[
+            "audit",
+            "--emission",
+            "1",
+            "--seeds",
+            seeds.to_str().unwrap(),
+            "--prove",
+            &id,
+            "--out",
+            out.to_str().unwrap(),
+            "--json",
+            "--quiet",
+        ],
+    );
+    let report = run.json();
+    let seeds_check = report["provenance"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "manifest/seeds")
+        .unwrap();
+    assert_eq!(seeds_check["ok"], true, "{seeds_check}");
+    assert!(seeds_check["detail"]
+        .as_str()
+        .unwrap()
+        .contains("byte for byte"));
+    let proof: Value =
+        serde_json::from_slice(&std::fs::read(out.join(format!("proofs/{id}.json"))).unwrap())
+            .unwrap();
+    assert_eq!(proof["kind"], "unit_proof");
+    assert_eq!(proof["leaf_index"], 4242);
+    assert_eq!(proof["tree_size"], 5000);
+    let record = hex::decode(proof["record"].as_str().unwrap()).unwrap();
+    let path: Vec<merkle::Hash> = proof["inclusion_proof"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            hex::decode(h.as_str().unwrap())
+                .unwrap()
+                .try_into()
+                .unwrap()
+        })
+        .collect();
+    let root: merkle::Hash = hex::decode(proof["merkle_root"].as_str().unwrap())
+        .unwrap()
+        .try_into()
+        .unwrap();
+    assert!(merkle::verify_inclusion(
+        &merkle::leaf_hash(&record),
+        4242,
+        5000,
+        &path,
+        &root
+    ));
+    // The root is the one the signed manifest lists.
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(
+            store_
+                .root()
+                .join("emissions/tresors-ensables/e000001/manifest.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["blocks"][0]["merkle_root"], proof["merkle_root"]);
+    // The outcome file lists the unit with the prize the proof gives.
+    let outcomes = std::fs::read_to_string(out.join("outcomes-e1-b1.tsv")).unwrap();
+    let line = outcomes.lines().find(|l| l.starts_with(&id)).unwrap();
+    assert!(
+        line.ends_with(&format!("\t{}", proof["prize"].as_str().unwrap())),
+        "{line}"
+    );
+}

@@ -16,6 +16,7 @@
 
 pub mod block;
 pub mod payout;
+pub mod proof;
 pub mod report;
 
 pub use block::{audit_block, BlockAudit, GameTally, TallyScope};
