@@ -211,7 +211,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     if args.json {
         print_json("audit", &report);
     } else {
-        print_summary(&report, &args.out);
+        print_summary(&report, &args.out, args.quiet);
     }
     Ok(if report.ok { EXIT_OK } else { EXIT_REFUSED })
 }
@@ -433,10 +433,42 @@ fn write_evidence(
     std::fs::write(&path, sums).map_err(|e| Error::io(&path, e))
 }
 
+/// One test in a line: verdict at the report's level (adjusted), id,
+/// statistic, dof, p raw and adjusted, and each level's verdicts.
+fn print_test(t: &ticket_issuer::evidence::StatTest) {
+    use ticket_issuer::evidence::Verdict;
+    let word = |v: Verdict| match v {
+        Verdict::Pass => "pass",
+        Verdict::Fail => "FAIL",
+        Verdict::NotRun => "not run",
+    };
+    let levels: Vec<String> = t
+        .verdicts
+        .iter()
+        .map(|v| format!("{}: {}/{}", v.level, word(v.raw), word(v.adjusted)))
+        .collect();
+    match (t.statistic, t.p) {
+        (Some(stat), Some(p)) => out!(
+            "  {:<44} {:<10} stat {stat:>10.4}{}  p {p:.3e}  adjusted {:.3e}  [{}]",
+            t.id,
+            t.method.split(' ').next().unwrap_or(""),
+            t.dof.map_or(String::new(), |d| format!(" dof {d}")),
+            t.p_adjusted.unwrap_or(f64::NAN),
+            levels.join(", ")
+        ),
+        _ => out!("  {:<44} not run: {}", t.id, t.note),
+    }
+}
+
 /// The report in words.
-fn print_summary(report: &AuditReport, out: &Path) {
+fn print_summary(report: &AuditReport, out: &Path, quiet: bool) {
     let s = &report.summary;
-    println!(
+    if !quiet {
+        for t in &report.tests {
+            print_test(t);
+        }
+    }
+    out!(
         "audit of {}{}: {} block(s), {} tests run ({} could not run), {} failing at {} after Holm's correction ({} before), {} check(s) failing",
         report.game,
         report.emission.map_or(String::new(), |e| format!(" emission {e}")),
@@ -455,10 +487,10 @@ fn print_summary(report: &AuditReport, out: &Path) {
         .chain(report.ledger.iter().flat_map(|l| &l.checks))
         .filter(|c| !c.ok)
     {
-        println!("  FAIL check {}: {} ({})", c.id, c.name, c.detail);
+        out!("  FAIL check {}: {} ({})", c.id, c.name, c.detail);
     }
     for t in report.tests.iter().filter(|t| t.fails_at(report.level)) {
-        println!(
+        out!(
             "  FAIL test {}: {} (p {:.3e}, adjusted {:.3e})",
             t.id,
             t.name,
@@ -467,9 +499,9 @@ fn print_summary(report: &AuditReport, out: &Path) {
         );
     }
     for b in report.payout.iter().filter(|b| b.binding && !b.met) {
-        println!("  FAIL payout {}: {} — {}", b.article, b.figure, b.why);
+        out!("  FAIL payout {}: {} — {}", b.article, b.figure, b.why);
     }
-    println!(
+    out!(
         "{}: evidence in {} (report.html, report.json, outcomes, SHA256SUMS)",
         if report.ok { "PASS" } else { "FAIL" },
         out.display()
