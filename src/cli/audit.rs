@@ -448,7 +448,7 @@ fn print_test(t: &ticket_issuer::evidence::StatTest) {
         .map(|v| format!("{}: {}/{}", v.level, word(v.raw), word(v.adjusted)))
         .collect();
     match (t.statistic, t.p) {
-        (Some(stat), Some(p)) => out!(
+        (Some(stat), Some(p)) => outln!(
             "  {:<44} {:<10} stat {stat:>10.4}{}  p {p:.3e}  adjusted {:.3e}  [{}]",
             t.id,
             t.method.split(' ').next().unwrap_or(""),
@@ -456,7 +456,7 @@ fn print_test(t: &ticket_issuer::evidence::StatTest) {
             t.p_adjusted.unwrap_or(f64::NAN),
             levels.join(", ")
         ),
-        _ => out!("  {:<44} not run: {}", t.id, t.note),
+        _ => outln!("  {:<44} not run: {}", t.id, t.note),
     }
 }
 
@@ -468,7 +468,7 @@ fn print_summary(report: &AuditReport, out: &Path, quiet: bool) {
             print_test(t);
         }
     }
-    out!(
+    outln!(
         "audit of {}{}: {} block(s), {} tests run ({} could not run), {} failing at {} after Holm's correction ({} before), {} check(s) failing",
         report.game,
         report.emission.map_or(String::new(), |e| format!(" emission {e}")),
@@ -487,10 +487,10 @@ fn print_summary(report: &AuditReport, out: &Path, quiet: bool) {
         .chain(report.ledger.iter().flat_map(|l| &l.checks))
         .filter(|c| !c.ok)
     {
-        out!("  FAIL check {}: {} ({})", c.id, c.name, c.detail);
+        outln!("  FAIL check {}: {} ({})", c.id, c.name, c.detail);
     }
     for t in report.tests.iter().filter(|t| t.fails_at(report.level)) {
-        out!(
+        outln!(
             "  FAIL test {}: {} (p {:.3e}, adjusted {:.3e})",
             t.id,
             t.name,
@@ -499,9 +499,9 @@ fn print_summary(report: &AuditReport, out: &Path, quiet: bool) {
         );
     }
     for b in report.payout.iter().filter(|b| b.binding && !b.met) {
-        out!("  FAIL payout {}: {} — {}", b.article, b.figure, b.why);
+        outln!("  FAIL payout {}: {} — {}", b.article, b.figure, b.why);
     }
-    out!(
+    outln!(
         "{}: evidence in {} (report.html, report.json, outcomes, SHA256SUMS)",
         if report.ok { "PASS" } else { "FAIL" },
         out.display()
