@@ -426,13 +426,7 @@ fn bins_plot(id: &str, title: &str, bins: &[u64], total: u64) -> Plot {
         y_label: "winners".into(),
         kind: PlotKind::Bars,
         series: vec![
-            Series::new(
-                "found",
-                bins.iter()
-                    .enumerate()
-                    .map(|(i, &n)| [i as f64, n as f64])
-                    .collect(),
-            ),
+            Series::indexed("found", bins.iter().map(|&n| n as f64)),
             Series::new(
                 "expected",
                 (0..bins.len()).map(|i| [i as f64, expected]).collect(),
@@ -456,14 +450,7 @@ fn gaps_plot(id: &str, scope: &str, gaps: &[u64], p: f64) -> Plot {
         y_label: "gaps".into(),
         kind: PlotKind::Bars,
         series: vec![
-            Series::new(
-                "found",
-                found
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &c)| [k as f64, c as f64])
-                    .collect(),
-            ),
+            Series::indexed("found", found.iter().map(|&c| c as f64)),
             Series::new(
                 "geometric",
                 (0..GAP_PLOT_CLASSES)

@@ -189,6 +189,16 @@ impl Series {
             band: Vec::new(),
         }
     }
+
+    /// A series of `values` at x = 0, 1, 2, … (a bar per class).
+    pub fn indexed(name: impl Into<String>, values: impl IntoIterator<Item = f64>) -> Series {
+        let points = values
+            .into_iter()
+            .enumerate()
+            .map(|(i, y)| [i as f64, y])
+            .collect();
+        Series::new(name, points)
+    }
 }
 
 /// A plot of the report: data only; the page draws it.

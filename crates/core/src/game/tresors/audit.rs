@@ -350,21 +350,8 @@ fn expected_plot(s: &TallyScope<'_>, slug: &str, what: &str, observed: &[u64], p
         y_label: "draws".into(),
         kind: PlotKind::Bars,
         series: vec![
-            Series::new(
-                "found",
-                observed
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &c)| [i as f64, c as f64])
-                    .collect(),
-            ),
-            Series::new(
-                "expected",
-                p.iter()
-                    .enumerate()
-                    .map(|(i, &p)| [i as f64, p * n])
-                    .collect(),
-            ),
+            Series::indexed("found", observed.iter().map(|&c| c as f64)),
+            Series::indexed("expected", p.iter().map(|&p| p * n)),
         ],
     }
 }
@@ -394,22 +381,8 @@ fn prizes_plot(s: &TallyScope<'_>, observed: &[u64], p: &[f64]) -> Plot {
         y_label: "units".into(),
         kind: PlotKind::Bars,
         series: vec![
-            Series::new(
-                "found",
-                found
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &c)| [i as f64, c])
-                    .collect(),
-            ),
-            Series::new(
-                "exact law",
-                expected
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &c)| [i as f64, c])
-                    .collect(),
-            ),
+            Series::indexed("found", found.iter().map(|&c| c)),
+            Series::indexed("exact law", expected.iter().map(|&c| c)),
         ],
     }
 }
