@@ -381,8 +381,8 @@ fn prizes_plot(s: &TallyScope<'_>, observed: &[u64], p: &[f64]) -> Plot {
         y_label: "units".into(),
         kind: PlotKind::Bars,
         series: vec![
-            Series::indexed("found", found.iter().map(|&c| c)),
-            Series::indexed("exact law", expected.iter().map(|&c| c)),
+            Series::indexed("found", found.iter().copied()),
+            Series::indexed("exact law", expected.iter().copied()),
         ],
     }
 }
