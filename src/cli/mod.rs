@@ -14,6 +14,7 @@ mod inspect;
 mod par;
 mod progress;
 mod redeem;
+mod rng_stream;
 mod sale;
 mod serve;
 mod status;
@@ -121,6 +122,10 @@ pub enum Command {
     /// End an emission's claim period: publish a statement signed with the
     /// issuer's key into the ledger; every node then refuses its units.
     EndClaims(emission::EndClaimsArgs),
+    /// Write a revealed block's raw ChaCha20 stream (the RNG's output before
+    /// any draw), for a test lab's statistical suites (dieharder, PractRand,
+    /// TestU01).
+    RngStream(rng_stream::Args),
     /// Manage keys.
     #[command(subcommand)]
     Keys(emission::KeysCommand),
@@ -156,6 +161,7 @@ impl Command {
             Command::Export(a) => a.json,
             Command::Close(a) => a.json,
             Command::Reveal(a) => a.json,
+            Command::RngStream(a) => a.json,
             Command::Keys(emission::KeysCommand::ExportRecordsKey { json, .. }) => *json,
             Command::Demo(a) => a.json,
             // Their output is a script or a manual page.
@@ -229,6 +235,7 @@ pub fn run(cli: &Cli) -> Result<i32, Error> {
         Command::Close(args) => emission::close(&store, args),
         Command::Reveal(args) => emission::reveal(&store, args),
         Command::EndClaims(args) => emission::end_claims(&store, args),
+        Command::RngStream(args) => rng_stream::run(&store, args),
         Command::Keys(cmd) => emission::keys(&store, cmd),
         Command::Demo(args) => demo::run(&store, args),
         Command::Completions(args) => completions::completions(args),

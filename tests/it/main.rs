@@ -28,6 +28,7 @@ mod par;
 mod pg;
 mod redeem;
 mod rng;
+mod rng_stream;
 mod sale;
 mod secrecy;
 mod service;

@@ -751,8 +751,16 @@ impl<'s> Emission<'s> {
             });
         }
         ready()?;
-        let game = manifest_game(&manifest, &self.manifest_path())?;
-        let reveal = Reveal {
+        let reveal = self.reveal_of(&manifest, secrets)?;
+        fsutil::write_atomic(&self.revealed_marker(), b"revealed\n", 0o644, true)?;
+        Ok(reveal)
+    }
+
+    /// What the reveal of the emission of `manifest` holds: every listed
+    /// block's seed and the emission's records key.
+    fn reveal_of(&self, manifest: &Manifest, secrets: &Secrets) -> Result<Reveal, Error> {
+        let game = manifest_game(manifest, &self.manifest_path())?;
+        Ok(Reveal {
             kind: REVEAL_KIND.into(),
             game: manifest.game.clone(),
             emission: self.number,
@@ -765,9 +773,28 @@ impl<'s> Emission<'s> {
                     seed: hex::encode(secrets.block_seed(game, self.number, b.block)),
                 })
                 .collect(),
-        };
-        fsutil::write_atomic(&self.revealed_marker(), b"revealed\n", 0o644, true)?;
-        Ok(reveal)
+        })
+    }
+
+    /// The reveal of an emission that `reveal` revealed, made again from
+    /// the issuer's store (the same seeds and key; nothing is written).
+    /// Refused, `NotRevealed`, before the reveal or in a store without the
+    /// master secret (an auditor's: the reveal file is then the source).
+    pub fn revealed(&self) -> Result<Reveal, Error> {
+        let revealed = self.is_revealed();
+        if !revealed || !self.store.master_path().exists() {
+            return Err(Error::NotRevealed {
+                game: self.game.slug(),
+                emission: self.number,
+                revealed,
+                store: self.store.root().to_path_buf(),
+            });
+        }
+        let secrets = self.store.secrets()?;
+        let manifest = self
+            .load_checked(&secrets)?
+            .ok_or_else(|| self.no_such_emission())?;
+        self.reveal_of(&manifest, &secrets)
     }
 
     /// True once `reveal` has been run: the emission's IDs are then
@@ -885,6 +912,25 @@ impl Reveal {
             emission: self.emission,
             block: None,
             key: self.records_key,
+        }
+    }
+
+    /// The seed of `block`: `NoSuchBlock` if the reveal lists no such
+    /// block, `BadFile` (naming `path`, where the reveal was read) if its
+    /// seed is malformed.
+    pub fn block_seed(&self, block: u32, path: &Path) -> Result<[u8; 32], Error> {
+        match self.seed(block) {
+            Some(Ok(seed)) => Ok(seed),
+            Some(Err(reason)) => Err(Error::BadFile {
+                path: path.to_path_buf(),
+                reason,
+            }),
+            None => Err(Error::NoSuchBlock {
+                game: self.game.clone(),
+                emission: self.emission,
+                block,
+                blocks: self.blocks.iter().map(|b| b.block).collect(),
+            }),
         }
     }
 

@@ -485,6 +485,35 @@ pub enum Error {
         /// The emission.
         emission: u32,
     },
+    /// An emission whose seeds this store cannot give: not revealed yet, or
+    /// revealed in a store without the master secret to make them again.
+    #[error("{}", not_revealed_message(game, *emission, *revealed, store))]
+    NotRevealed {
+        /// Game slug.
+        game: &'static str,
+        /// The emission.
+        emission: u32,
+        /// `reveal` was run in this store (which then lacks the master secret).
+        revealed: bool,
+        /// The store folder.
+        store: PathBuf,
+    },
+    /// A block number that an emission's manifest or reveal does not list.
+    #[error(
+        "{} emission {emission} has no block {block}; {}",
+        echo(game),
+        block_list(blocks)
+    )]
+    NoSuchBlock {
+        /// Game slug.
+        game: String,
+        /// The emission.
+        emission: u32,
+        /// The block asked for.
+        block: u32,
+        /// The blocks listed.
+        blocks: Vec<u32>,
+    },
     /// An interrupted generation of other blocks is waiting to be finished.
     #[error("emission {emission}: an earlier generation was interrupted: blocks {first} to {last} at {price} €; run that command again to finish it first")]
     GenerationUnfinished {
@@ -676,6 +705,46 @@ fn claims_ended_clause(ended: &[u32]) -> String {
     }
 }
 
+/// Why a store cannot give an emission's seeds, and what to do.
+fn not_revealed_message(game: &str, emission: u32, revealed: bool, store: &Path) -> String {
+    if revealed {
+        return format!(
+            "{game} emission {emission} was revealed, but store {} has no master secret (keys/master.key) to give its seeds again; pass its reveal file with --reveal FILE",
+            store.display()
+        );
+    }
+    format!(
+        "{game} emission {emission}: its block seeds are not revealed; they are revealed only after the end of its claims (`issuer end-claims --emission {emission}`, then `issuer reveal --emission {emission}`, in the issuer's store); an auditor given its reveal file passes it with --reveal FILE"
+    )
+}
+
+/// The blocks listed, as runs: "its blocks are 1 to 40, 42" (the first 8 runs).
+fn block_list(blocks: &[u32]) -> String {
+    let mut sorted = blocks.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut runs: Vec<String> = Vec::new();
+    let mut rest = sorted.as_slice();
+    while let Some(&first) = rest.first() {
+        let len = rest
+            .iter()
+            .zip(u64::from(first)..)
+            .take_while(|(b, n)| u64::from(**b) == *n)
+            .count();
+        let last = rest[len - 1];
+        runs.push(match len {
+            1 => first.to_string(),
+            _ => format!("{first} to {last}"),
+        });
+        rest = &rest[len..];
+    }
+    match runs.len() {
+        0 => "it lists no block".into(),
+        n if n > 8 => format!("its blocks are {}, …", runs[..8].join(", ")),
+        _ => format!("its blocks are {}", runs.join(", ")),
+    }
+}
+
 impl Error {
     /// An I/O error on `path`.
     pub fn io(path: &Path, source: std::io::Error) -> Error {
@@ -764,6 +833,8 @@ codes! {
     EmissionRevealed => "emission_revealed", Gone;
     ClaimsEnded => "emission_closed", Conflict;
     ClaimsNotEnded => "claims_not_ended", Conflict;
+    NotRevealed => "emission_not_revealed", Conflict;
+    NoSuchBlock => "unknown_block", NotFound;
     GenerationUnfinished => "generation_unfinished", Conflict;
     InvalidBlockChoice => "invalid_block_choice", InvalidInput;
     BlockDiffersFromManifest => "block_differs_from_manifest", Rejected;
@@ -880,6 +951,8 @@ impl Error {
             | Error::EmissionClosed { emission }
             | Error::EmissionNotClosed { emission }
             | Error::EmissionRevealed { emission }
+            | Error::NotRevealed { emission, .. }
+            | Error::NoSuchBlock { emission, .. }
             | Error::ClaimsEnded { emission, .. }
             | Error::ClaimsNotEnded { emission, .. }
             | Error::GenerationUnfinished { emission, .. }

@@ -4,9 +4,14 @@
 //! rand's `random_range` and `shuffle` may change output between minor
 //! versions, so nothing here calls them: only `next_u32` of the raw
 //! ChaCha20 keystream is used, which is fixed by RFC 8439's block function.
+//! The keystream itself, as bytes, is what `issuer rng-stream` writes for
+//! a test lab ([`write_keystream`]).
+
+use std::io::Write;
 
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
+use sha2::{Digest, Sha256};
 
 /// A ChaCha20 keystream read as consecutive little-endian `u32` words.
 ///
@@ -29,6 +34,14 @@ impl Stream {
     #[inline]
     pub fn next_u32(&mut self) -> u32 {
         self.rng.next_u32()
+    }
+
+    /// Fills `out` with the next bytes of the keystream: the bytes the
+    /// words of [`Stream::next_u32`] are read from, in order (word w is
+    /// bytes 4w … 4w + 3, little-endian). Whole words are consumed: a
+    /// length that is not a multiple of 4 drops the rest of the last word.
+    pub fn fill_bytes(&mut self, out: &mut [u8]) {
+        self.rng.fill_bytes(out);
     }
 
     /// An unbiased draw from `0..n` (Lemire's multiply-shift with rejection).
@@ -63,4 +76,57 @@ impl Stream {
             items.swap(i, j);
         }
     }
+}
+
+/// The pieces [`write_keystream`] generates and writes at a time.
+const KEYSTREAM_PIECE: usize = 4 << 20;
+
+/// Writes the first `len` bytes of stream `stream` of `seed` (block counter
+/// 0 on) to `out`, and returns their SHA-256: the raw RNG output, before any
+/// bounded draw, that `issuer rng-stream` hands a test lab. One thread
+/// generates 4 MiB pieces while the caller's hashes and writes the last
+/// one; nothing is written after a failed write.
+pub fn write_keystream(
+    seed: &[u8; 32],
+    stream: u64,
+    len: u64,
+    out: &mut dyn Write,
+) -> std::io::Result<[u8; 32]> {
+    let piece = usize::try_from(len).map_or(KEYSTREAM_PIECE, |l| l.min(KEYSTREAM_PIECE));
+    // Two pieces in flight: one being filled, one being hashed and written.
+    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
+    let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
+    for _ in 0..2 {
+        empty_tx
+            .send(vec![0u8; piece])
+            .expect("the channel holds two");
+    }
+    std::thread::scope(|scope| {
+        // Owned here, so a failed write drops them and the generator stops.
+        let (full_rx, empty_tx) = (full_rx, empty_tx);
+        scope.spawn(move || {
+            let mut keystream = Stream::new(seed, stream);
+            let mut left = len;
+            // Ends when the writer stops taking pieces (a failed write).
+            while left > 0 {
+                let Ok(mut buf) = empty_rx.recv() else { return };
+                let n = usize::try_from(left).map_or(piece, |l| l.min(piece));
+                buf.truncate(n);
+                keystream.fill_bytes(&mut buf);
+                left -= n as u64;
+                if full_tx.send(buf).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut hash = Sha256::new();
+        for buf in full_rx.iter() {
+            hash.update(&buf);
+            out.write_all(&buf)?;
+            // Back to be filled again (only the last piece is shorter).
+            let _ = empty_tx.send(buf);
+        }
+        out.flush()?;
+        Ok(hash.finalize().into())
+    })
 }
