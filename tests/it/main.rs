@@ -1,6 +1,7 @@
 //! The integration tests, built as one binary (one link, one process):
 //! each module tests one concept; `common` holds the shared fixtures.
 
+mod audit_browser;
 mod block;
 mod cli;
 mod common;
