@@ -2,6 +2,7 @@
 //! each module tests one concept; `common` holds the shared fixtures.
 
 mod audit;
+mod audit_browser;
 mod block;
 mod cli;
 mod common;

@@ -424,6 +424,7 @@ fn bins_plot(id: &str, title: &str, bins: &[u64], total: u64) -> Plot {
         title: title.to_string(),
         x_label: "position bin (1 % of the block each)".into(),
         y_label: "winners".into(),
+        x_categories: Vec::new(),
         kind: PlotKind::Bars,
         series: vec![
             Series::indexed("found", bins.iter().map(|&n| n as f64)),
@@ -448,6 +449,7 @@ fn gaps_plot(id: &str, scope: &str, gaps: &[u64], p: f64) -> Plot {
         title: format!("{scope}: gaps between winners against the geometric law"),
         x_label: "losing units between two winners".into(),
         y_label: "gaps".into(),
+        x_categories: Vec::new(),
         kind: PlotKind::Bars,
         series: vec![
             Series::indexed("found", found.iter().map(|&c| c as f64)),
@@ -513,6 +515,7 @@ pub fn emission_tests(blocks: &[BlockAudit]) -> (Vec<StatTest>, Vec<Plot>) {
         title: "top prizes: position in their block".into(),
         x_label: "position in the block (0 = first unit, 1 = last)".into(),
         y_label: "block".into(),
+        x_categories: Vec::new(),
         kind: PlotKind::Points,
         series: vec![Series::new(
             "top prize",

@@ -214,6 +214,11 @@ pub struct Plot {
     pub x_label: String,
     /// The y axis.
     pub y_label: String,
+    /// The names of x = 0, 1, 2, … when x is a category (a strategy, a
+    /// chest's content, a prize band): the axis is labelled with them, not
+    /// with numbers. Empty for a numeric x.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub x_categories: Vec<String>,
     /// How to draw it.
     pub kind: PlotKind,
     /// The series; the first is the observed one.

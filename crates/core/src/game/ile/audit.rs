@@ -117,12 +117,12 @@ impl GameTally for Tally {
             id: format!("{}-closed-chests", s.id),
             section: "neutrality".into(),
             title: format!(
-                "{}: contents of the closed chests ({}), winners against losers",
-                s.scope,
-                Content::ALL.map(|c| c.name()).join(", ")
+                "{}: contents of the closed chests, winners against losers",
+                s.scope
             ),
-            x_label: "content (0 vide … 4 tête de mort)".into(),
+            x_label: "content of a closed chest".into(),
             y_label: "share of closed chests".into(),
+            x_categories: Content::ALL.map(|c| c.name().to_string()).to_vec(),
             kind: PlotKind::Bars,
             series: vec![
                 Series::new("winners", share(&self.closed[0])),

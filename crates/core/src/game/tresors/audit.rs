@@ -136,37 +136,39 @@ impl GameTally for Tally {
         let laws = laws();
         let mut tests = Vec::new();
         let mut plots = Vec::new();
-        let mut fits = |what: &str, slug: &str, observed: &[u64], p: &[f64], plot: bool| {
-            let id = format!("{}/{slug}", s.id);
-            let name = format!("{what} against the regulation's probabilities");
-            if observed.iter().sum::<u64>() == 0 {
-                tests.push(StatTest::not_run(
-                    id,
-                    s.scope,
-                    &name,
-                    "Pearson chi-square",
-                    "no draw in the block".into(),
-                ));
-                return;
-            }
-            tests.push(StatTest::chi_square(id, s.scope, &name, &fit(observed, p)));
-            if plot {
-                plots.push(expected_plot(s, slug, what, observed, p));
-            }
-        };
+        // `x`: the names of the table's lines, when the fit is plotted.
+        let mut fits =
+            |what: &str, slug: &str, observed: &[u64], p: &[f64], x: Option<Vec<String>>| {
+                let id = format!("{}/{slug}", s.id);
+                let name = format!("{what} against the regulation's probabilities");
+                if observed.iter().sum::<u64>() == 0 {
+                    tests.push(StatTest::not_run(
+                        id,
+                        s.scope,
+                        &name,
+                        "Pearson chi-square",
+                        "no draw in the block".into(),
+                    ));
+                    return;
+                }
+                tests.push(StatTest::chi_square(id, s.scope, &name, &fit(observed, p)));
+                if let Some(x) = x {
+                    plots.push(expected_plot(s, slug, what, observed, p, x));
+                }
+            };
         fits(
             "dice faces (the first ten rolls of every unit)",
             "dice",
             &self.faces,
             &[1.0 / 6.0; 6],
-            true,
+            Some((1..=6).map(|face| face.to_string()).collect()),
         );
         fits(
             "series of five squares (3.2.2: the rules' placement and outcomes)",
             "series",
             &self.series,
             &laws.series_p,
-            false,
+            None,
         );
         for (k, kind) in KINDS.iter().enumerate() {
             let t = kind.table();
@@ -180,7 +182,12 @@ impl GameTally for Tally {
                 &format!("chest-{}", kind.name()),
                 &self.chests[k],
                 &p,
-                true,
+                Some(
+                    t.cents
+                        .iter()
+                        .map(|&c| format!("{} €", crate::money::Cents::from(c)))
+                        .collect(),
+                ),
             );
         }
         // The prizes played to the end, against their exact law.
@@ -241,18 +248,10 @@ impl GameTally for Tally {
         plots.push(Plot {
             id: format!("{}-return", s.id),
             section: "return".into(),
-            title: format!(
-                "{}: return without the 10,000 € lot per strategy ({})",
-                s.scope,
-                sampled
-                    .iter()
-                    .enumerate()
-                    .map(|(i, g)| format!("{i} {}", g.strategy))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            x_label: "strategy".into(),
+            title: format!("{}: return without the 10,000 € lot per strategy", s.scope),
+            x_label: "the player's strategy".into(),
             y_label: "return to player".into(),
+            x_categories: sampled.iter().map(|g| g.strategy.to_string()).collect(),
             kind: PlotKind::Points,
             series: vec![Series::new("found", points), exact_series],
         });
@@ -339,15 +338,24 @@ fn add(a: &mut Vec<u64>, b: &[u64]) {
     }
 }
 
-/// Counts against expected counts, as bars and a line.
-fn expected_plot(s: &TallyScope<'_>, slug: &str, what: &str, observed: &[u64], p: &[f64]) -> Plot {
+/// Counts against expected counts, as bars and a line; `x` names the
+/// table's lines (a die's faces, a chest's values).
+fn expected_plot(
+    s: &TallyScope<'_>,
+    slug: &str,
+    what: &str,
+    observed: &[u64],
+    p: &[f64],
+    x: Vec<String>,
+) -> Plot {
     let n = observed.iter().sum::<u64>() as f64;
     Plot {
         id: format!("{}-{slug}", s.id),
         section: "draws".into(),
         title: format!("{}: {what}", s.scope),
-        x_label: "line of the regulation's table (dice: face − 1)".into(),
+        x_label: "line of the regulation's table".into(),
         y_label: "draws".into(),
+        x_categories: x,
         kind: PlotKind::Bars,
         series: vec![
             Series::indexed("found", observed.iter().map(|&c| c as f64)),
@@ -373,12 +381,18 @@ fn prizes_plot(s: &TallyScope<'_>, observed: &[u64], p: &[f64]) -> Plot {
     Plot {
         id: format!("{}-prizes", s.id),
         section: "draws".into(),
-        title: format!(
-            "{}: prizes played to the end (bands: 0, ≤5, ≤10, ≤15, ≤20, ≤30, ≤50, ≤100, >100 €)",
-            s.scope
-        ),
+        title: format!("{}: prizes played to the end", s.scope),
         x_label: "prize band".into(),
         y_label: "units".into(),
+        x_categories: PRIZE_BANDS
+            .iter()
+            .zip(std::iter::once(&0).chain(&PRIZE_BANDS))
+            .map(|(&upper, &lower)| match upper {
+                0 => "0".to_string(),
+                u32::MAX => format!("> {} €", crate::money::Cents::from(lower)),
+                _ => format!("≤ {} €", crate::money::Cents::from(upper)),
+            })
+            .collect(),
         kind: PlotKind::Bars,
         series: vec![
             Series::indexed("found", found.iter().copied()),
