@@ -11,6 +11,7 @@ mod plot;
 #[cfg(test)]
 mod tests;
 
+use ticket_issuer_core::evidence::payout::BandCheck;
 use ticket_issuer_core::evidence::{AuditReport, Check, Plot, StatTest, Verdict};
 
 /// Escapes text for HTML.
@@ -263,32 +264,68 @@ fn par_figures(h: &mut String, report: &AuditReport) {
         }
         h.push_str("</table>");
     }
-    h.push_str("<table><tr><th>figure</th><th>source</th><th>return</th><th>article</th><th>band</th><th>applies</th><th>verdict</th><th>why</th></tr>");
-    for b in &report.payout {
+    payout_table(h, &report.payout);
+}
+
+/// The payout rule: one row per figure, one column per band (its
+/// verdict and why), the bands named once in the header.
+fn payout_table(h: &mut String, checks: &[BandCheck]) {
+    let mut bands: Vec<&BandCheck> = Vec::new();
+    for b in checks {
+        if !bands.iter().any(|x| x.article == b.article) {
+            bands.push(b);
+        }
+    }
+    h.push_str("<table><tr><th>figure</th><th>source</th><th>return</th>");
+    for b in &bands {
         let _ = write!(
             h,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}: {} to {}</td><td>{}</td><td class={}>{}</td><td>{}</td></tr>",
-            esc(&b.figure),
-            esc(&b.source),
-            esc(&b.rate),
+            "<th>{}: {} ({} to {})</th>",
             esc(&b.article),
             esc(&b.band),
             esc(&b.low),
-            esc(&b.high),
-            if b.applies { "yes" } else { "no" },
-            match (b.met, b.binding) {
-                (true, _) => "pass",
-                (false, true) => "fail",
-                (false, false) => "notrun",
-            },
-            match (b.applies, b.met, b.binding) {
-                (false, _, _) => "—",
-                (true, true, _) => "meets",
-                (true, false, true) => "MISSES",
-                (true, false, false) => "misses (reported)",
-            },
-            esc(&b.why)
+            esc(&b.high)
         );
+    }
+    h.push_str("</tr>");
+    let mut rows: Vec<(&str, &str, &str)> = Vec::new();
+    for b in checks {
+        let key = (b.figure.as_str(), b.source.as_str(), b.rate.as_str());
+        if !rows.contains(&key) {
+            rows.push(key);
+        }
+    }
+    for (figure, source, rate) in rows {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td>",
+            esc(figure),
+            esc(source),
+            esc(rate)
+        );
+        for band in &bands {
+            let cell = checks.iter().find(|b| {
+                (b.figure.as_str(), b.source.as_str(), b.rate.as_str()) == (figure, source, rate)
+                    && b.article == band.article
+            });
+            match cell {
+                None => h.push_str("<td>—</td>"),
+                Some(b) => {
+                    let (class, word) = match (b.applies, b.met, b.binding) {
+                        (false, _, _) => ("notrun", "does not apply"),
+                        (true, true, _) => ("pass", "meets"),
+                        (true, false, true) => ("fail", "MISSES"),
+                        (true, false, false) => ("notrun", "misses (reported, not binding)"),
+                    };
+                    let _ = write!(
+                        h,
+                        "<td class={class}>{word}<br><small>{}</small></td>",
+                        esc(&b.why)
+                    );
+                }
+            }
+        }
+        h.push_str("</tr>");
     }
     h.push_str("</table>");
 }
