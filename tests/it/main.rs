@@ -25,6 +25,7 @@ mod log_vectors;
 mod merkle;
 mod par;
 mod pg;
+mod reconcile;
 mod redeem;
 mod rng;
 mod sale;
