@@ -66,6 +66,10 @@ pub struct Args {
     /// audited.
     #[arg(long, value_name = "ID")]
     pub prove: Vec<String>,
+    /// The ledger's public key (PEM) its heads are checked with; default:
+    /// the store's. A shared PostgreSQL ledger: repeat it for each node's.
+    #[arg(long, value_name = "FILE", requires = "emission")]
+    pub ledger_key: Vec<PathBuf>,
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -199,6 +203,11 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         reason: "no block to audit".into(),
     })?;
     let mut report = assemble(game, emission_number, &blocks, args.level);
+    if let (Some(emission), false) = (emission_number, args.no_ledger) {
+        report.ledger = Some(reconcile_ledger(
+            store, args, game, emission, &blocks, &keys,
+        )?);
+    }
     report.provenance = provenance;
     report.judge();
     let proofs = args
@@ -255,6 +264,31 @@ fn assemble(game: Game, emission: Option<u32>, blocks: &[BlockAudit], level: f64
         ok: false,
         summary: Default::default(),
     }
+}
+
+/// The ledger (`--ledger`, else the store's) against the audited blocks;
+/// its heads checked with each `--ledger-key`, else the store's ledger key.
+fn reconcile_ledger(
+    store: &Store,
+    args: &Args,
+    game: Game,
+    emission: u32,
+    blocks: &[BlockAudit],
+    keys: &LoadedKeys,
+) -> Result<ticket_issuer::evidence::LedgerEvidence, Error> {
+    let target = args.ledger.target(store)?;
+    let paths = match args.ledger_key.is_empty() {
+        true => vec![ticket_issuer::ledger::log::public_path(store)]
+            .into_iter()
+            .filter(|p| p.exists())
+            .collect(),
+        false => args.ledger_key.clone(),
+    };
+    let signers = paths
+        .iter()
+        .map(|p| ticket_issuer::seal::read_public(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    ticket_issuer::reconcile(&target, game, emission, blocks, &keys.access(), &signers)
 }
 
 /// The payout rule against the game's exact figures and the blocks'.

@@ -31,6 +31,7 @@ use ticket_issuer::emission::{BlockChoice, Emission};
 use ticket_issuer::error::{Error, ErrorKind};
 use ticket_issuer::game::Game;
 use ticket_issuer::ledger::claims::{self, EndOfClaims};
+use ticket_issuer::ledger::emission_rows::{At, EmissionRow, PlayRead};
 use ticket_issuer::ledger::log::{self, LogReport};
 use ticket_issuer::ledger::ops::{PlayAction, PlayRow, UnitRef, PLAY_ENDED};
 use ticket_issuer::ledger::target::LedgerTarget;
@@ -757,6 +758,81 @@ fn reads_in_one_snapshot(b: &Backend) {
     );
 }
 
+/// An emission's rows, each kind read once in one snapshot
+/// (`emission_rows`, what an audit reconciles): what [`paid_out`] recorded,
+/// in (block, index) order; nothing of another emission.
+fn emission_rows(b: &Backend) {
+    use rust_decimal::prelude::ToPrimitive as _;
+    let rows = |game: Game, emission: u32| {
+        let mut rows = Vec::new();
+        let exists = b
+            .target
+            .emission_rows(game, emission, &mut |row| {
+                rows.push(row);
+                Ok(())
+            })
+            .unwrap();
+        (exists, rows)
+    };
+    let (_, before) = rows(TE, TE_EMISSION);
+    assert!(before.is_empty(), "{before:?}");
+    let out = paid_out(b);
+    let (exists, te_rows) = rows(TE, TE_EMISSION);
+    assert!(exists);
+    let at = |id: &UnitId| At {
+        block: id.block,
+        index: id.index,
+    };
+    let want_plays = out.plays.iter().map(|(id, view)| {
+        EmissionRow::Play(PlayRead {
+            at: at(id),
+            rolls: i64::from(view.rolls),
+            ended: Some(PLAY_ENDED.into()),
+        })
+    });
+    let sales = out.plays.iter().map(|(id, _)| EmissionRow::Sale(at(id)));
+    let (read_sales, rest) = te_rows.split_at(3);
+    assert_eq!(read_sales, sales.collect::<Vec<_>>(), "sales first");
+    assert_eq!(&rest[..3], want_plays.collect::<Vec<_>>(), "then plays");
+    for (row, (id, paid)) in rest[3..].iter().zip(&out.paid) {
+        let EmissionRow::Redemption(row) = row else {
+            panic!("a payment: {row:?}");
+        };
+        assert_eq!(
+            (row.at, row.unit_id.as_str(), row.prize_cents),
+            (
+                at(id),
+                paid.id.as_str(),
+                (euros(&paid.prize) * Decimal::ONE_HUNDRED)
+                    .to_i64()
+                    .unwrap()
+            )
+        );
+        assert_eq!(
+            row.record.as_deref().map(hex::encode),
+            Some(paid.record.clone())
+        );
+    }
+    assert_eq!(rest.len(), 3 + 3);
+    let (_, ile_rows) = rows(ILE, ILE_EMISSION);
+    let mut ile = out.ile.to_vec();
+    ile.sort_by_key(|id| id.index);
+    let kinds: Vec<(At, bool)> = ile_rows
+        .iter()
+        .map(|r| match r {
+            EmissionRow::Sale(a) => (*a, true),
+            EmissionRow::Redemption(p) => (p.at, false),
+            EmissionRow::Play(p) => panic!("a play of a game revealed whole: {p:?}"),
+        })
+        .collect();
+    let want: Vec<(At, bool)> = [true, false]
+        .into_iter()
+        .flat_map(|sale| ile.iter().map(move |id| (at(id), sale)))
+        .collect();
+    assert_eq!(kinds, want);
+    assert!(rows(TE, TE_EMISSION + 1).1.is_empty());
+}
+
 // ---------------------------------------------------------------------------
 // The tests: every scenario on every backend
 // ---------------------------------------------------------------------------
@@ -806,7 +882,8 @@ macro_rules! on_backend {
             end_of_claims,
             tampering_is_seen,
             reads_in_one_snapshot,
-            schema_versions
+            schema_versions,
+            emission_rows
         );
     };
     ($backend:ident: $($scenario:ident),+) => {

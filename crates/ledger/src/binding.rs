@@ -175,6 +175,26 @@ impl Bindings {
     }
 }
 
+/// The ledger an emission is bound to, as its `ledger.json` says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoundLedger {
+    /// The ledger's identity.
+    pub ledger_id: String,
+    /// Its name when bound (a path, or a URL without password).
+    pub ledger: String,
+}
+
+/// The ledger the emission whose folder is `emission_dir` is bound to
+/// (its `ledger.json`); `None` when nothing bound it yet.
+pub fn bound_ledger(emission_dir: &Path) -> Result<Option<BoundLedger>, Error> {
+    Ok(
+        read(&emission_dir.join("ledger.json"))?.map(|b| BoundLedger {
+            ledger_id: b.ledger_id,
+            ledger: b.ledger,
+        }),
+    )
+}
+
 /// The binding at `path`, if any.
 fn read(path: &Path) -> Result<Option<Binding>, Error> {
     let Some(bytes) = fsutil::read_small_if_exists(path, fsutil::KEY_FILE_LIMIT)? else {

@@ -9,17 +9,19 @@
 
 // The core's modules, under the names this crate's modules use.
 pub(crate) use ticket_issuer_core::{
-    block, derive, emission, error, fsutil, game, merkle, money, record, records_key, seal, store,
-    unit_id, verify,
+    block, derive, emission, error, evidence, fsutil, game, merkle, money, record, records_key,
+    seal, store, unit_id, verify,
 };
 
 pub mod binding;
 pub mod ledger;
+pub mod reconcile;
 pub mod redeem;
 pub mod redeemer;
 pub mod status;
 
 pub use ledger::Ledger;
+pub use reconcile::reconcile;
 pub use redeem::{redeem, OwnedKeys, RedeemKeys, Redemption};
 pub use redeemer::Redeemer;
 pub use status::{store_status, StoreStatus};

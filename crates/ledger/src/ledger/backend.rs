@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
+use super::emission_rows::EmissionReads;
 use super::log::LogSource;
 use super::ops::{LedgerTx, UnitRef};
 use super::writer::{LedgerStorage, SqliteStorage};
@@ -73,6 +74,17 @@ pub trait Backend: Send + Sync {
     /// What each block's units have been through: sold, play ended,
     /// redeemed, paid (empty when there is no ledger yet).
     fn activity(&self) -> Result<Vec<BlockActivity>, Error>;
+
+    /// Every sale, play and redemption of `game`'s (a slug) `emission`,
+    /// handed to `f` row by row: each kind read by one query, the three in
+    /// one read-only snapshot (what an audit reconciles, `crate::reconcile`;
+    /// [`super::emission_rows`]); `false` when there is no ledger.
+    fn emission_rows(
+        &self,
+        game: &str,
+        emission: u32,
+        f: &mut EmissionReads,
+    ) -> Result<bool, Error>;
 }
 
 /// Why a ledger of a newer issuer's schema is refused (every database).
@@ -190,5 +202,15 @@ impl Backend for SqliteLedger {
         Ok(self
             .with_reader(super::BUSY_TIMEOUT, Ledger::activity)?
             .unwrap_or_default())
+    }
+
+    fn emission_rows(
+        &self,
+        game: &str,
+        emission: u32,
+        f: &mut EmissionReads,
+    ) -> Result<bool, Error> {
+        let read = self.with_reader(super::BUSY_TIMEOUT, |l| l.emission_rows(game, emission, f))?;
+        Ok(read.is_some())
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod backend;
 pub mod claims;
+pub mod emission_rows;
 pub mod log;
 pub mod ops;
 pub mod pg;
@@ -558,6 +559,27 @@ impl Ledger {
         })?;
         tx.commit().map_err(err)?;
         Ok(out)
+    }
+
+    /// Every sale, play and redemption of `game`'s `emission`, each kind
+    /// read by one query, all in one read transaction (one snapshot),
+    /// handed to `f` row by row ([`emission_rows`]).
+    pub(crate) fn emission_rows(
+        &self,
+        game: &str,
+        emission: u32,
+        f: &mut emission_rows::EmissionReads,
+    ) -> Result<(), Error> {
+        let err = |e: rusqlite::Error| self.err(e);
+        let tx = self.conn.unchecked_transaction().map_err(err)?;
+        for kind in emission_rows::Kind::ALL {
+            let mut stmt = tx.prepare(kind.sql()).map_err(err)?;
+            let mut rows = stmt.query(params![game, emission]).map_err(err)?;
+            while let Some(r) = rows.next().map_err(err)? {
+                f(kind.row(r).map_err(err)?)?;
+            }
+        }
+        tx.commit().map_err(err)
     }
 
     /// Applies `ops` in one immediate transaction ([`ops::apply`]): each

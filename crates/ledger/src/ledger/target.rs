@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::backend::{Backend, SqliteLedger};
 use super::claims::EndOfClaims;
+use super::emission_rows::EmissionReads;
 use super::log::{self, Head, LogSource};
 use super::ops::{LedgerTx, Op, PlayRow, UnitRef};
 use super::pg::PgLedger;
@@ -104,6 +105,19 @@ impl LedgerTarget {
     /// creates nothing.
     pub fn activity(&self) -> Result<Vec<BlockActivity>, Error> {
         self.backend.activity()
+    }
+
+    /// Every sale, play and redemption of `game`'s `emission`, handed to
+    /// `f` row by row, each kind read once in one snapshot
+    /// ([`Backend::emission_rows`]); `false` when there is no ledger yet.
+    /// Creates nothing.
+    pub fn emission_rows(
+        &self,
+        game: Game,
+        emission: u32,
+        f: &mut EmissionReads,
+    ) -> Result<bool, Error> {
+        self.backend.emission_rows(game.slug(), emission, f)
     }
 
     /// The ledger's identity (`Backend::identity`), made with the ledger
