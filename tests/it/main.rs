@@ -26,6 +26,7 @@ mod independent_check;
 mod log_vectors;
 mod merkle;
 mod par;
+mod picture;
 mod pg;
 mod redeem;
 mod rng;

@@ -44,11 +44,13 @@ pub(super) fn write(p: &Picture, colour: bool) -> String {
             } else {
                 format!(" {} ", cell.mark)
             };
+            // Cells are 5 characters wide (3-character marks and a frame),
+            // the padding outside the colour so that plain and coloured
+            // lines end alike.
+            let framed = framed.trim_end();
             line.push(' ');
-            line.push_str(&paint(&framed, cell.tone, colour));
-            // Cells are 5 characters wide (3-character marks and a frame).
-            let width = framed.chars().count();
-            line.push_str(&" ".repeat(5usize.saturating_sub(width)));
+            line.push_str(&paint(framed, cell.tone, colour));
+            line.push_str(&" ".repeat(5usize.saturating_sub(framed.chars().count())));
         }
         out.push_str(line.trim_end());
         out.push('\n');
