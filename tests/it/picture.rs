@@ -130,7 +130,11 @@ fn every_svg_parses_and_holds_the_nine_chests_or_the_61_squares() {
         for k in 0..=4 {
             let svg = unit.drawing(Moment::After(k)).unwrap().svg();
             assert_eq!(count_class(&svg, "chest"), 9, "unit {i} after {k}");
-            assert_eq!(count_class(&svg, "opened"), k as usize, "unit {i} after {k}");
+            assert_eq!(
+                count_class(&svg, "opened"),
+                k as usize,
+                "unit {i} after {k}"
+            );
         }
         let unit = te_unit(i);
         let tape = unit.dice().len() as u32;
@@ -166,7 +170,7 @@ fn same_prefix(unit: &tresors::Unit, k: usize) -> Option<tresors::Unit> {
     let mut dice = unit.dice()[..k].to_vec();
     let mut at: u32 = dice.iter().map(|&d| u32::from(d)).sum::<u32>().min(60);
     while at < 60 {
-        let die = if dice.len() % 2 == 0 { 1 } else { 5 }.min(60 - at) as u8;
+        let die = if dice.len().is_multiple_of(2) { 1 } else { 5 }.min(60 - at) as u8;
         dice.push(die.max(1));
         at += u32::from(die.max(1));
     }
@@ -203,7 +207,10 @@ fn a_picture_refuses_what_the_play_does_not_have() {
     let rolls = unit.steps().count() as u32;
     assert!(unit.drawing(Moment::After(rolls)).is_ok());
     assert!(unit.drawing(Moment::After(rolls + 1)).is_err());
-    assert!(unit.drawing(Moment::Paid(Some(0))).is_err(), "before the first chest");
+    assert!(
+        unit.drawing(Moment::Paid(Some(0))).is_err(),
+        "before the first chest"
+    );
     let ile = ile_unit(0, 3);
     assert!(ile.drawing(Moment::After(5)).is_err());
     assert!(ile.drawing(Moment::Paid(Some(1))).is_err(), "no stop");
@@ -225,7 +232,9 @@ fn sold_and_rolled(store: &Path, rolls: u32) -> String {
 fn show_draws_a_play_no_further_than_its_rolls_revealed() {
     let (dir, store) = te_store(50);
     let id = sold_and_rolled(&store, 1);
-    let shown = issuer(&store, &["show", &id, "--plain"]).expect_code(0).stdout;
+    let shown = issuer(&store, &["show", &id, "--plain"])
+        .expect_code(0)
+        .stdout;
     assert!(shown.contains("Trésors Ensablés"), "{shown}");
     assert!(shown.contains("lancer  1 :"), "{shown}");
     assert!(!shown.contains("lancer  2 :"), "{shown}");
@@ -284,14 +293,20 @@ fn the_picture_route_draws_a_play_as_it_stands_and_refuses_as_the_play_routes() 
     assert_eq!(count_class(&svg, "square"), 61);
     assert_eq!(count_class(&svg, "landed"), 2);
     // The same picture as `show --svg -` draws.
-    let shown = issuer(&store, &["show", &id, "--svg", "-"]).expect_code(0).stdout;
+    let shown = issuer(&store, &["show", &id, "--svg", "-"])
+        .expect_code(0)
+        .stdout;
     assert_eq!(svg, shown);
     let path = format!("/v1/plays/{id}/picture.svg");
     let (status, _) = call(&a, "GET", &server.url(&path), None, None).unwrap();
     assert_eq!(status, 401, "a token, as every route");
     for (path, status, code) in [
         (format!("/v1/plays/{unsold}/picture.svg"), 409, "not_sold"),
-        ("/v1/plays/TE-1-1-1-AAAAAAAA/picture.svg".into(), 422, "wrong_check_code"),
+        (
+            "/v1/plays/TE-1-1-1-AAAAAAAA/picture.svg".into(),
+            422,
+            "wrong_check_code",
+        ),
         ("/v1/plays/nonsense/picture.svg".into(), 400, "invalid_id"),
     ] {
         let (got, answer) = get(&a, &server, &path);
