@@ -1,5 +1,6 @@
 //! `issuer export` and `issuer show`.
 
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -8,9 +9,11 @@ use super::{print_json, KeyArgs, LoadedKeys};
 use ticket_issuer::block::authentic::AuthenticBlock;
 use ticket_issuer::error::Error;
 use ticket_issuer::export::export_jsonl;
+use ticket_issuer::game::Picture;
 use ticket_issuer::redeem::{Redeemer, Redemption};
-use ticket_issuer::redeemer::Check;
+use ticket_issuer::redeemer::{Check, PictureAsk};
 use ticket_issuer::store::Store;
+use ticket_issuer::unit_id::UnitId;
 use ticket_issuer::Output;
 
 /// Export formats.
@@ -67,6 +70,24 @@ pub struct ShowArgs {
     /// or auditor's replay; never hand this to a player).
     #[arg(long)]
     pub reveal_all: bool,
+    /// Draw the unit after exactly N rolls or throws (0: before the first);
+    /// a play not over: at most the rolls revealed, unless --reveal-all.
+    #[arg(long, value_name = "N", conflicts_with_all = ["stopped_after_rolls", "json"])]
+    pub after_rolls: Option<u32>,
+    /// Never colour the picture (for logs); colours show only on a terminal.
+    #[arg(long, conflicts_with = "json")]
+    pub plain: bool,
+    /// Write the picture as SVG to this file (`-`: standard output)
+    /// instead of drawing it in the terminal.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["json", "steps"])]
+    pub svg: Option<PathBuf>,
+    /// Write one SVG per step into this folder: `step-000.svg` before the
+    /// first roll or throw, … , the last as `show` draws it.
+    #[arg(long, value_name = "DIR", conflicts_with = "json")]
+    pub steps: Option<PathBuf>,
+    /// Replace picture files that exist.
+    #[arg(long)]
+    pub force: bool,
     /// The ledger.
     #[command(flatten)]
     pub ledger: super::LedgerArg,
@@ -122,6 +143,9 @@ pub fn show(store: &Store, args: &ShowArgs) -> Result<i32, Error> {
     let keys = LoadedKeys::load(store, &args.keys)?;
     let redeemer =
         Redeemer::new(store.clone(), keys.owned()).with_ledger(args.ledger.target(store)?);
+    if !args.json {
+        return draw(store, &redeemer, &id, args);
+    }
     let r = if args.reveal_all {
         redeemer.replay(&id, args.stopped_after_rolls)?
     } else {
@@ -137,26 +161,100 @@ pub fn show(store: &Store, args: &ShowArgs) -> Result<i32, Error> {
             }
         }
     };
-    if args.json {
-        let shown = Shown {
-            unit: &r,
-            picture: super::redeem::picture(&r)
-                .lines()
-                .map(str::to_string)
-                .collect(),
-        };
-        print_json("unit", &shown);
+    let shown = Shown {
+        unit: &r,
+        picture: super::redeem::picture(&r)
+            .lines()
+            .map(str::to_string)
+            .collect(),
+    };
+    print_json("unit", &shown);
+    Ok(0)
+}
+
+/// `show` without `--json`: the unit drawn by its game (docs/GAMES.md §What
+/// a picture shows) in the terminal, then its outcome; or as SVG files.
+/// What is drawn follows the rule of `--json`: a play not over only up to
+/// the rolls revealed, unless `--reveal-all`.
+fn draw(store: &Store, redeemer: &Redeemer, id: &UnitId, args: &ShowArgs) -> Result<i32, Error> {
+    let files = args.svg.is_some() || args.steps.is_some();
+    // What the unit pays, where it may be shown whole (a redemption's words
+    // follow the picture); an unsold unit is told as `--json` tells it.
+    let whole = if args.reveal_all {
+        Some(redeemer.replay(id, args.stopped_after_rolls)?)
+    } else {
+        match redeemer.check(id, args.stopped_after_rolls)? {
+            Check::Whole(r) => Some(r),
+            Check::InPlay(u) if !u.sold && !files => {
+                super::redeem::print_in_play(&u);
+                return Ok(0);
+            }
+            Check::InPlay(_) => None,
+        }
+    };
+    let ask = PictureAsk {
+        after: args.after_rolls,
+        stop: args.stopped_after_rolls,
+        reveal_all: args.reveal_all,
+    };
+    let picture = redeemer.picture(id, ask)?;
+    if let Some(dir) = &args.steps {
+        write_steps(store, redeemer, id, ask, &picture, dir, args.force)?;
+    }
+    if let Some(path) = &args.svg {
+        write_svg(store, path, &picture, args.force)?;
+    }
+    if files {
         return Ok(0);
     }
     outln!(
-        "unit {} ({} emission {} block {} index {})",
-        r.id,
-        r.game,
-        r.emission,
-        r.block,
-        r.index
+        "unit {id} ({} emission {} block {} index {})",
+        id.game.slug(),
+        id.emission,
+        id.block,
+        id.index
     );
-    out!("{}", super::redeem::picture(&r));
-    outln!("{}", super::redeem::outcome_words(&r));
+    let colour = !args.plain && std::io::stdout().is_terminal();
+    out!("{}", picture.text(colour));
+    if let Some(r) = whole.filter(|_| args.after_rolls.is_none()) {
+        outln!("{}", super::redeem::outcome_words(&r));
+    }
     Ok(0)
+}
+
+/// One SVG file, written whole (atomically) or not at all; an existing
+/// file only with `--force`.
+fn write_svg(store: &Store, path: &Path, picture: &Picture, force: bool) -> Result<(), Error> {
+    let mut out = store.output(path, 0o644, force)?;
+    out.write_all(picture.svg().as_bytes())
+        .map_err(|e| Error::io(path, e))?;
+    out.finish()
+}
+
+/// `step-000.svg` (before the first step) … `step-NNN.svg` (`last`, the
+/// picture `show` draws) in `dir`, made if missing.
+fn write_steps(
+    store: &Store,
+    redeemer: &Redeemer,
+    id: &UnitId,
+    ask: PictureAsk,
+    last: &Picture,
+    dir: &Path,
+    force: bool,
+) -> Result<(), Error> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    for k in 0..=last.steps {
+        let path = dir.join(format!("step-{k:03}.svg"));
+        if k == last.steps {
+            write_svg(store, &path, last, force)?;
+        } else {
+            let ask = PictureAsk {
+                after: Some(k),
+                stop: None,
+                ..ask
+            };
+            write_svg(store, &path, &redeemer.picture(id, ask)?, force)?;
+        }
+    }
+    Ok(())
 }

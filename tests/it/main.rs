@@ -27,6 +27,7 @@ mod log_vectors;
 mod merkle;
 mod par;
 mod pg;
+mod picture;
 mod reconcile;
 mod redeem;
 mod rng;

@@ -1625,6 +1625,7 @@ fn the_openapi_description_names_exactly_the_routes_served() {
         "POST /v1/sales",
         "GET /v1/sales/{key}",
         "GET /v1/plays/{id}",
+        "GET /v1/plays/{id}/picture.svg",
         "POST /v1/plays/{id}/roll",
         "POST /v1/plays/{id}/stop",
         "GET /v1/ledger/head",
@@ -1635,7 +1636,7 @@ fn the_openapi_description_names_exactly_the_routes_served() {
     ] {
         assert!(served.iter().any(|s| s == route), "{route} described");
     }
-    assert_eq!(served.len(), 13, "{served:?}");
+    assert_eq!(served.len(), 14, "{served:?}");
     let (status, _) = get(&a, &server, "/v1/undescribed");
     assert_eq!(status, 404);
 }

@@ -806,6 +806,28 @@ async fn play_state(State(state): State<AppState>, UrlPath(id): UrlPath<String>)
     answer(state, "play_state", move |r| r.play_state(&id.parse()?)).await
 }
 
+/// `GET /v1/plays/{id}/picture.svg`: the play drawn by its game as it
+/// stands, never beyond the rolls revealed; refused as the play routes
+/// refuse (JSON error objects).
+async fn play_picture(State(state): State<AppState>, UrlPath(id): UrlPath<String>) -> Response {
+    let started = Instant::now();
+    let worker = Arc::clone(&state);
+    let drawn = blocking(move || -> Result<String, Error> {
+        Ok(worker.redeemer.play_picture(&id.parse()?)?.svg())
+    })
+    .await;
+    let response = match drawn {
+        Ok(Ok(svg)) => ([(header::CONTENT_TYPE, "image/svg+xml")], svg).into_response(),
+        Ok(Err(e)) => {
+            state.metrics.refused(e.code());
+            error_response(&e)
+        }
+        Err(r) => r,
+    };
+    state.metrics.observe(started.elapsed());
+    response
+}
+
 async fn ledger_head(State(state): State<AppState>) -> Response {
     let worker = Arc::clone(&state);
     match blocking(move || worker.redeemer.ledger().head()).await {
@@ -1296,6 +1318,22 @@ fn routes() -> Vec<(RouteDoc, Option<axum::routing::MethodRouter<AppState>>)> {
                 ..doc("GET", "/v1/plays/{id}", "A unit's play as it stands", None)
             },
             Some(get(play_state)),
+        ),
+        (
+            RouteDoc {
+                answers: &[(
+                    200,
+                    "svg",
+                    "the play drawn as it stands (image/svg+xml): the board, the rolls revealed, never beyond",
+                )],
+                ..doc(
+                    "GET",
+                    "/v1/plays/{id}/picture.svg",
+                    "A picture of a unit's play as it stands",
+                    None,
+                )
+            },
+            Some(get(play_picture)),
         ),
         (
             RouteDoc {

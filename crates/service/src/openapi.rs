@@ -108,7 +108,7 @@ fn operation(r: &RouteDoc) -> Value {
     for (status, kind, description) in r.answers.iter().chain(COMMON.iter()) {
         let schema = match *kind {
             "error" => json!({"$ref": "#/components/schemas/Error"}),
-            "text" => Value::Null,
+            "text" | "svg" => Value::Null,
             kind => json!({
                 "allOf": [
                     {"$ref": "#/components/schemas/Answer"},
@@ -118,6 +118,7 @@ fn operation(r: &RouteDoc) -> Value {
         };
         let content = match *kind {
             "text" => json!({"text/plain": {}}),
+            "svg" => json!({"image/svg+xml": {}}),
             _ => json!({"application/json": {"schema": schema}}),
         };
         responses

@@ -9,9 +9,11 @@
 //! seen through the game-neutral [`Tape`] of [`play`].
 
 pub mod ile;
+pub mod picture;
 pub mod play;
 pub mod tresors;
 
+pub use picture::{Moment, Picture};
 pub use play::{Ending, Fields, State, Step, Tape};
 
 use serde::Serialize;
@@ -118,6 +120,28 @@ pub trait GameUnit: Send {
     fn write_export_fields(&self, out: &mut Vec<u8>);
     /// What the player sees, as text, up to `stop` (`None`: the end).
     fn picture(&self, stop: Option<u32>) -> Result<String, StopRefusal>;
+    /// The unit drawn by its game at `moment` of its play (docs/GAMES.md
+    /// §What a picture shows): nothing beyond the steps the moment shows.
+    /// By default, the lines of [`GameUnit::picture`] as played to a stop;
+    /// a game played step by step draws its own.
+    fn drawing(&self, moment: Moment) -> Result<Picture, StopRefusal> {
+        let Moment::Paid(stop) = moment else {
+            return Err(StopRefusal::Refused(
+                "this game draws no picture part-way through a play".into(),
+            ));
+        };
+        let mut drawn = Picture {
+            title: String::new(),
+            rows: Vec::new(),
+            path: Vec::new(),
+            notes: Vec::new(),
+            steps: 0,
+        };
+        for line in self.picture(stop)?.lines() {
+            drawn.note(line, picture::Tone::Plain, "line");
+        }
+        Ok(drawn)
+    }
     /// What a sale hands the player's screen (docs/API.md §Sales): all of
     /// a unit revealed whole; only what is shown before the first step of
     /// a unit played step by step.

@@ -13,9 +13,11 @@ use std::time::Duration;
 
 mod disclosure;
 mod keyed;
+mod picture;
 mod sale;
 pub use disclosure::{Check, Disclosure, UnitInPlay};
 pub use keyed::batch_parts;
+pub use picture::PictureAsk;
 pub use sale::{Marked, PlayView, Sale};
 
 use rayon::prelude::*;

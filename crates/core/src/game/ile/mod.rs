@@ -15,11 +15,13 @@
 //! - `generate`: a unit's generation from its stream;
 //! - `codec`: the payload, encoded and decoded;
 //! - `view`: the export view and fields, and the text picture;
+//! - `picture`: the unit drawn at a point of its play (text or SVG);
 //! - here: [`Rules`], the game as the shared machinery sees it.
 
 mod audit;
 mod codec;
 mod generate;
+mod picture;
 mod regulation;
 mod unit;
 mod view;
@@ -146,6 +148,10 @@ impl GameUnit for Unit {
             return Err(StopRefusal::Refused("L'île au trésor has no stop".into()));
         }
         Ok(Unit::picture(self))
+    }
+
+    fn drawing(&self, moment: super::Moment) -> Result<super::Picture, StopRefusal> {
+        Unit::drawing(self, moment)
     }
 
     fn sale_view(&self) -> serde_json::Value {

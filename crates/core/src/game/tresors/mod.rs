@@ -13,6 +13,8 @@
 //! - `codec`: the payload, encoded and decoded;
 //! - `play`: the play engine (rolls, life, stops, outcome);
 //! - `view`: the export view and fields, the text picture, the tape;
+//! - `picture`: the unit drawn after a number of rolls (text or SVG),
+//!   from the board and the rolls shown only;
 //! - [`par`]: the game's PAR sheet (exact figures, optimal play and the
 //!   cross-checks of its stopping strategies);
 //! - here: [`Rules`], the game as the shared machinery sees it.
@@ -21,6 +23,7 @@ mod audit;
 mod codec;
 mod generate;
 pub mod par;
+mod picture;
 mod play;
 mod regulation;
 mod unit;
@@ -167,6 +170,10 @@ impl super::GameUnit for Unit {
 
     fn picture(&self, stop: Option<u32>) -> Result<String, super::StopRefusal> {
         Unit::picture(self, stop).map_err(|e| super::StopRefusal::Refused(e.to_string()))
+    }
+
+    fn drawing(&self, moment: super::Moment) -> Result<super::Picture, super::StopRefusal> {
+        Unit::drawing(self, moment)
     }
 
     /// The board only: the dice and the chests' contents stay on the
