@@ -18,6 +18,7 @@ mod rng_stream;
 mod sale;
 mod serve;
 mod status;
+mod terminal;
 mod verify;
 
 use std::path::PathBuf;

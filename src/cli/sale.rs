@@ -80,6 +80,12 @@ pub struct PlayArgs {
     /// Stop here and take the gains found (allowed after the first chest).
     #[arg(long)]
     pub stop: bool,
+    /// Play the unit in the terminal as its player would see it (L'île au
+    /// trésor too): one throw or roll per key, « Arrêter » with `a`;
+    /// records nothing (an operator's or support's replay: it needs the
+    /// keys, like `show --reveal-all`). Needs a terminal.
+    #[arg(long, conflicts_with_all = ["roll", "stop", "json"])]
+    pub terminal: bool,
     /// Idempotency.
     #[command(flatten)]
     pub idempotency: IdempotencyArg,
@@ -185,6 +191,9 @@ pub fn mark_sold(store: &Store, args: &MarkSoldArgs) -> Result<i32, Error> {
 pub fn play(store: &Store, args: &PlayArgs) -> Result<i32, Error> {
     let id: UnitId = args.id.parse()?;
     let redeemer = redeemer(store, &args.keys, &args.ledger)?;
+    if args.terminal {
+        return super::terminal::play(&redeemer, &id);
+    }
     let key = args.idempotency.key.as_deref();
     let view = match (args.roll, args.stop) {
         (Some(n), _) => redeemer.play_keyed(&id, PlayAction::Roll(n), key)?,

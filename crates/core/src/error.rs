@@ -485,6 +485,14 @@ pub enum Error {
         /// The emission.
         emission: u32,
     },
+    /// A command that plays in the terminal, run without one.
+    #[error("{what} needs a terminal on standard input and output (it reads one key at a time); in a script use {instead}")]
+    NotATerminal {
+        /// The command.
+        what: &'static str,
+        /// What a script uses instead.
+        instead: &'static str,
+    },
     /// An emission whose seeds this store cannot give: not revealed yet, or
     /// revealed in a store without the master secret to make them again.
     #[error("{}", not_revealed_message(game, *emission, *revealed, store))]
@@ -834,6 +842,7 @@ codes! {
     ClaimsEnded => "emission_closed", Conflict;
     ClaimsNotEnded => "claims_not_ended", Conflict;
     NotRevealed => "emission_not_revealed", Conflict;
+    NotATerminal => "not_a_terminal", InvalidInput;
     NoSuchBlock => "unknown_block", NotFound;
     GenerationUnfinished => "generation_unfinished", Conflict;
     InvalidBlockChoice => "invalid_block_choice", InvalidInput;

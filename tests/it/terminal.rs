@@ -1,0 +1,222 @@
+//! `issuer play ID --terminal` driven under tmux (send-keys, capture-pane):
+//! what the player is shown ends where the sealed unit says, the terminal
+//! is given back (alternate screen left, the shell's next line printed),
+//! and without a terminal the command refuses (`not_a_terminal`).
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::issuer;
+
+/// A tmux server of its own (tests run in parallel), killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    /// Starts `command` in a detached 160×50 session.
+    fn start(name: &str, command: &str) -> Tmux {
+        let found = Command::new("tmux").arg("-V").output();
+        assert!(
+            found.is_ok_and(|o| o.status.success()),
+            "tmux is not installed: install it with `apt-get install tmux` (.ci/run does)"
+        );
+        let tmux = Tmux {
+            socket: format!("issuer-test-{}-{name}", std::process::id()),
+        };
+        tmux.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "160",
+            "-y",
+            "50",
+            command,
+        ]);
+        tmux
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &str) {
+        self.run(&["send-keys", "-t", "t", keys]);
+    }
+
+    fn pane(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", "t"])
+    }
+
+    /// Waits (at most 10 s) until the pane holds `text`; returns the pane.
+    fn wait_for(&self, text: &str) -> String {
+        self.wait_for_any(&[text])
+    }
+
+    /// Waits (at most 10 s) until the pane holds one of `texts`.
+    fn wait_for_any(&self, texts: &[&str]) -> String {
+        let start = Instant::now();
+        loop {
+            let pane = self.pane();
+            if texts.iter().any(|t| pane.contains(t)) {
+                return pane;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "none of {texts:?} on the screen:\n{pane}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        self.run(&["kill-server"]);
+    }
+}
+
+/// The command line of `issuer --store STORE play ID --terminal`, then the
+/// exit status and whether the alternate screen was left.
+fn play_command(store: &Path, id: &str) -> String {
+    format!(
+        "{} --store {} play {id} --terminal; echo EXIT=$?; sleep 60",
+        env!("CARGO_BIN_EXE_issuer"),
+        store.display()
+    )
+}
+
+/// The first unit of `block` whose export line satisfies `wanted`.
+fn unit(store: &Path, block: &Path, wanted: impl Fn(&Value) -> bool) -> Value {
+    let run = issuer(store, &["export", block.to_str().unwrap()]).expect_code(0);
+    run.stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|u| wanted(u))
+        .unwrap()
+}
+
+#[test]
+fn play_in_the_terminal_ends_where_the_sealed_unit_says_and_gives_the_terminal_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let s = |args: &[&str]| issuer(&store, args).expect_code(0);
+    s(&["keygen"]);
+    s(&[
+        "generate",
+        "--game",
+        "ile-au-tresor",
+        "--emission",
+        "1",
+        "--price",
+        "1",
+        "--quiet",
+    ]);
+    s(&[
+        "generate",
+        "--game",
+        "tresors-ensables",
+        "--emission",
+        "2",
+        "--units",
+        "2000",
+        "--quiet",
+    ]);
+    let blocks = store.join("emissions");
+    // L'île au trésor: a winning unit, one throw per key, to its end.
+    let ile = unit(
+        &store,
+        &blocks.join("ile-au-tresor/e000001/b000001.tkb"),
+        |u| u["lot"].is_string(),
+    );
+    let tmux = Tmux::start("ile", &play_command(&store, ile["id"].as_str().unwrap()));
+    tmux.wait_for("Entrée : lancer suivant");
+    for throw in 1..=4 {
+        tmux.keys("Enter");
+        if throw < 4 {
+            tmux.wait_for(&format!("lancer {throw} :"));
+        }
+    }
+    let end = tmux.wait_for("fin de la partie");
+    let lot = ile["lot"].as_str().unwrap();
+    assert!(end.contains(&format!("lot {lot}")), "{lot}:\n{end}");
+    tmux.keys("x");
+    tmux.wait_for("EXIT=0");
+    assert_eq!(tmux.run(&["display", "-p", "#{alternate_on}"]).trim(), "0");
+    drop(tmux);
+
+    // Trésors Ensablés: a unit that reaches the gold chest, stopped right
+    // after its first chest; « Arrêter » before it is refused with the
+    // rule's words.
+    let te = unit(
+        &store,
+        &blocks.join("tresors-ensables/e000002/b000001.tkb"),
+        |u| u["prize"] != "0",
+    );
+    let id = te["id"].as_str().unwrap();
+    let tmux = Tmux::start("te", &play_command(&store, id));
+    tmux.wait_for("Arrêter · q : quitter");
+    let mut rolls = 0;
+    let stopped = loop {
+        tmux.keys("l");
+        rolls += 1;
+        tmux.wait_for(&format!("après {rolls} lancers"));
+        tmux.keys("a");
+        let pane = tmux.wait_for_any(&["refusé", "« Arrêter » après"]);
+        if pane.contains("« Arrêter » après") {
+            break pane;
+        }
+        assert!(pane.contains("no chest opened yet"), "{pane}");
+        assert!(rolls < 60, "no chest before the end");
+    };
+    let replay = issuer(
+        &store,
+        &[
+            "show",
+            id,
+            "--reveal-all",
+            "--stopped-after-rolls",
+            &rolls.to_string(),
+            "--json",
+        ],
+    )
+    .expect_code(0)
+    .json();
+    let prize = replay["prize"].as_str().unwrap();
+    assert!(
+        stopped.contains(&format!("gagne {prize} €")),
+        "{prize}:\n{stopped}"
+    );
+    // Ctrl-C in raw mode is a key: the terminal is given back all the same.
+    tmux.keys("C-c");
+    tmux.wait_for("EXIT=0");
+    assert_eq!(tmux.run(&["display", "-p", "#{alternate_on}"]).trim(), "0");
+}
+
+#[test]
+fn play_in_the_terminal_refuses_without_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    issuer(&store, &["keygen"]).expect_code(0);
+    let run = issuer(
+        &store,
+        &["play", "TE-2-1-0-Z3SSX41Q", "--terminal", "--json"],
+    );
+    // --json and --terminal do not go together (a usage error).
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let run = issuer(&store, &["play", "TE-2-1-0-Z3SSX41Q", "--terminal"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("needs a terminal"), "{}", run.stderr);
+    assert!(run.stderr.contains("--steps DIR"), "{}", run.stderr);
+}
