@@ -12,7 +12,6 @@ use sha2::{Digest, Sha256};
 use super::{print_json, progress, KeyArgs, LoadedKeys, EXIT_OK, EXIT_REFUSED};
 use ticket_issuer::audit::verify_emission;
 use ticket_issuer::block::authentic::AuthenticBlock;
-use ticket_issuer::block::reader::BlockFile;
 use ticket_issuer::emission::Reveal;
 use ticket_issuer::error::Error;
 use ticket_issuer::evidence::block::{audit_block, emission_tests, BlockAudit};
@@ -107,7 +106,9 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         ));
     }
     // The blocks, and what proves them: the manifest or the seals alone.
-    let (paths, emission_number, ledger_of) = match args.emission {
+    // Each block's verification report: one reading of its file, whose
+    // digest the evidence then quotes.
+    let (checked, emission_number, ledger_of) = match args.emission {
         Some(number) => {
             let emission = super::emission::EmissionArg {
                 emission: number,
@@ -154,25 +155,29 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
                     (Some(_), false) => "the seeds could not all be checked: see `issuer verify --emission`".into(),
                 },
             ));
-            let paths: Vec<PathBuf> = report
-                .blocks
-                .iter()
-                .map(|b| PathBuf::from(&b.summary.path))
-                .collect();
-            (paths, Some(number), Some(emission.game))
+            (report.blocks, Some(number), Some(emission.game))
         }
-        None => (args.files.clone(), None, None),
+        None => {
+            // Each file on its own: its seal, layout and digests (the
+            // records are checked as the audit reads them).
+            let mut opts = VerifyOptions::new(&keys.trusted, keys.access());
+            opts.scope = Scope::Structure;
+            let reports = args
+                .files
+                .iter()
+                .map(|path| verify_block(path, &opts))
+                .collect::<Result<Vec<_>, Error>>()?;
+            (reports, None, None)
+        }
     };
+    let paths: Vec<PathBuf> = checked
+        .iter()
+        .map(|b| PathBuf::from(&b.summary.path))
+        .collect();
     let bar = progress::bar(0, args.quiet);
     let mut blocks: Vec<BlockAudit> = Vec::new();
     let mut game: Option<Game> = ledger_of;
-    for path in &paths {
-        let opts = VerifyOptions::new(&keys.trusted, keys.access());
-        let seal = verify_block(path, &{
-            let mut o = opts;
-            o.scope = Scope::Structure;
-            o
-        })?;
+    for (seal, path) in checked.iter().zip(&paths) {
         provenance.push(Check::new(
             format!("block-{}/seal", seal.summary.block),
             &format!("block {}", seal.summary.block),
@@ -193,8 +198,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
             });
         }
         game = Some(h.game);
-        let sha = BlockFile::open(path)?.sha256()?;
-        blocks.push(audit_block(&block, &sha)?);
+        blocks.push(audit_block(&block, &seal.summary.file_sha256)?);
         bar.inc(u64::from(h.unit_count));
     }
     bar.finish_and_clear();
@@ -213,7 +217,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let proofs = args
         .prove
         .iter()
-        .map(|id| prove(id, &paths, &keys))
+        .map(|id| prove(id, game, &blocks, &keys))
         .collect::<Result<Vec<_>, Error>>()?;
     write_evidence(&target, &report, &blocks, game, &proofs)?;
     finish_out(target, &args.out, args.force)?;
@@ -337,25 +341,34 @@ fn payout_checks(game: Game, blocks: &[BlockAudit]) -> Vec<payout::BandCheck> {
 }
 
 /// The inclusion proof of unit `id`, from the audited block it names.
-fn prove(id: &str, paths: &[PathBuf], keys: &LoadedKeys) -> Result<UnitProof, Error> {
+fn prove(
+    id: &str,
+    game: Game,
+    blocks: &[BlockAudit],
+    keys: &LoadedKeys,
+) -> Result<UnitProof, Error> {
     let unit: UnitId = id.parse()?;
-    for path in paths {
-        let file = BlockFile::open(path)?;
-        let h = &file.header;
-        if (h.game, h.emission, h.block) == (unit.game, unit.emission, unit.block) {
+    let audited = blocks
+        .iter()
+        .map(|b| &b.evidence)
+        .find(|b| unit.game == game && (b.emission, b.block) == (unit.emission, unit.block));
+    match audited {
+        Some(b) => {
+            let path = Path::new(&b.path);
             let block = AuthenticBlock::open(path, &keys.trusted, keys.access(), "audit")?;
-            return proof::unit_proof(&block, &unit);
+            proof::unit_proof(&block, &unit)
         }
+        // Where the blocks audited are.
+        None => Err(Error::UnknownBlock {
+            id: unit.to_string(),
+            emission: unit.emission,
+            block: unit.block,
+            path: blocks
+                .first()
+                .and_then(|b| Path::new(&b.evidence.path).parent().map(Path::to_path_buf))
+                .unwrap_or_default(),
+        }),
     }
-    Err(Error::UnknownBlock {
-        id: unit.to_string(),
-        emission: unit.emission,
-        block: unit.block,
-        path: paths
-            .first()
-            .map(|p| p.with_file_name(""))
-            .unwrap_or_default(),
-    })
 }
 
 /// A new, empty folder beside `out` to write the evidence into.

@@ -144,8 +144,14 @@ pub fn play(redeemer: &Redeemer, id: &UnitId) -> Result<i32, Error> {
     let mut steps = 0;
     let mut note = String::new();
     loop {
-        // The play is over when no further step can be drawn.
-        if redeemer.picture(id, after(steps + 1)).is_err() {
+        // The play is over when the game draws no further step (its rules
+        // refuse the moment); any other failure is an error.
+        let over = match redeemer.picture(id, after(steps + 1)) {
+            Ok(_) => false,
+            Err(Error::BadStop { .. }) => true,
+            Err(e) => return Err(e),
+        };
+        if over {
             let end = redeemer.picture(id, paid(None))?;
             screen.show(&page(&end, "fin de la partie · une touche pour quitter"))?;
             any_key()?;

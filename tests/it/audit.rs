@@ -565,3 +565,61 @@ fn after_the_reveal_the_kit_still_proves_a_unit_and_regenerates_every_block() {
         "{line}"
     );
 }
+
+#[test]
+fn a_proof_is_refused_for_a_unit_outside_the_blocks_audited_or_with_another_check_code() {
+    let fx = Fixture::new();
+    let seed = [0x71; 32];
+    let path = block_with(
+        &fx,
+        Game::TRESORS_ENSABLES,
+        1,
+        2_000,
+        &seed,
+        None,
+        &|_, _| {},
+    );
+    let auditor = Auditor::of(&fx, Game::TRESORS_ENSABLES);
+    let id = |block: u32, check_code| {
+        ticket_issuer::unit_id::UnitId {
+            game: Game::TRESORS_ENSABLES,
+            emission: 1,
+            block,
+            index: 5,
+            check_code,
+        }
+        .to_string()
+    };
+    let code = ticket_issuer::derive::check_code(&seed, 5);
+    let mut other = code;
+    other[0] ^= 1;
+    for (n, (unit, error)) in [
+        (id(2, code), "unknown_block"),
+        (id(1, other), "wrong_check_code"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let out = fx.dir.path().join(format!("refused-{n}"));
+        let run = issuer(
+            &auditor.store,
+            &[
+                "audit",
+                &path.display().to_string(),
+                "--public-key",
+                &auditor.public_key.display().to_string(),
+                "--records-key",
+                &auditor.records_key.display().to_string(),
+                "--prove",
+                &unit,
+                "--out",
+                &out.display().to_string(),
+                "--json",
+            ],
+        );
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        assert_eq!(run.json()["error"], error, "{}", run.stdout);
+        // No evidence folder is left, whole or partial.
+        assert!(!out.exists());
+    }
+}

@@ -16,7 +16,6 @@ use crate::block::authentic::AuthenticBlock;
 use crate::derive::CHECK_CODE_LEN;
 use crate::error::Error;
 use crate::game::PrizeModel;
-use crate::merkle::Hash;
 use crate::money::Cents;
 use crate::record::PREFIX_SIZE;
 use crate::stats;
@@ -104,8 +103,9 @@ pub struct BlockAudit {
 }
 
 /// Reads every unit of `block` (each re-checked against the rules), and
-/// gives its facts, tests and plots. `file_sha256` is the file's digest.
-pub fn audit_block(block: &AuthenticBlock, file_sha256: &Hash) -> Result<BlockAudit, Error> {
+/// gives its facts, tests and plots. `file_sha256` is the file's digest
+/// (hex), as its verification computed it.
+pub fn audit_block(block: &AuthenticBlock, file_sha256: &str) -> Result<BlockAudit, Error> {
     let h = &block.file.header;
     let game = h.game;
     let chunks: Vec<u32> = (0..h.chunk_count).collect();
@@ -320,7 +320,7 @@ pub fn audit_block(block: &AuthenticBlock, file_sha256: &Hash) -> Result<BlockAu
         emission: h.emission,
         block: h.block,
         path: block.file.path().display().to_string(),
-        file_sha256: hex::encode(file_sha256),
+        file_sha256: file_sha256.to_string(),
         merkle_root: hex::encode(h.merkle_root),
         units,
         price: Cents::from(price).to_string(),

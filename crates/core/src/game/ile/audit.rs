@@ -66,15 +66,9 @@ impl GameTally for Tally {
     fn findings(&self, s: &TallyScope<'_>) -> GameFindings {
         let mut tests = Vec::new();
         for (what, table) in [
-            (
-                "closed chests' contents",
-                rows(&self.closed.map(|r| r.to_vec())),
-            ),
-            (
-                "throws' directions",
-                rows(&self.directions.map(|r| r.to_vec())),
-            ),
-            ("throws' step counts", rows(&self.steps.map(|r| r.to_vec()))),
+            ("closed chests' contents", rows(&self.closed)),
+            ("throws' directions", rows(&self.directions)),
+            ("throws' step counts", rows(&self.steps)),
         ] {
             let id = format!("{}/neutrality-{}", s.id, slug(what));
             let name = format!("{what}: winners against losers");
@@ -159,9 +153,9 @@ fn add(a: &mut [u64], b: &[u64]) {
     }
 }
 
-/// The two rows as a table.
-fn rows(r: &[Vec<u64>; 2]) -> Vec<Vec<u64>> {
-    r.to_vec()
+/// Winners' and losers' counts as a table.
+fn rows<const N: usize>(r: &[[u64; N]; 2]) -> Vec<Vec<u64>> {
+    r.iter().map(|row| row.to_vec()).collect()
 }
 
 /// "closed-chests-contents" from "closed chests' contents".

@@ -106,7 +106,7 @@ impl GameTally for Tally {
             self.chests[row][usize::from(unit.chest_index(k))] += 1;
         }
         *self.prizes.entry(prize_cents).or_default() += 1;
-        self.strategies.add(payload)
+        self.strategies.add_unit(&unit)
     }
 
     fn merge(&mut self, other: Box<dyn GameTally>) {
