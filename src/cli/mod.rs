@@ -11,6 +11,7 @@ mod demo;
 mod emission;
 mod generate;
 mod inspect;
+mod operator;
 mod par;
 mod progress;
 mod redeem;
@@ -28,6 +29,7 @@ use ed25519_dalek::VerifyingKey;
 use serde::Serialize;
 
 use ticket_issuer::error::{Error, ErrorKind};
+use ticket_issuer::ledger::operator::Action;
 use ticket_issuer::ledger::target::LedgerTarget;
 use ticket_issuer::records_key::{KeyAccess, RecordsKeyFile};
 use ticket_issuer::store::{Secrets, Store, DEFAULT_STORE};
@@ -102,6 +104,17 @@ pub enum Command {
     Play(sale::PlayArgs),
     /// Redeem a unit by ID: check it, prove it, record it once.
     Redeem(redeem::Args),
+    /// Suspend an emission or a block: no sale, play step or redemption
+    /// until resumed.
+    Suspend(operator::ControlArgs),
+    /// Resume a suspended emission or block.
+    Resume(operator::ControlArgs),
+    /// Withdraw an emission or a block for good: never sold again (its sold
+    /// units still play and redeem).
+    Withdraw(operator::ControlArgs),
+    /// Void a sale before its play began (refund to the platform): the unit
+    /// is never sold again and never paid.
+    Void(operator::VoidArgs),
     /// What has been redeemed: per block counts, amounts and the ledger digest.
     Ledger(redeem::LedgerArgs),
     /// The PAR sheet of a game: return to player, hit frequency, odds of
@@ -152,6 +165,8 @@ impl Command {
             Command::Sell(a) => a.json,
             Command::MarkSold(a) => a.json,
             Command::Play(a) => a.json,
+            Command::Suspend(a) | Command::Resume(a) | Command::Withdraw(a) => a.actor.json,
+            Command::Void(a) => a.actor.json,
             Command::Ledger(a) => a.json,
             Command::Serve(a) => a.json,
             Command::Status(a) => a.json,
@@ -228,6 +243,10 @@ pub fn run(cli: &Cli) -> Result<i32, Error> {
         Command::Sell(args) => sale::sell(&store, args),
         Command::MarkSold(args) => sale::mark_sold(&store, args),
         Command::Play(args) => sale::play(&store, args),
+        Command::Suspend(args) => operator::control(&store, Action::Suspend, args),
+        Command::Resume(args) => operator::control(&store, Action::Resume, args),
+        Command::Withdraw(args) => operator::control(&store, Action::Withdraw, args),
+        Command::Void(args) => operator::void(&store, args),
         Command::Ledger(args) => redeem::ledger(&store, args),
         Command::Serve(args) => serve::run(&store, args),
         Command::Status(args) => status::run(&store, args),

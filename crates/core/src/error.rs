@@ -268,7 +268,7 @@ pub enum Error {
         at: String,
     },
     /// No unsold unit is left on sale.
-    #[error("no {game} unit at {price} € is left to sell: {}every block of the game's closed emissions whose claims are open is sold out (close a new emission to sell more)", claims_ended_clause(ended))]
+    #[error("no {game} unit at {price} € is left to sell: {}{}every block of the game's closed emissions whose claims are open is sold out (close a new emission to sell more)", claims_ended_clause(ended), withdrawn_clause(withdrawn))]
     SoldOut {
         /// Game slug.
         game: &'static str,
@@ -277,6 +277,9 @@ pub enum Error {
         /// Emissions on sale at that price whose claims have ended: their
         /// units, sold or not, are sold no more.
         ended: Vec<u32>,
+        /// Emissions and blocks withdrawn ("emission 2 block 1"): their
+        /// unsold units are never sold.
+        withdrawn: Vec<String>,
     },
     /// A unit played step by step redeemed before its play is over.
     #[error("unit {id}: its play is not over ({rolls} rolls revealed); roll to the end or stop (where allowed) through the play API first: the unit is paid as played")]
@@ -462,6 +465,80 @@ pub enum Error {
         emission: u32,
         /// When the claim period ended.
         at: String,
+    },
+    /// A sale, play step or redemption of a suspended emission or block.
+    #[error("{game} emission {emission}{}: suspended by the operator at {at} ({reason}); no sale, play step or redemption until it is resumed (`issuer resume`); nothing was recorded", block_clause(*block))]
+    Suspended {
+        /// Game slug.
+        game: &'static str,
+        /// The emission.
+        emission: u32,
+        /// The block suspended; `None`: the whole emission.
+        block: Option<u32>,
+        /// When it was suspended.
+        at: String,
+        /// The operator's reason.
+        reason: String,
+    },
+    /// A sale or `mark-sold` of a withdrawn emission or block.
+    #[error("{game} emission {emission}{}: withdrawn by the operator at {at} ({reason}); its unsold units are never sold (its sold units still play and redeem)", block_clause(*block))]
+    Withdrawn {
+        /// Game slug.
+        game: &'static str,
+        /// The emission.
+        emission: u32,
+        /// The block withdrawn; `None`: the whole emission.
+        block: Option<u32>,
+        /// When it was withdrawn.
+        at: String,
+        /// The operator's reason.
+        reason: String,
+    },
+    /// A play step or a redemption of a unit whose sale was voided.
+    #[error("unit {id}: its sale was voided at {at} (refunded to the platform): it is never played or paid")]
+    Voided {
+        /// The ID.
+        id: String,
+        /// When it was voided.
+        at: String,
+    },
+    /// A void once the play began.
+    #[error("unit {id}: its play has begun ({rolls} rolls revealed); a sale is voided only before its first step")]
+    PlayStarted {
+        /// The ID.
+        id: String,
+        /// Rolls revealed.
+        rolls: u32,
+    },
+    /// A resumption of what is not suspended (at that level).
+    #[error("{game} emission {emission}{}: not suspended at this level, nothing to resume{}", block_clause(*block), held_clause(held))]
+    NotSuspended {
+        /// Game slug.
+        game: &'static str,
+        /// The emission.
+        emission: u32,
+        /// The block; `None`: the emission.
+        block: Option<u32>,
+        /// The level's withdrawal or the other level's suspension, in words.
+        held: Option<String>,
+    },
+    /// An operator action asked of a withdrawn level that cannot undo it.
+    #[error("{game} emission {emission}{}: withdrawn at {at}; a withdrawal is permanent and cannot be resumed", block_clause(*block))]
+    WithdrawalIsPermanent {
+        /// Game slug.
+        game: &'static str,
+        /// The emission.
+        emission: u32,
+        /// The block; `None`: the emission.
+        block: Option<u32>,
+        /// When it was withdrawn.
+        at: String,
+    },
+    /// A bad operator request (a reason, a level).
+    #[error("{what}")]
+    BadOperatorRequest {
+        /// What is wrong, in words.
+        what: String,
     },
     /// `reveal` before the end of claims was published in the ledger.
     #[error("{game} emission {emission}: the end of its claim period is not published in the ledger {ledger}; run `issuer end-claims --emission {emission}` with the same ledger first (seeds are revealed only once no node can pay)")]
@@ -698,6 +775,24 @@ pub enum Error {
 
 /// Why a sale found nothing, where claims ended: "the claims of emission
 /// 1 have ended (…); ".
+fn block_clause(block: Option<u32>) -> String {
+    block.map(|b| format!(" block {b}")).unwrap_or_default()
+}
+
+fn held_clause(held: &Option<String>) -> String {
+    held.as_ref().map(|h| format!(" ({h})")).unwrap_or_default()
+}
+
+fn withdrawn_clause(withdrawn: &[String]) -> String {
+    match withdrawn {
+        [] => String::new(),
+        some => format!(
+            "{} withdrawn by the operator, so never sold; ",
+            some.join(", ")
+        ),
+    }
+}
+
 fn claims_ended_clause(ended: &[u32]) -> String {
     match ended {
         [] => String::new(),
@@ -841,6 +936,13 @@ codes! {
     EmissionRevealed => "emission_revealed", Gone;
     ClaimsEnded => "emission_closed", Conflict;
     ClaimsNotEnded => "claims_not_ended", Conflict;
+    Suspended => "suspended", Conflict;
+    Withdrawn => "withdrawn", Conflict;
+    Voided => "voided", Conflict;
+    PlayStarted => "play_started", Conflict;
+    NotSuspended => "not_suspended", Conflict;
+    WithdrawalIsPermanent => "withdrawal_is_permanent", Conflict;
+    BadOperatorRequest => "invalid_request", InvalidInput;
     NotRevealed => "emission_not_revealed", Conflict;
     NotATerminal => "not_a_terminal", InvalidInput;
     NoSuchBlock => "unknown_block", NotFound;
@@ -944,7 +1046,9 @@ impl Error {
             | Error::PlayUnfinished { id, .. }
             | Error::PlayOver { id, .. }
             | Error::RollOutOfOrder { id, .. }
-            | Error::NotPlayable { id, .. } => r.id = Some(id.clone()),
+            | Error::NotPlayable { id, .. }
+            | Error::Voided { id, .. }
+            | Error::PlayStarted { id, .. } => r.id = Some(id.clone()),
             Error::AlreadySold { id, at } => {
                 r.id = Some(id.clone());
                 r.sold_at = Some(at.clone());
@@ -964,6 +1068,10 @@ impl Error {
             | Error::NoSuchBlock { emission, .. }
             | Error::ClaimsEnded { emission, .. }
             | Error::ClaimsNotEnded { emission, .. }
+            | Error::Suspended { emission, .. }
+            | Error::Withdrawn { emission, .. }
+            | Error::NotSuspended { emission, .. }
+            | Error::WithdrawalIsPermanent { emission, .. }
             | Error::GenerationUnfinished { emission, .. }
             | Error::InvalidBlockChoice { emission, .. }
             | Error::MasterSecretMismatch { emission, .. }

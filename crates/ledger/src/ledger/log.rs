@@ -394,6 +394,10 @@ pub enum LogEntry<'a> {
     /// An emission's end of claims: `claims/v1|seq|game|emission|ended_at|sha256\n`,
     /// `sha256` being the hex SHA-256 of the signed statement as stored.
     EndOfClaims(&'a super::claims::EndOfClaims),
+    /// An operator's action (a suspension, a resumption, a withdrawal, a
+    /// void): `operator/v1|seq|action|game|emission|block|index|by|at|reason_sha256\n`
+    /// ([`super::operator::OperatorAction::line`]).
+    Operator(&'a super::operator::OperatorAction),
 }
 
 impl LogEntry<'_> {
@@ -439,6 +443,7 @@ impl LogEntry<'_> {
                 s.ended_at,
                 hex::encode(Sha256::digest(s.statement.as_bytes()))
             ),
+            LogEntry::Operator(a) => a.line(seq),
         }
     }
 
@@ -464,6 +469,7 @@ impl LogEntry<'_> {
             LogEntry::EndOfClaims(s) => {
                 format!("the end of claims of {} emission {}", s.game, s.emission)
             }
+            LogEntry::Operator(a) => a.what(),
         }
     }
 

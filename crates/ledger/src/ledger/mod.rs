@@ -10,6 +10,7 @@ pub mod backend;
 pub mod claims;
 pub mod emission_rows;
 pub mod log;
+pub mod operator;
 pub mod ops;
 pub mod pg;
 mod pg_env;
@@ -128,6 +129,17 @@ const CLAIMS_ADDED_COLUMNS: [(&str, &str); 2] = [("seq", "INTEGER"), ("leaf_hash
 /// Every leaf of the log, whatever its table. A ledger written before ends
 /// of claims were logged has a view without them: it is replaced.
 const LOG_LEAVES: &str = "
+CREATE UNIQUE INDEX IF NOT EXISTS claims_ended_seq ON claims_ended (seq);
+CREATE VIEW IF NOT EXISTS log_leaves AS
+    SELECT seq, leaf_hash FROM redemptions WHERE seq IS NOT NULL
+    UNION ALL SELECT seq, leaf_hash FROM sales
+    UNION ALL SELECT seq, leaf_hash FROM plays WHERE seq IS NOT NULL
+    UNION ALL SELECT seq, leaf_hash FROM claims_ended WHERE seq IS NOT NULL
+    UNION ALL SELECT seq, leaf_hash FROM operator_actions WHERE seq IS NOT NULL;
+";
+
+/// The view as version 3 made it (before the operator's actions).
+const LOG_LEAVES_V3: &str = "
 CREATE UNIQUE INDEX IF NOT EXISTS claims_ended_seq ON claims_ended (seq);
 CREATE VIEW IF NOT EXISTS log_leaves AS
     SELECT seq, leaf_hash FROM redemptions WHERE seq IS NOT NULL
@@ -951,7 +963,7 @@ fn add_missing_columns(
 
 /// The SQLite ledger's schema version this build writes (`PRAGMA
 /// user_version`; docs/REDEMPTION.md §Schema versions).
-pub const SQLITE_SCHEMA_VERSION: i64 = 4;
+pub const SQLITE_SCHEMA_VERSION: i64 = 5;
 
 /// A step of the SQLite schema.
 type Step = fn(&Connection) -> Result<(), rusqlite::Error>;
@@ -959,7 +971,7 @@ type Step = fn(&Connection) -> Result<(), rusqlite::Error>;
 /// Each version's step, oldest first. Every step is idempotent: a ledger
 /// written before versions were kept (version 0, in any shape older
 /// builds left) is brought up by running them all.
-const SQLITE_MIGRATIONS: [(i64, Step); 4] = [
+const SQLITE_MIGRATIONS: [(i64, Step); 5] = [
     // 1: redemptions and their blocks' running totals.
     (1, |c| c.execute_batch(SCHEMA)),
     // 2: the log (issue 11), sales and plays (13), idempotency keys (19),
@@ -973,12 +985,39 @@ const SQLITE_MIGRATIONS: [(i64, Step); 4] = [
     (3, |c| {
         add_missing_columns(c, "claims_ended", &CLAIMS_ADDED_COLUMNS)?;
         c.execute_batch("DROP VIEW IF EXISTS log_leaves")?;
-        c.execute_batch(LOG_LEAVES)
+        c.execute_batch(LOG_LEAVES_V3)
     }),
     // 4: the ledger's identity (issue 22), which the emissions sold
     // through it record.
     (4, |c| c.execute_batch(LEDGER_IDENTITY)),
+    // 5: the operator's actions (issue 25), in the log beside the rest.
+    (5, |c| {
+        c.execute_batch(OPERATOR_ACTIONS)?;
+        c.execute_batch("DROP VIEW IF EXISTS log_leaves")?;
+        c.execute_batch(LOG_LEAVES)
+    }),
 ];
+
+/// The operator's actions (docs/REDEMPTION.md §Suspend, withdraw and
+/// void), in the order recorded (`id`); a unit is voided once.
+const OPERATOR_ACTIONS: &str = "
+CREATE TABLE IF NOT EXISTS operator_actions (
+    id          INTEGER PRIMARY KEY,
+    action      TEXT    NOT NULL,
+    game        TEXT    NOT NULL,
+    emission    INTEGER NOT NULL,
+    block       INTEGER,
+    unit_index  INTEGER,
+    reason      TEXT    NOT NULL,
+    by_name     TEXT    NOT NULL,
+    at          TEXT    NOT NULL,
+    seq         INTEGER UNIQUE,
+    leaf_hash   BLOB
+);
+CREATE INDEX IF NOT EXISTS operator_actions_emission ON operator_actions (game, emission);
+CREATE UNIQUE INDEX IF NOT EXISTS operator_voids
+    ON operator_actions (game, emission, block, unit_index) WHERE action = 'void';
+";
 
 /// The ledger's identity: a random 128-bit name, made once.
 const LEDGER_IDENTITY: &str = "

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::claims::EndOfClaims;
 use super::log::{self, Place};
+use super::operator::{Action, Gate, OperatorAction, Why};
 use super::{Committed, Entry};
 use crate::error::Error;
 use crate::game::Game;
@@ -235,6 +236,15 @@ pub enum KeptAnswer {
         /// Log position (`null`: queued for the sequencer when answered).
         seq: Option<u64>,
     },
+    /// An operator's action.
+    Acted {
+        /// Log position (`null`: queued for the sequencer when answered).
+        seq: Option<u64>,
+        /// When it was recorded (of the first, when it had been done).
+        at: String,
+        /// It had been done before: nothing new was recorded.
+        already: bool,
+    },
 }
 
 impl KeptAnswer {
@@ -268,6 +278,11 @@ impl KeptAnswer {
                 seq: p.seq,
             },
             Done::ClaimsEnded { seq } => KeptAnswer::ClaimsEnded { seq: *seq },
+            Done::Acted { seq, at, already } => KeptAnswer::Acted {
+                seq: *seq,
+                at: at.clone(),
+                already: *already,
+            },
         }
     }
 
@@ -320,6 +335,7 @@ impl KeptAnswer {
                 seq,
             }),
             KeptAnswer::ClaimsEnded { seq } => Done::ClaimsEnded { seq },
+            KeptAnswer::Acted { seq, at, already } => Done::Acted { seq, at, already },
         })
     }
 }
@@ -407,6 +423,9 @@ pub enum Op {
     /// stands; one stored before ends of claims were logged is logged as
     /// stored (adopted).
     EndClaims(EndOfClaims),
+    /// An operator's action (docs/REDEMPTION.md §Suspend, withdraw and
+    /// void): a log entry; its `at` is set as it commits.
+    Operator(OperatorAction),
     /// An operation under an idempotency key.
     Keyed(Keyed),
 }
@@ -422,6 +441,9 @@ impl Op {
             Op::Play(order) => vec![(order.unit.game, order.unit.emission)],
             Op::EndClaims(s) => Game::from_slug(&s.game)
                 .map(|g| vec![(g, s.emission)])
+                .unwrap_or_default(),
+            Op::Operator(a) => Game::from_slug(&a.game)
+                .map(|g| vec![(g, a.emission)])
                 .unwrap_or_default(),
             Op::Keyed(_) => Vec::new(),
         }
@@ -505,13 +527,38 @@ pub enum Done {
         /// The end of claims' log entry; `None` while queued.
         seq: Option<u64>,
     },
+    /// An operator's action is recorded.
+    Acted {
+        /// Its log entry; `None` while queued (or when `already`).
+        seq: Option<u64>,
+        /// When it was recorded (the first's, when `already`).
+        at: String,
+        /// It was in force already (a suspension of what is suspended, a
+        /// withdrawal of what is withdrawn, a void of a voided sale):
+        /// nothing new was recorded.
+        already: bool,
+    },
 }
 
 /// The reads and writes a ledger transaction needs; each database
 /// implements them inside its own transaction.
 pub trait LedgerTx {
-    /// When the issuer's end of claims of `game`'s `emission` was published.
-    fn claims_ended(&mut self, game: &str, emission: u32) -> Result<Option<String>, Error>;
+    /// The standing of `game`'s `emission` ([`Gate`]): when its end of
+    /// claims was published, and the suspensions and withdrawals in force.
+    /// A database whose writers run at once waits here for an operator's
+    /// action on the emission under way ([`LedgerTx::lock_gate`]).
+    fn gate(&mut self, game: &str, emission: u32) -> Result<Gate, Error>;
+    /// Makes this transaction the only one reading or changing the
+    /// standing of `game`'s `emission` until it ends (an operator's action
+    /// waits for the operations under way; a database whose writers
+    /// already take turns does nothing).
+    fn lock_gate(&mut self, _game: &str, _emission: u32) -> Result<(), Error> {
+        Ok(())
+    }
+    /// Writes an operator's action at log entry `logged` (`None`: queued).
+    fn insert_action(&mut self, a: &OperatorAction, logged: Logged) -> Result<(), Error>;
+    /// When the unit's sale was voided.
+    fn voided(&mut self, p: Place) -> Result<Option<String>, Error>;
     /// The end of claims of `game`'s `emission` as stored, with its log
     /// entry (`None` for a row stored before ends of claims were logged).
     fn claims_row(
@@ -600,7 +647,8 @@ struct Batch<'t> {
     tx: &'t mut dyn LedgerTx,
     log: Sequencing<'t>,
     at: &'t str,
-    ended: HashMap<(&'static str, u32), Option<String>>,
+    /// The standing of each emission read so far.
+    gates: HashMap<(&'static str, u32), Gate>,
     /// Sale cursors read or moved in this batch, written once at its end.
     cursors: HashMap<(&'static str, u32, u32), (u32, bool)>,
 }
@@ -632,21 +680,49 @@ impl Batch<'_> {
         Ok(())
     }
 
+    /// The standing of an emission (read once a batch).
+    fn gate(&mut self, game: Game, emission: u32) -> Result<&mut Gate, Error> {
+        let key = (game.slug(), emission);
+        if !self.gates.contains_key(&key) {
+            let gate = self.tx.gate(key.0, emission)?;
+            self.gates.insert(key, gate);
+        }
+        Ok(self.gates.entry(key).or_default())
+    }
+
     /// Refuses a unit of an emission whose claims ended.
     fn open(&mut self, game: Game, emission: u32) -> Result<(), Error> {
-        let key = (game.slug(), emission);
-        if !self.ended.contains_key(&key) {
-            let at = self.tx.claims_ended(key.0, emission)?;
-            self.ended.insert(key, at);
-        }
-        match self.ended.get(&key) {
-            Some(Some(at)) => Err(Error::ClaimsEnded {
+        match &self.gate(game, emission)?.claims_ended {
+            Some(at) => Err(Error::ClaimsEnded {
                 game: game.slug(),
                 emission,
                 at: at.clone(),
             }),
-            _ => Ok(()),
+            None => Ok(()),
         }
+    }
+
+    /// Refuses a unit of an emission whose claims ended, or of a suspended
+    /// emission or block. `Ok(Err(_))`: refused; `Err(_)`: the ledger
+    /// could not be read.
+    fn in_play(&mut self, unit: UnitRef) -> Result<Result<(), Error>, Error> {
+        if let Err(refused) = self.open(unit.game, unit.emission) {
+            return match refused {
+                Error::ClaimsEnded { .. } => Ok(Err(refused)),
+                failed => Err(failed),
+            };
+        }
+        let gate = self.gate(unit.game, unit.emission)?;
+        Ok(match gate.suspended(unit.block) {
+            Some((block, why)) => Err(Error::Suspended {
+                game: unit.game.slug(),
+                emission: unit.emission,
+                block,
+                at: why.at.clone(),
+                reason: why.reason.clone(),
+            }),
+            None => Ok(()),
+        })
     }
 
     /// The next log position and the leaf of `line` there; `None` when
@@ -667,8 +743,9 @@ impl Batch<'_> {
     }
 
     fn redeem(&mut self, e: &Entry) -> Result<Result<Done, Error>, Error> {
-        let p = UnitRef::of_entry(e).place();
-        if let Err(refused) = self.open(e.game, e.emission) {
+        let unit = UnitRef::of_entry(e);
+        let p = unit.place();
+        if let Err(refused) = self.in_play(unit)? {
             return Ok(Err(refused));
         }
         let already = |(at, prize): (String, u32)| Error::AlreadyRedeemed {
@@ -682,6 +759,12 @@ impl Batch<'_> {
         if self.tx.sale(p)?.is_none() {
             return Ok(Err(Error::NotSold {
                 id: e.unit_id.clone(),
+            }));
+        }
+        if let Some(at) = self.tx.voided(p)? {
+            return Ok(Err(Error::Voided {
+                id: e.unit_id.clone(),
+                at,
             }));
         }
         if e.game.step_by_step() {
@@ -740,6 +823,8 @@ impl Batch<'_> {
         vet: &Vetter,
     ) -> Result<Result<Done, Error>, Error> {
         let mut ended = Vec::new();
+        let mut withdrawn = Vec::new();
+        let mut suspended = Vec::new();
         for b in blocks {
             match self.open(game, b.emission) {
                 Ok(()) => {}
@@ -752,6 +837,21 @@ impl Batch<'_> {
                 }
                 // The ledger could not be read: a failure, not a refusal.
                 Err(failed) => return Err(failed),
+            }
+            let gate = self.gate(game, b.emission)?;
+            if let Some((level, _)) = gate.withdrawn(b.block) {
+                let named = match level {
+                    None => format!("emission {}", b.emission),
+                    Some(block) => format!("emission {} block {block}", b.emission),
+                };
+                if !withdrawn.contains(&named) {
+                    withdrawn.push(named);
+                }
+                continue;
+            }
+            if let Some((level, why)) = gate.suspended(b.block) {
+                suspended.push((*b, level, why.clone()));
+                continue;
             }
             let slug = game.slug();
             let place = |index| Place {
@@ -799,16 +899,44 @@ impl Batch<'_> {
                 vetted: Some(vetted),
             })));
         }
+        // Nothing to sell: a suspended block with units left is named
+        // (selling resumes with it), else the game is sold out.
+        for (b, level, why) in suspended {
+            let cursor = self.cursor(game.slug(), b.emission, b.block)?;
+            if self
+                .tx
+                .first_unsold(game.slug(), b.emission, b.block, cursor)?
+                < b.units
+            {
+                return Ok(Err(Error::Suspended {
+                    game: game.slug(),
+                    emission: b.emission,
+                    block: level,
+                    at: why.at,
+                    reason: why.reason,
+                }));
+            }
+        }
         Ok(Err(Error::SoldOut {
             game: game.slug(),
             price: Cents::from(price_cents),
             ended,
+            withdrawn,
         }))
     }
 
     fn mark_sold(&mut self, unit: UnitRef, unit_id: &str) -> Result<Result<Done, Error>, Error> {
-        if let Err(refused) = self.open(unit.game, unit.emission) {
+        if let Err(refused) = self.in_play(unit)? {
             return Ok(Err(refused));
+        }
+        if let Some((block, why)) = self.gate(unit.game, unit.emission)?.withdrawn(unit.block) {
+            return Ok(Err(Error::Withdrawn {
+                game: unit.game.slug(),
+                emission: unit.emission,
+                block,
+                at: why.at.clone(),
+                reason: why.reason.clone(),
+            }));
         }
         // The block's cursor first: a database whose sales of a block take
         // turns takes its turn here, before reading the unit's sale.
@@ -844,6 +972,9 @@ impl Batch<'_> {
         if self.tx.sale(p)?.is_none() {
             return Ok(Err(Error::NotSold { id: id() }));
         }
+        if let Some(at) = self.tx.voided(p)? {
+            return Ok(Err(Error::Voided { id: id(), at }));
+        }
         let mut row = self.tx.play(p)?.unwrap_or_default();
         let replay = |row: PlayRow| {
             Ok(Ok(Done::Played(Played {
@@ -863,7 +994,7 @@ impl Batch<'_> {
             _ if row.ended.is_some() => return Ok(Err(over(&row))),
             _ => {}
         }
-        if let Err(refused) = self.open(o.unit.game, o.unit.emission) {
+        if let Err(refused) = self.in_play(o.unit)? {
             return Ok(Err(refused));
         }
         match o.action {
@@ -931,7 +1062,7 @@ pub fn apply(
         tx,
         log,
         at,
-        ended: HashMap::new(),
+        gates: HashMap::new(),
         cursors: HashMap::new(),
     };
     let units: Vec<Place> = ops
@@ -939,6 +1070,19 @@ pub fn apply(
         .filter_map(|op| match op.unkeyed() {
             Op::Redeem(e) => Some(UnitRef::of_entry(e).place()),
             Op::Play(o) => Some(o.unit.place()),
+            Op::Operator(OperatorAction {
+                action: Action::Void,
+                game,
+                emission,
+                block: Some(block),
+                index: Some(index),
+                ..
+            }) => Game::from_slug(game).map(|g| Place {
+                game: g.slug(),
+                emission: *emission,
+                block: *block,
+                index: *index,
+            }),
             _ => None,
         })
         .collect();
@@ -1033,6 +1177,7 @@ impl Batch<'_> {
             Op::MarkSold { unit, unit_id } => self.mark_sold(*unit, unit_id),
             Op::Play(o) => self.play(o),
             Op::EndClaims(s) => self.end_claims(s),
+            Op::Operator(a) => self.operator(a),
             Op::Keyed(k) => self.keyed(k),
         }
     }
@@ -1058,11 +1203,135 @@ impl Batch<'_> {
         let logged = self.append(|seq| log::LogEntry::EndOfClaims(&s).line(seq));
         self.tx.log_claims_end(&s, borrowed(&logged))?;
         self.push(logged);
-        self.ended
-            .insert((game.slug(), s.emission), Some(s.ended_at.clone()));
+        self.gate(game, s.emission)?.claims_ended = Some(s.ended_at.clone());
         Ok(Ok(Done::ClaimsEnded {
             seq: logged.map(|(seq, _)| seq),
         }))
+    }
+
+    /// An operator's action (docs/REDEMPTION.md §Suspend, withdraw and
+    /// void), checked against the emission's standing: appended to the
+    /// log, or answered `already` when in force.
+    fn operator(&mut self, a: &OperatorAction) -> Result<Result<Done, Error>, Error> {
+        let Some(game) = Game::from_slug(&a.game) else {
+            return Ok(Err(Error::Internal {
+                what: format!("an operator action names the unknown game {:?}", a.game),
+            }));
+        };
+        if a.action == Action::Void {
+            return self.void(game, a);
+        }
+        // The operations under way on the emission first; its standing
+        // read again after (another node may have acted since).
+        self.tx.lock_gate(game.slug(), a.emission)?;
+        self.gates.remove(&(game.slug(), a.emission));
+        if let Err(refused) = self.open(game, a.emission) {
+            return Ok(Err(refused));
+        }
+        let gate = self.gate(game, a.emission)?;
+        let level = gate.level(a.block);
+        let in_force = match a.action {
+            Action::Suspend => level.suspended.as_ref(),
+            Action::Withdraw => level.withdrawn.as_ref(),
+            Action::Resume | Action::Void => None,
+        };
+        if let Some(why) = in_force {
+            return Ok(Ok(Done::Acted {
+                seq: None,
+                at: why.at.clone(),
+                already: true,
+            }));
+        }
+        if a.action == Action::Resume && level.suspended.is_none() {
+            if let Some(why) = &level.withdrawn {
+                return Ok(Err(Error::WithdrawalIsPermanent {
+                    game: game.slug(),
+                    emission: a.emission,
+                    block: a.block,
+                    at: why.at.clone(),
+                }));
+            }
+            let held = a.block.and_then(|b| gate.suspended(b)).map(|(_, why)| {
+                format!(
+                    "the whole emission is suspended since {}: resume it without --block",
+                    why.at
+                )
+            });
+            return Ok(Err(Error::NotSuspended {
+                game: game.slug(),
+                emission: a.emission,
+                block: a.block,
+                held,
+            }));
+        }
+        let done = self.act(a)?;
+        let why = Why {
+            at: self.at.to_string(),
+            reason: a.reason.clone(),
+        };
+        self.gate(game, a.emission)?.apply(a.action, a.block, why);
+        Ok(Ok(done))
+    }
+
+    /// Voids a sale before its play began: the unit's operations take
+    /// turns with it, so a void racing a first roll is one or the other.
+    fn void(&mut self, game: Game, a: &OperatorAction) -> Result<Result<Done, Error>, Error> {
+        let (Some(block), Some(index)) = (a.block, a.index) else {
+            return Ok(Err(Error::Internal {
+                what: "a void names no unit".into(),
+            }));
+        };
+        let p = Place {
+            game: game.slug(),
+            emission: a.emission,
+            block,
+            index,
+        };
+        let id = || a.unit_id.clone().unwrap_or_else(|| a.scope());
+        self.tx.lock_unit(p)?;
+        if let Err(refused) = self.open(game, a.emission) {
+            return Ok(Err(refused));
+        }
+        if let Some(at) = self.tx.voided(p)? {
+            return Ok(Ok(Done::Acted {
+                seq: None,
+                at,
+                already: true,
+            }));
+        }
+        if let Some((at, prize)) = self.tx.redemption(p)? {
+            return Ok(Err(Error::AlreadyRedeemed {
+                id: id(),
+                at,
+                prize: Cents::from(prize),
+            }));
+        }
+        if self.tx.sale(p)?.is_none() {
+            return Ok(Err(Error::NotSold { id: id() }));
+        }
+        if let Some(play) = self.tx.play(p)? {
+            if play.rolls > 0 || play.ended.is_some() {
+                return Ok(Err(Error::PlayStarted {
+                    id: id(),
+                    rolls: play.rolls,
+                }));
+            }
+        }
+        Ok(Ok(self.act(a)?))
+    }
+
+    /// Records `a` now, at the next log position.
+    fn act(&mut self, a: &OperatorAction) -> Result<Done, Error> {
+        let mut acted = a.clone();
+        acted.at = self.at.to_string();
+        let logged = self.append(|seq| acted.line(seq));
+        self.tx.insert_action(&acted, borrowed(&logged))?;
+        self.push(logged);
+        Ok(Done::Acted {
+            seq: logged.map(|(seq, _)| seq),
+            at: acted.at,
+            already: false,
+        })
     }
 
     /// An operation under a key: the kept answer when the key was used for
@@ -1100,11 +1369,46 @@ mod tests {
         unit_reads: usize,
         kept: HashMap<String, KeptRow>,
         claims: Option<(EndOfClaims, Option<u64>)>,
+        actions: Vec<OperatorAction>,
+        rolls: HashMap<u32, u32>,
+        cursors: HashMap<u32, u32>,
+    }
+
+    /// Units a block of [`Memory`] spans: block b's unit i is kept as
+    /// (b − 1) × `BLOCK_SPAN` + i (block 1's as its index).
+    const BLOCK_SPAN: u32 = 10_000_000;
+
+    fn at(p: Place) -> u32 {
+        (p.block - 1) * BLOCK_SPAN + p.index
     }
 
     impl LedgerTx for Memory {
-        fn claims_ended(&mut self, _: &str, _: u32) -> Result<Option<String>, Error> {
-            Ok(self.claims.as_ref().map(|(s, _)| s.ended_at.clone()))
+        fn gate(&mut self, _: &str, _: u32) -> Result<Gate, Error> {
+            let mut gate = Gate {
+                claims_ended: self.claims.as_ref().map(|(s, _)| s.ended_at.clone()),
+                ..Gate::default()
+            };
+            for a in &self.actions {
+                let why = Why {
+                    at: a.at.clone(),
+                    reason: a.reason.clone(),
+                };
+                gate.apply(a.action, a.block, why);
+            }
+            Ok(gate)
+        }
+        fn insert_action(&mut self, a: &OperatorAction, _: Logged) -> Result<(), Error> {
+            self.actions.push(a.clone());
+            Ok(())
+        }
+        fn voided(&mut self, p: Place) -> Result<Option<String>, Error> {
+            Ok(self
+                .actions
+                .iter()
+                .find(|a| {
+                    a.action == Action::Void && a.index == Some(p.index) && a.block == Some(p.block)
+                })
+                .map(|a| a.at.clone()))
         }
         fn claims_row(
             &mut self,
@@ -1126,27 +1430,37 @@ mod tests {
         }
         fn sale(&mut self, p: Place) -> Result<Option<String>, Error> {
             self.unit_reads += 1;
-            Ok(self.sold.contains(&p.index).then(|| "then".into()))
+            Ok(self.sold.contains(&at(p)).then(|| "then".into()))
         }
         fn insert_sale(&mut self, p: Place, _: &str, _: Logged) -> Result<(), Error> {
-            assert!(self.sold.insert(p.index), "unit {} sold twice", p.index);
+            assert!(self.sold.insert(at(p)), "unit {} sold twice", p.index);
             Ok(())
         }
-        fn sale_cursor(&mut self, _: &str, _: u32, _: u32) -> Result<u32, Error> {
-            Ok(self.cursor)
+        fn sale_cursor(&mut self, _: &str, _: u32, block: u32) -> Result<u32, Error> {
+            Ok(match block {
+                1 => self.cursor,
+                _ => self.cursors.get(&block).copied().unwrap_or(0),
+            })
         }
-        fn first_unsold(&mut self, _: &str, _: u32, _: u32, from: u32) -> Result<u32, Error> {
+        fn first_unsold(&mut self, _: &str, _: u32, block: u32, from: u32) -> Result<u32, Error> {
             self.unit_reads += 1;
-            Ok((from..)
-                .find(|i| !self.sold.contains(i))
+            let base = (block - 1) * BLOCK_SPAN;
+            Ok((from..BLOCK_SPAN)
+                .find(|i| !self.sold.contains(&(base + i)))
                 .unwrap_or(u32::MAX))
         }
-        fn set_sale_cursor(&mut self, _: &str, _: u32, _: u32, next: u32) -> Result<(), Error> {
-            self.cursor = next;
+        fn set_sale_cursor(&mut self, _: &str, _: u32, block: u32, next: u32) -> Result<(), Error> {
+            match block {
+                1 => self.cursor = next,
+                _ => drop(self.cursors.insert(block, next)),
+            }
             Ok(())
         }
-        fn play(&mut self, _: Place) -> Result<Option<PlayRow>, Error> {
-            Ok(None)
+        fn play(&mut self, p: Place) -> Result<Option<PlayRow>, Error> {
+            Ok(self
+                .rolls
+                .get(&at(p))
+                .map(|&rolls| PlayRow { rolls, ended: None }))
         }
         fn kept(&mut self, key: &str) -> Result<Option<KeptRow>, Error> {
             Ok(self.kept.get(key).cloned())
@@ -1158,7 +1472,8 @@ mod tests {
         fn kept_batch(&mut self, _: &str) -> Result<Option<String>, Error> {
             Ok(None)
         }
-        fn put_play(&mut self, _: Place, _: &PlayRow, _: &str, _: Logged) -> Result<(), Error> {
+        fn put_play(&mut self, p: Place, row: &PlayRow, _: &str, _: Logged) -> Result<(), Error> {
+            self.rolls.insert(at(p), row.rolls);
             Ok(())
         }
     }
@@ -1373,5 +1688,190 @@ mod tests {
         );
         assert_eq!(serde_json::from_str::<KeptAnswer>(&text).unwrap(), kept);
         assert_eq!(KeptAnswer::of(&kept.done().unwrap()), kept);
+    }
+    fn act(action: Action, block: Option<u32>, index: Option<u32>) -> Op {
+        Op::Operator(OperatorAction {
+            action,
+            game: Game::TRESORS_ENSABLES.slug().into(),
+            emission: 1,
+            block,
+            index,
+            unit_id: None,
+            reason: "test".into(),
+            by: "ops".into(),
+            at: String::new(),
+        })
+    }
+
+    fn two_blocks() -> Op {
+        Op::Sell {
+            game: Game::TRESORS_ENSABLES,
+            price_cents: 100,
+            blocks: [1, 2]
+                .into_iter()
+                .map(|block| ForSale {
+                    emission: 1,
+                    block,
+                    units: 2,
+                })
+                .collect(),
+            vet: any_unit(),
+        }
+    }
+
+    fn play_step(index: u32, n: u32) -> Op {
+        Op::Play(PlayOrder {
+            unit: UnitRef {
+                game: Game::TRESORS_ENSABLES,
+                emission: 1,
+                block: 1,
+                index,
+            },
+            unit_id: format!("TE-1-1-{index}-X"),
+            action: PlayAction::Roll(n),
+            first_stop: Some(1),
+            end_step: 10,
+        })
+    }
+
+    #[test]
+    fn a_suspension_stops_sales_and_steps_until_resumed_and_a_withdrawal_skips_its_block_for_good()
+    {
+        let mut tx = Memory::default();
+        let mut f = Frontier::default();
+        let done = applied(&mut tx, &mut f, "t0", &[two_blocks()]);
+        assert_eq!(sold_index(&done[0]), 0);
+        // Block 1 suspended: the sale goes to block 2; a roll of block 1's
+        // unit is refused, naming the suspension.
+        let done = applied(
+            &mut tx,
+            &mut f,
+            "t1",
+            &[
+                act(Action::Suspend, Some(1), None),
+                two_blocks(),
+                play_step(0, 1),
+            ],
+        );
+        assert!(matches!(done[0], Ok(Done::Acted { already: false, .. })));
+        match &done[1] {
+            Ok(Done::Sold(s)) => assert_eq!((s.unit.block, s.unit.index), (2, 0)),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            matches!(&done[2], Err(Error::Suspended { block: Some(1), reason, .. }) if reason == "test"),
+            "{:?}",
+            done[2]
+        );
+        // Suspending again records nothing new; resuming twice is refused.
+        let size = f.size();
+        let done = applied(
+            &mut tx,
+            &mut f,
+            "t2",
+            &[act(Action::Suspend, Some(1), None)],
+        );
+        assert!(matches!(&done[0], Ok(Done::Acted { already: true, at, .. }) if at == "t1"));
+        assert_eq!(f.size(), size);
+        let done = applied(
+            &mut tx,
+            &mut f,
+            "t3",
+            &[
+                act(Action::Resume, Some(1), None),
+                act(Action::Resume, Some(1), None),
+                play_step(0, 1),
+            ],
+        );
+        assert!(matches!(done[0], Ok(Done::Acted { already: false, .. })));
+        assert!(
+            matches!(done[1], Err(Error::NotSuspended { .. })),
+            "{:?}",
+            done[1]
+        );
+        assert!(matches!(done[2], Ok(Done::Played(_))), "{:?}", done[2]);
+        // Block 2 withdrawn: never sold again; resume is refused; the rest
+        // of block 1 sells, then the game is sold out naming block 2.
+        let done = applied(
+            &mut tx,
+            &mut f,
+            "t4",
+            &[
+                act(Action::Withdraw, Some(2), None),
+                act(Action::Resume, Some(2), None),
+                two_blocks(),
+                two_blocks(),
+            ],
+        );
+        assert!(matches!(done[1], Err(Error::WithdrawalIsPermanent { .. })));
+        match &done[2] {
+            Ok(Done::Sold(s)) => assert_eq!((s.unit.block, s.unit.index), (1, 1)),
+            other => panic!("{other:?}"),
+        }
+        match &done[3] {
+            Err(Error::SoldOut { withdrawn, .. }) => {
+                assert_eq!(withdrawn, &["emission 1 block 2".to_string()]);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_suspended_emission_with_units_left_refuses_a_sale_as_suspended() {
+        let mut tx = Memory::default();
+        let mut f = Frontier::default();
+        let done = applied(
+            &mut tx,
+            &mut f,
+            "t1",
+            &[act(Action::Suspend, None, None), two_blocks()],
+        );
+        assert!(
+            matches!(done[1], Err(Error::Suspended { block: None, .. })),
+            "{:?}",
+            done[1]
+        );
+    }
+
+    #[test]
+    fn a_void_holds_before_the_first_step_only_once_and_then_refuses_play_and_payment() {
+        let mut tx = Memory::default();
+        let mut f = Frontier::default();
+        applied(&mut tx, &mut f, "t0", &[two_blocks(), two_blocks()]);
+        let void = |index| act(Action::Void, Some(1), Some(index));
+        let done = applied(
+            &mut tx,
+            &mut f,
+            "t1",
+            &[play_step(1, 1), void(1), void(0), void(0), play_step(0, 1)],
+        );
+        assert!(matches!(done[0], Ok(Done::Played(_))));
+        assert!(
+            matches!(done[1], Err(Error::PlayStarted { rolls: 1, .. })),
+            "{:?}",
+            done[1]
+        );
+        assert!(matches!(done[2], Ok(Done::Acted { already: false, .. })));
+        assert!(matches!(done[3], Ok(Done::Acted { already: true, .. })));
+        assert!(
+            matches!(done[4], Err(Error::Voided { .. })),
+            "{:?}",
+            done[4]
+        );
+        // A unit never sold is not voided.
+        let unsold = Op::Operator(OperatorAction {
+            block: Some(2),
+            index: Some(1),
+            ..match void(0) {
+                Op::Operator(a) => a,
+                _ => unreachable!(),
+            }
+        });
+        let done = applied(&mut tx, &mut f, "t2", &[unsold]);
+        assert!(
+            matches!(done[0], Err(Error::NotSold { .. })),
+            "{:?}",
+            done[0]
+        );
     }
 }

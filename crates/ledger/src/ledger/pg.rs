@@ -26,6 +26,7 @@ use super::claims::EndOfClaims;
 use super::log::{
     self, LedgerKey, LogEntry, LogSource, OwnedFields, Place, Snapshot, StoredEntry, StoredHead,
 };
+use super::operator::{Action, Gate, OperatorAction, Why};
 use super::ops::{self, Done, KeptRow, LedgerTx, Logged, Op, PlayRow};
 use super::pg_sequencer::Sequencer;
 use super::tiles::{self, TileId};
@@ -37,7 +38,7 @@ use crate::merkle::{Frontier, Hash};
 use crate::store::Store;
 
 /// The schema version this build writes (`ledger_schema.version`).
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// Connections kept per process beside the writers': the sequencer's and
 /// reads.
@@ -207,6 +208,29 @@ fn refusal(e: &postgres::Error) -> Option<String> {
 const SCHEMA_V7: &str = "
 CREATE TABLE ledger_identity (id TEXT NOT NULL);
 INSERT INTO ledger_identity (id) VALUES (replace(gen_random_uuid()::text, '-', ''));
+";
+
+/// Version 8: the operator's actions (issue 25), in the log like the
+/// rest (docs/REDEMPTION.md §Suspend, withdraw and void).
+const SCHEMA_V8: &str = "
+CREATE TABLE operator_actions (
+    id          BIGSERIAL PRIMARY KEY,
+    action      TEXT   NOT NULL,
+    game        TEXT   NOT NULL,
+    emission    BIGINT NOT NULL,
+    block       BIGINT,
+    unit_index  BIGINT,
+    reason      TEXT   NOT NULL,
+    by_name     TEXT   NOT NULL,
+    at          TEXT   NOT NULL,
+    pending     BIGINT UNIQUE,
+    seq         BIGINT UNIQUE,
+    leaf_hash   BYTEA
+);
+CREATE INDEX operator_actions_emission ON operator_actions (game, emission);
+CREATE UNIQUE INDEX operator_voids
+    ON operator_actions (game, emission, block, unit_index) WHERE action = 'void';
+CREATE INDEX operator_actions_queue ON operator_actions (pending) WHERE seq IS NULL;
 ";
 
 /// [`super::sqlite_tx::FIRST_UNSOLD`] with PostgreSQL's parameters (`$1`
@@ -426,6 +450,9 @@ impl PgLedger {
         }
         if found < 7 {
             tx.batch_execute(SCHEMA_V7).map_err(db)?;
+        }
+        if found < 8 {
+            tx.batch_execute(SCHEMA_V8).map_err(db)?;
         }
         tx.execute("UPDATE ledger_schema SET version = $1", &[&SCHEMA_VERSION])
             .map_err(db)?;
@@ -840,7 +867,7 @@ impl PgLedger {
 }
 
 /// The ledger's tables.
-const LEDGER_TABLES: [&str; 10] = [
+const LEDGER_TABLES: [&str; 11] = [
     "redemptions",
     "block_totals",
     "log_state",
@@ -851,6 +878,7 @@ const LEDGER_TABLES: [&str; 10] = [
     "idempotency",
     "claims_ended",
     "log_tiles",
+    "operator_actions",
 ];
 
 /// The database's integrity as the ledger can see it without privileges:
@@ -861,7 +889,8 @@ const INTEGRITY: &str = "SELECT
     COALESCE((SELECT checksum_failures FROM pg_stat_database WHERE datname = current_database()), 0) = 0
     AND NOT EXISTS (SELECT 1 FROM redemptions WHERE seq IS NULL AND pending IS NULL)
     AND NOT EXISTS (SELECT 1 FROM sales WHERE seq IS NULL AND pending IS NULL)
-    AND NOT EXISTS (SELECT 1 FROM claims_ended WHERE seq IS NULL AND pending IS NULL)";
+    AND NOT EXISTS (SELECT 1 FROM claims_ended WHERE seq IS NULL AND pending IS NULL)
+    AND NOT EXISTS (SELECT 1 FROM operator_actions WHERE seq IS NULL AND pending IS NULL)";
 
 /// The last level-0 tile: how many leaves the tiles cover.
 pub(super) const LAST_TILE: &str =
@@ -872,7 +901,26 @@ const QUEUED: &str = "SELECT
     (SELECT COUNT(*) FROM redemptions WHERE seq IS NULL AND pending IS NOT NULL)
   + (SELECT COUNT(*) FROM sales WHERE seq IS NULL AND pending IS NOT NULL)
   + (SELECT COUNT(*) FROM plays WHERE seq IS NULL AND pending IS NOT NULL)
-  + (SELECT COUNT(*) FROM claims_ended WHERE seq IS NULL AND pending IS NOT NULL)";
+  + (SELECT COUNT(*) FROM claims_ended WHERE seq IS NULL AND pending IS NOT NULL)
+  + (SELECT COUNT(*) FROM operator_actions WHERE seq IS NULL AND pending IS NOT NULL)";
+
+/// [`super::operator::COLUMNS`], its numbers read as PostgreSQL's BIGINT.
+const OPERATOR_COLUMNS: &str = super::operator::COLUMNS;
+
+/// An operator's action from its [`OPERATOR_COLUMNS`] (the first eight).
+pub(super) fn operator_action(r: &postgres::Row) -> super::operator::OperatorAction {
+    let opt = |i| r.get::<_, Option<i64>>(i).map(small);
+    super::operator::OperatorAction::from_columns(
+        r.get(0),
+        r.get(1),
+        small(r.get(2)),
+        opt(3),
+        opt(4),
+        r.get(5),
+        r.get(6),
+        r.get(7),
+    )
+}
 
 /// The head columns, as read back.
 const HEAD_COLUMNS: &str = "size, root, signed_at, checkpoint, signer";
@@ -930,7 +978,7 @@ impl LogSource for PgLedger {
         // Rows queued for the sequencer are counted, not read: they are not
         // in the log yet. A row with neither seq nor pending number was
         // inserted behind the ledger's back.
-        let (redemptions, sales, plays, claims, heads, pending, tiles) = self.read(|tx| {
+        let (redemptions, sales, plays, claims, actions, heads, pending, tiles) = self.read(|tx| {
             Ok((
                 tx.query(
                     &format!(
@@ -954,6 +1002,13 @@ impl LogSource for PgLedger {
                 tx.query(
                     "SELECT game, emission, statement, ended_at, seq, leaf_hash
                      FROM claims_ended WHERE seq IS NOT NULL",
+                    &[],
+                )?,
+                tx.query(
+                    &format!(
+                        "SELECT {OPERATOR_COLUMNS}, seq, leaf_hash FROM operator_actions
+                         WHERE seq IS NOT NULL OR pending IS NULL"
+                    ),
                     &[],
                 )?,
                 tx.query(&format!("SELECT {HEAD_COLUMNS} FROM ledger_heads"), &[])?,
@@ -1010,6 +1065,13 @@ impl LogSource for PgLedger {
             };
             entries.push(
                 LogEntry::EndOfClaims(&s).stored(Some(r.get::<_, i64>(4).unsigned_abs()), r.get(5)),
+            );
+        }
+        for r in &actions {
+            let a = operator_action(r);
+            entries.push(
+                LogEntry::Operator(&a)
+                    .stored(r.get::<_, Option<i64>>(8).map(i64::unsigned_abs), r.get(9)),
             );
         }
         Ok(Snapshot {
@@ -1101,8 +1163,8 @@ struct PgTx<'t, 'c> {
 /// A unit's place, owned.
 type OwnedPlace = (String, u32, u32, u32);
 
-/// A unit's redemption (time, prize) and sale time, read ahead.
-type ReadAhead = (Option<(String, u32)>, Option<String>);
+/// A unit's redemption (time, prize), sale time and void time, read ahead.
+type ReadAhead = (Option<(String, u32)>, Option<String>, Option<String>);
 
 fn owned(p: Place) -> OwnedPlace {
     (p.game.to_string(), p.emission, p.block, p.index)
@@ -1152,11 +1214,12 @@ fn key(p: Place<'_>) -> (&str, i64, i64, i64) {
 }
 
 impl LedgerTx for PgTx<'_, '_> {
-    fn claims_ended(&mut self, game: &str, emission: u32) -> Result<Option<String>, Error> {
-        // The lock before the read, in a statement of its own (READ
+    fn gate(&mut self, game: &str, emission: u32) -> Result<Gate, Error> {
+        // The lock before the reads, in a statement of its own (READ
         // COMMITTED reads as of each statement's start): an end of claims
-        // being published is waited for, then seen. Both statements go in
-        // one round trip (the simple protocol; a game slug is [a-z-]).
+        // or an operator's action being published is waited for, then
+        // seen. The statements go in one round trip (the simple protocol;
+        // a game slug is [a-z-]).
         if !game.bytes().all(|c| c.is_ascii_lowercase() || c == b'-') {
             return Err(Error::Internal {
                 what: format!("the game slug {game:?} is not of a-z and -"),
@@ -1166,16 +1229,80 @@ impl LedgerTx for PgTx<'_, '_> {
             .tx
             .simple_query(&format!(
                 "SELECT pg_advisory_xact_lock_shared(hashtext('claims/{game}'), {});
-                 SELECT ended_at FROM claims_ended WHERE game='{game}' AND emission={emission}",
+                 SELECT ended_at FROM claims_ended WHERE game='{game}' AND emission={emission};
+                 SELECT action, block, at, reason FROM operator_actions
+                 WHERE game='{game}' AND emission={emission} AND action <> 'void' ORDER BY id",
                 emission as i32
             ))
             .map_err(|e| self.ledger.db_error(&e))?;
-        Ok(replies.iter().find_map(|m| match m {
-            postgres::SimpleQueryMessage::Row(r) if r.columns()[0].name() == "ended_at" => {
-                r.get(0).map(str::to_string)
+        let mut gate = Gate::default();
+        for m in &replies {
+            let postgres::SimpleQueryMessage::Row(r) = m else {
+                continue;
+            };
+            match r.columns()[0].name() {
+                "ended_at" => gate.claims_ended = r.get(0).map(str::to_string),
+                "action" => {
+                    let Some(action) = r.get(0).and_then(Action::parse) else {
+                        continue;
+                    };
+                    let block = r.get(1).and_then(|b| b.parse().ok());
+                    let why = Why {
+                        at: r.get(2).unwrap_or_default().to_string(),
+                        reason: r.get(3).unwrap_or_default().to_string(),
+                    };
+                    gate.apply(action, block, why);
+                }
+                _ => {}
             }
-            _ => None,
-        }))
+        }
+        Ok(gate)
+    }
+
+    fn lock_gate(&mut self, game: &str, emission: u32) -> Result<(), Error> {
+        // The same lock an end of claims takes: the operations under way on
+        // the emission finish first, the next wait and then see it.
+        self.read_ahead.clear();
+        self.query_opt(
+            "SELECT pg_advisory_xact_lock(hashtext('claims/' || $1), $2::int)",
+            &[&game, &(emission as i32)],
+        )
+        .map(drop)
+    }
+
+    fn insert_action(&mut self, a: &OperatorAction, logged: Logged) -> Result<(), Error> {
+        deferred(logged)?;
+        let row = self.query_opt(
+            "INSERT INTO operator_actions (action, game, emission, block, unit_index, reason,
+                 by_name, at, pending)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, nextval('log_pending')) RETURNING pending",
+            &[
+                &a.action.word(),
+                &a.game,
+                &i64::from(a.emission),
+                &a.block.map(i64::from),
+                &a.index.map(i64::from),
+                &a.reason,
+                &a.by,
+                &a.at,
+            ],
+        )?;
+        self.queue("operator_actions", row.as_ref());
+        Ok(())
+    }
+
+    fn voided(&mut self, p: Place) -> Result<Option<String>, Error> {
+        if let Some((_, _, voided)) = self.read_ahead.get(&owned(p)) {
+            return Ok(voided.clone());
+        }
+        let (g, e, b, i) = key(p);
+        Ok(self
+            .query_opt(
+                "SELECT at FROM operator_actions WHERE game=$1 AND emission=$2 AND block=$3
+                 AND unit_index=$4 AND action = 'void'",
+                &[&g, &e, &b, &i],
+            )?
+            .map(|r| r.get(0)))
     }
 
     fn prefetch(&mut self, units: &[Place], keys: &[&str]) -> Result<(), Error> {
@@ -1215,12 +1342,15 @@ impl LedgerTx for PgTx<'_, '_> {
             .query(&lock, &[&games, &emissions, &blocks, &indexes])
             .map_err(|e| self.ledger.db_error(&e))?;
         let s = self.statement(
-            "SELECT u.g, u.e, u.b, u.i, r.redeemed_at, r.prize_cents, s.sold_at
+            "SELECT u.g, u.e, u.b, u.i, r.redeemed_at, r.prize_cents, s.sold_at, v.at
              FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[]) AS u(g, e, b, i)
              LEFT JOIN redemptions r
                ON r.game = u.g AND r.emission = u.e AND r.block = u.b AND r.unit_index = u.i
              LEFT JOIN sales s
-               ON s.game = u.g AND s.emission = u.e AND s.block = u.b AND s.unit_index = u.i",
+               ON s.game = u.g AND s.emission = u.e AND s.block = u.b AND s.unit_index = u.i
+             LEFT JOIN operator_actions v
+               ON v.action = 'void' AND v.game = u.g AND v.emission = u.e AND v.block = u.b
+                  AND v.unit_index = u.i",
         )?;
         let rows = self
             .tx
@@ -1236,7 +1366,8 @@ impl LedgerTx for PgTx<'_, '_> {
             let redemption = r
                 .get::<_, Option<String>>(4)
                 .map(|at| (at, small(r.get::<_, Option<i64>>(5).unwrap_or_default())));
-            self.read_ahead.insert(unit, (redemption, r.get(6)));
+            self.read_ahead
+                .insert(unit, (redemption, r.get(6), r.get(7)));
         }
         Ok(())
     }
@@ -1283,7 +1414,7 @@ impl LedgerTx for PgTx<'_, '_> {
     }
 
     fn redemption(&mut self, p: Place) -> Result<Option<(String, u32)>, Error> {
-        if let Some((redemption, _)) = self.read_ahead.get(&owned(p)) {
+        if let Some((redemption, _, _)) = self.read_ahead.get(&owned(p)) {
             return Ok(redemption.clone());
         }
         let (g, e, b, i) = key(p);
@@ -1333,7 +1464,7 @@ impl LedgerTx for PgTx<'_, '_> {
     }
 
     fn sale(&mut self, p: Place) -> Result<Option<String>, Error> {
-        if let Some((_, sale)) = self.read_ahead.get(&owned(p)) {
+        if let Some((_, sale, _)) = self.read_ahead.get(&owned(p)) {
             return Ok(sale.clone());
         }
         let (g, e, b, i) = key(p);

@@ -86,6 +86,7 @@ enum Queued {
         at: String,
     },
     Claims(EndOfClaims),
+    Operator(super::operator::OperatorAction),
 }
 
 impl Queued {
@@ -96,6 +97,7 @@ impl Queued {
             Queued::Sale { .. } => 1,
             Queued::Play { .. } => 2,
             Queued::Claims(_) => 3,
+            Queued::Operator(_) => 4,
         }
     }
 
@@ -133,6 +135,7 @@ impl Queued {
                 ended_at: at,
             },
             Queued::Claims(s) => log::LogEntry::EndOfClaims(s),
+            Queued::Operator(a) => log::LogEntry::Operator(a),
         }
     }
 }
@@ -147,7 +150,13 @@ fn place(game: &str, emission: u32, block: u32, index: u32) -> Place<'_> {
 }
 
 /// The tables entries are queued in, in [`Queued::table`] order.
-const TABLES: [&str; 4] = ["redemptions", "sales", "plays", "claims_ended"];
+const TABLES: [&str; 5] = [
+    "redemptions",
+    "sales",
+    "plays",
+    "claims_ended",
+    "operator_actions",
+];
 
 /// Reads the queue: up to `max` rows of each table, oldest first.
 fn read_queue(
@@ -214,6 +223,16 @@ fn read_queue(
             }),
         ));
     }
+    for r in tx.query(
+        &format!(
+            "SELECT {}, pending FROM operator_actions
+             WHERE seq IS NULL AND pending IS NOT NULL ORDER BY pending LIMIT $1",
+            super::operator::COLUMNS
+        ),
+        &[&max],
+    )? {
+        queue.push((r.get(8), Queued::Operator(super::pg::operator_action(&r))));
+    }
     queue.sort_by_key(|(pending, _)| *pending);
     queue.truncate(usize::try_from(max).unwrap_or(usize::MAX));
     Ok(queue)
@@ -276,7 +295,7 @@ impl PgLedger {
             return Ok(Turn::Appended(0));
         }
         // Per table: pending numbers, positions, leaves.
-        let mut updates: [Placed; 4] = Default::default();
+        let mut updates: [Placed; TABLES.len()] = Default::default();
         let mut totals: std::collections::BTreeMap<(String, u32, u32), (i64, i64)> =
             std::collections::BTreeMap::new();
         let mut leaves = Vec::with_capacity(queue.len());
@@ -380,6 +399,7 @@ impl PgLedger {
                      UNION ALL SELECT seq, leaf_hash FROM sales WHERE seq >= $1 AND seq < $2
                      UNION ALL SELECT seq, leaf_hash FROM plays WHERE seq >= $1 AND seq < $2
                      UNION ALL SELECT seq, leaf_hash FROM claims_ended WHERE seq >= $1 AND seq < $2
+                     UNION ALL SELECT seq, leaf_hash FROM operator_actions WHERE seq >= $1 AND seq < $2
                  ) l ORDER BY seq",
                 &[
                     &i64::try_from(covered).unwrap_or(i64::MAX),

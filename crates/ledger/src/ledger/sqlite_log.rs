@@ -261,6 +261,24 @@ fn read_sales_and_plays(conn: &rusqlite::Connection) -> Result<Vec<StoredEntry>,
         };
         out.push(LogEntry::EndOfClaims(&s).stored(Some(r.get(4)?), r.get(5)?));
     }
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {}, seq, leaf_hash FROM operator_actions WHERE seq IS NOT NULL",
+        super::operator::COLUMNS
+    ))?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let a = super::operator::OperatorAction::from_columns(
+            r.get(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            r.get(3)?,
+            r.get(4)?,
+            r.get(5)?,
+            r.get(6)?,
+            r.get(7)?,
+        );
+        out.push(LogEntry::Operator(&a).stored(r.get(8)?, r.get(9)?));
+    }
     Ok(out)
 }
 

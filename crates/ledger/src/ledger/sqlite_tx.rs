@@ -6,6 +6,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use super::claims::EndOfClaims;
 use super::log::Place;
+use super::operator::{Action, Gate, OperatorAction, Why};
 use super::ops::{KeptRow, LedgerTx, Logged, PlayRow};
 use super::Entry;
 use crate::error::Error;
@@ -30,6 +31,11 @@ ELSE (SELECT a.unit_index + 1 FROM sales a
                         AND b.block=?3 AND b.unit_index = a.unit_index + 1)
       ORDER BY a.unit_index LIMIT 1)
 END";
+
+/// The suspensions, resumptions and withdrawals of an emission
+/// (`?1`, `?2`), in the order recorded: what [`Gate`] folds.
+pub(super) const GATE_ACTIONS: &str = "SELECT action, block, at, reason FROM operator_actions
+     WHERE game=?1 AND emission=?2 AND action <> 'void' ORDER BY id";
 
 /// The key columns of a unit.
 const UNIT: &str = "game=?1 AND emission=?2 AND block=?3 AND unit_index=?4";
@@ -67,14 +73,72 @@ impl SqliteTx<'_> {
 }
 
 impl LedgerTx for SqliteTx<'_> {
-    fn claims_ended(&mut self, game: &str, emission: u32) -> Result<Option<String>, Error> {
-        self.tx
+    fn gate(&mut self, game: &str, emission: u32) -> Result<Gate, Error> {
+        let claims_ended = self
+            .tx
             .prepare_cached("SELECT ended_at FROM claims_ended WHERE game=?1 AND emission=?2")
             .and_then(|mut s| {
                 s.query_row(params![game, emission], |r| r.get(0))
                     .optional()
             })
-            .map_err(|e| self.err(e))
+            .map_err(|e| self.err(e))?;
+        let mut gate = Gate {
+            claims_ended,
+            ..Gate::default()
+        };
+        let rows = self
+            .tx
+            .prepare_cached(GATE_ACTIONS)
+            .and_then(|mut s| {
+                s.query_map(params![game, emission], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, Option<u32>>(1)?,
+                        Why {
+                            at: r.get(2)?,
+                            reason: r.get(3)?,
+                        },
+                    ))
+                })?
+                .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(|e| self.err(e))?;
+        for (word, block, why) in rows {
+            if let Some(action) = Action::parse(&word) {
+                gate.apply(action, block, why);
+            }
+        }
+        Ok(gate)
+    }
+
+    fn insert_action(&mut self, a: &OperatorAction, logged: Logged) -> Result<(), Error> {
+        let (seq, leaf) = split(logged);
+        self.execute(
+            "INSERT INTO operator_actions (action, game, emission, block, unit_index, reason,
+                 by_name, at, seq, leaf_hash)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                a.action.word(),
+                a.game,
+                a.emission,
+                a.block,
+                a.index,
+                a.reason,
+                a.by,
+                a.at,
+                seq,
+                leaf
+            ],
+        )
+        .map(drop)
+    }
+
+    fn voided(&mut self, p: Place) -> Result<Option<String>, Error> {
+        self.unit_row(
+            &format!("SELECT at FROM operator_actions WHERE {UNIT} AND action = 'void'"),
+            p,
+            |r| r.get(0),
+        )
     }
 
     fn claims_row(

@@ -13,10 +13,12 @@ use std::time::Duration;
 
 mod disclosure;
 mod keyed;
+mod operator;
 mod picture;
 mod sale;
 pub use disclosure::{Check, Disclosure, UnitInPlay};
 pub use keyed::batch_parts;
+pub use operator::Acted;
 pub use picture::PictureAsk;
 pub use sale::{Marked, PlayView, Sale};
 

@@ -1,0 +1,338 @@
+//! The operator's controls over an emission's life (docs/REDEMPTION.md
+//! §Suspend, withdraw and void): a block or a whole emission suspended
+//! (no sale, play step or redemption until resumed), resumed, withdrawn
+//! (never sold again; its sold units still play and redeem), and a sale
+//! voided before its play began. Each is a row of `operator_actions` and
+//! an entry of the log; every operation reads the emission's standing
+//! ([`Gate`]) in its own transaction, so an action holds at the next
+//! operation on every node.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+/// What the operator did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// No sale, play step or redemption until resumed.
+    Suspend,
+    /// Ends a suspension made at the same level (emission or block).
+    Resume,
+    /// Never sold again, for good; sold units still play and redeem.
+    Withdraw,
+    /// A sale cancelled before its play began: the unit is never sold
+    /// again and never paid.
+    Void,
+}
+
+impl Action {
+    /// Its word in the log and in answers.
+    #[must_use]
+    pub fn word(self) -> &'static str {
+        match self {
+            Action::Suspend => "suspend",
+            Action::Resume => "resume",
+            Action::Withdraw => "withdraw",
+            Action::Void => "void",
+        }
+    }
+
+    /// The action a stored word names.
+    #[must_use]
+    pub fn parse(word: &str) -> Option<Action> {
+        [
+            Action::Suspend,
+            Action::Resume,
+            Action::Withdraw,
+            Action::Void,
+        ]
+        .into_iter()
+        .find(|a| a.word() == word)
+    }
+}
+
+/// Most bytes of a reason.
+pub const MAX_REASON: usize = 1000;
+
+/// One action, as the ledger keeps it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OperatorAction {
+    /// What was done.
+    pub action: Action,
+    /// Game slug.
+    pub game: String,
+    /// The emission's number within its game.
+    pub emission: u32,
+    /// The block; `None`: the whole emission (never for a void).
+    pub block: Option<u32>,
+    /// The unit voided (a void only).
+    pub index: Option<u32>,
+    /// The voided unit's ID as the operator gave it, for messages only
+    /// (neither kept nor logged: the place is).
+    #[serde(skip)]
+    pub unit_id: Option<String>,
+    /// Why, in the operator's words (kept in the ledger; its SHA-256 is in
+    /// the log's line).
+    pub reason: String,
+    /// Who: the operator token's name, or `cli` for the command line.
+    pub by: String,
+    /// When (the ledger's clock; set as the action commits).
+    pub at: String,
+}
+
+impl OperatorAction {
+    /// The log's line at `seq`:
+    /// `operator/v1|seq|action|game|emission|block|index|by|at|reason_sha256\n`
+    /// (`block`, `index` empty where they do not apply).
+    #[must_use]
+    pub fn line(&self, seq: u64) -> String {
+        let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
+        format!(
+            "operator/v1|{seq}|{}|{}|{}|{}|{}|{}|{}|{}\n",
+            self.action.word(),
+            self.game,
+            self.emission,
+            opt(self.block),
+            opt(self.index),
+            self.by,
+            self.at,
+            hex::encode(Sha256::digest(self.reason.as_bytes()))
+        )
+    }
+
+    /// What it is, for messages ("the suspension of ile-au-tresor emission
+    /// 1 block 2").
+    #[must_use]
+    pub fn what(&self) -> String {
+        let noun = match self.action {
+            Action::Suspend => "the suspension",
+            Action::Resume => "the resumption",
+            Action::Withdraw => "the withdrawal",
+            Action::Void => "the void",
+        };
+        format!("{noun} of {}", self.scope())
+    }
+
+    /// What it acts on, in words.
+    #[must_use]
+    pub fn scope(&self) -> String {
+        let mut s = format!("{} emission {}", self.game, self.emission);
+        if let Some(b) = self.block {
+            s += &format!(" block {b}");
+        }
+        if let Some(i) = self.index {
+            s += &format!(" unit {i}");
+        }
+        s
+    }
+}
+
+/// The columns of `operator_actions` that make an action, in the order
+/// [`OperatorAction::from_columns`] takes them.
+pub const COLUMNS: &str = "action, game, emission, block, unit_index, reason, by_name, at";
+
+impl OperatorAction {
+    /// An action as read back from [`COLUMNS`]. An unknown action word
+    /// (a damaged row) is read as a void of no unit, which no line of the
+    /// log can match: `ledger verify` names it.
+    #[allow(clippy::too_many_arguments)]
+    #[must_use]
+    pub fn from_columns(
+        action: String,
+        game: String,
+        emission: u32,
+        block: Option<u32>,
+        index: Option<u32>,
+        reason: String,
+        by: String,
+        at: String,
+    ) -> OperatorAction {
+        let parsed = Action::parse(&action);
+        OperatorAction {
+            action: parsed.unwrap_or(Action::Void),
+            game: if parsed.is_some() {
+                game
+            } else {
+                format!("{game} (unknown action {action:?})")
+            },
+            emission,
+            block,
+            index,
+            unit_id: None,
+            reason,
+            by,
+            at,
+        }
+    }
+}
+
+/// Refuses a reason that is empty, too long, or holds a control character
+/// (it is shown in answers and kept for auditors), or a `by` name that is
+/// not a token name's characters.
+pub fn check_reason(reason: &str) -> Result<(), String> {
+    if reason.trim().is_empty() {
+        return Err("the reason is empty: say why (it is kept in the ledger for auditors)".into());
+    }
+    if reason.len() > MAX_REASON {
+        return Err(format!(
+            "the reason is {} bytes; at most {MAX_REASON}",
+            reason.len()
+        ));
+    }
+    if reason.chars().any(char::is_control) {
+        return Err("the reason holds a control character (a line break, a tab…)".into());
+    }
+    Ok(())
+}
+
+/// Where a suspension or withdrawal stands at one level.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Standing {
+    /// Suspended: when and why.
+    pub suspended: Option<Why>,
+    /// Withdrawn: when and why.
+    pub withdrawn: Option<Why>,
+}
+
+/// When and why an action was taken.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Why {
+    /// When.
+    pub at: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// An emission's standing as every operation reads it: its end of claims
+/// and the suspensions and withdrawals in force, of the emission and of
+/// each block.
+#[derive(Clone, Debug, Default)]
+pub struct Gate {
+    /// When the issuer's end of claims was published, if it was.
+    pub claims_ended: Option<String>,
+    /// The emission's own.
+    pub emission: Standing,
+    /// Each block's own.
+    pub blocks: BTreeMap<u32, Standing>,
+}
+
+impl Gate {
+    /// Applies one action (in the order they were recorded).
+    pub fn apply(&mut self, action: Action, block: Option<u32>, why: Why) {
+        let level = match block {
+            None => &mut self.emission,
+            Some(b) => self.blocks.entry(b).or_default(),
+        };
+        match action {
+            Action::Suspend => level.suspended = Some(why),
+            Action::Resume => level.suspended = None,
+            Action::Withdraw => {
+                if level.withdrawn.is_none() {
+                    level.withdrawn = Some(why);
+                }
+            }
+            Action::Void => {}
+        }
+    }
+
+    /// The level an action on `block` (`None`: the emission) acts on.
+    #[must_use]
+    pub fn level(&self, block: Option<u32>) -> Standing {
+        match block {
+            None => self.emission.clone(),
+            Some(b) => self.blocks.get(&b).cloned().unwrap_or_default(),
+        }
+    }
+
+    /// The suspension that holds `block`: the emission's, else its own.
+    #[must_use]
+    pub fn suspended(&self, block: u32) -> Option<(Option<u32>, &Why)> {
+        if let Some(why) = &self.emission.suspended {
+            return Some((None, why));
+        }
+        self.blocks
+            .get(&block)
+            .and_then(|s| s.suspended.as_ref())
+            .map(|why| (Some(block), why))
+    }
+
+    /// The withdrawal that holds `block`: the emission's, else its own.
+    #[must_use]
+    pub fn withdrawn(&self, block: u32) -> Option<(Option<u32>, &Why)> {
+        if let Some(why) = &self.emission.withdrawn {
+            return Some((None, why));
+        }
+        self.blocks
+            .get(&block)
+            .and_then(|s| s.withdrawn.as_ref())
+            .map(|why| (Some(block), why))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn why(at: &str) -> Why {
+        Why {
+            at: at.into(),
+            reason: "r".into(),
+        }
+    }
+
+    #[test]
+    fn a_block_is_held_by_its_own_suspension_or_its_emissions_and_a_withdrawal_stays() {
+        let mut g = Gate::default();
+        g.apply(Action::Suspend, Some(2), why("t1"));
+        assert!(g.suspended(2).is_some_and(|(b, _)| b == Some(2)));
+        assert!(g.suspended(3).is_none());
+        g.apply(Action::Suspend, None, why("t2"));
+        assert!(g.suspended(3).is_some_and(|(b, _)| b.is_none()));
+        // Resuming the emission leaves block 2's own suspension.
+        g.apply(Action::Resume, None, why("t3"));
+        assert!(g.suspended(3).is_none());
+        assert!(g.suspended(2).is_some());
+        g.apply(Action::Resume, Some(2), why("t4"));
+        assert!(g.suspended(2).is_none());
+        g.apply(Action::Withdraw, Some(4), why("t5"));
+        g.apply(Action::Withdraw, Some(4), why("t6"));
+        assert_eq!(
+            g.withdrawn(4).unwrap().1.at,
+            "t5",
+            "the first withdrawal stands"
+        );
+        assert!(g.withdrawn(5).is_none());
+    }
+
+    #[test]
+    fn the_log_line_holds_the_reasons_digest_not_the_reason() {
+        let a = OperatorAction {
+            action: Action::Void,
+            game: "tresors-ensables".into(),
+            emission: 3,
+            block: Some(1),
+            index: Some(17),
+            unit_id: None,
+            reason: "payment failed | retry".into(),
+            by: "ops-1".into(),
+            at: "2026-12-02T09:00:00.000Z".into(),
+        };
+        let line = a.line(9);
+        assert_eq!(
+            line,
+            format!(
+                "operator/v1|9|void|tresors-ensables|3|1|17|ops-1|2026-12-02T09:00:00.000Z|{}\n",
+                hex::encode(Sha256::digest(b"payment failed | retry"))
+            )
+        );
+        assert_eq!(
+            a.what(),
+            "the void of tresors-ensables emission 3 block 1 unit 17"
+        );
+        assert!(check_reason("").is_err());
+        assert!(check_reason("a\nb").is_err());
+        assert!(check_reason("fraud suspected on block 2").is_ok());
+    }
+}
