@@ -33,6 +33,7 @@ use ticket_issuer::game::Game;
 use ticket_issuer::ledger::claims::{self, EndOfClaims};
 use ticket_issuer::ledger::emission_rows::{At, EmissionRow, PlayRead};
 use ticket_issuer::ledger::log::{self, LogReport};
+use ticket_issuer::ledger::operator::Action;
 use ticket_issuer::ledger::ops::{PlayAction, PlayRow, UnitRef, PLAY_ENDED};
 use ticket_issuer::ledger::target::LedgerTarget;
 use ticket_issuer::ledger::writer::panic_message;
@@ -872,6 +873,232 @@ fn schema_versions(b: &Backend) {
     newer("a sale", sold.unwrap_err());
 }
 
+/// The operator's controls (docs/REDEMPTION.md §Suspend, withdraw and
+/// void), each seen at once by another node (a second redeemer on the
+/// same ledger), each an entry of the log.
+fn operator_controls(b: &Backend) {
+    let (node_a, node_b) = (b.redeemer(), b.redeemer());
+    let code = |e: Error| (e.kind(), e.code());
+    let conflict = |c: &'static str| (ErrorKind::Conflict, c);
+    let control = |r: &Redeemer, action, block| {
+        r.control(action, TE, TE_EMISSION, block, "a test", "ops-1")
+            .unwrap()
+    };
+    let mut entries = 0;
+    // Sold and played before: a unit mid-play and one over.
+    let first: UnitId = node_a.sell(TE, TE_PRICE).unwrap().id.parse().unwrap();
+    let over: UnitId = node_a.sell(TE, TE_PRICE).unwrap().id.parse().unwrap();
+    node_a.play(&first, PlayAction::Roll(1)).unwrap();
+    played_in(&node_a, &over, None);
+    entries += 3;
+
+    // Suspended by node A: node B's sale, step and redemption are refused.
+    let acted = control(&node_a, Action::Suspend, Some(1));
+    assert!(!acted.already && acted.by == "ops-1", "{acted:?}");
+    entries += 1;
+    let refused = [
+        node_b.sell(TE, TE_PRICE).map(drop).unwrap_err(),
+        node_b
+            .play(&first, PlayAction::Roll(2))
+            .map(drop)
+            .unwrap_err(),
+        node_b.redeem(&over, None).map(drop).unwrap_err(),
+        node_b.mark_sold(&[te(b, 10)]).map(drop).unwrap_err(),
+    ];
+    for e in refused {
+        match &e {
+            Error::Suspended {
+                block, emission, ..
+            } => {
+                assert_eq!((*emission, *block), (TE_EMISSION, Some(1)));
+            }
+            other => panic!("{b}: not a suspension: {other}"),
+        }
+        assert!(
+            !e.to_string().contains("a test"),
+            "the reason is the operator's: {e}"
+        );
+    }
+    // Suspending again records nothing; a block's resume is refused while
+    // the emission is suspended too, then the emission's own resume.
+    assert!(control(&node_b, Action::Suspend, Some(1)).already);
+    control(&node_b, Action::Suspend, None);
+    entries += 1;
+    let e = node_a
+        .control(Action::Resume, TE, TE_EMISSION, None, "x", "ops-2")
+        .unwrap();
+    assert!(!e.already);
+    entries += 1;
+    assert_eq!(
+        code(node_a.sell(TE, TE_PRICE).map(drop).unwrap_err()),
+        conflict("suspended"),
+        "block 1 stays suspended"
+    );
+    control(&node_a, Action::Resume, Some(1));
+    entries += 1;
+    let e = node_b
+        .control(Action::Resume, TE, TE_EMISSION, Some(1), "x", "ops-1")
+        .unwrap_err();
+    assert_eq!(code(e), conflict("not_suspended"));
+    node_b.play(&first, PlayAction::Roll(2)).unwrap();
+    node_b.redeem(&over, None).unwrap();
+    entries += 1;
+
+    // Void: before the first roll only, once, then never played or paid.
+    let fresh: UnitId = node_a.sell(TE, TE_PRICE).unwrap().id.parse().unwrap();
+    entries += 1;
+    let voided = node_b.void(&fresh, "payment failed", "ops-1").unwrap();
+    assert!(!voided.already && voided.id.as_deref() == Some(&*fresh.to_string()));
+    entries += 1;
+    let again = node_a.void(&fresh, "payment failed", "ops-1").unwrap();
+    assert!(again.already && again.at == voided.at, "{again:?}");
+    for e in [
+        node_a
+            .play(&fresh, PlayAction::Roll(1))
+            .map(drop)
+            .unwrap_err(),
+        node_a.redeem(&fresh, None).map(drop).unwrap_err(),
+    ] {
+        assert_eq!(code(e), conflict("voided"));
+    }
+    assert_eq!(
+        code(node_a.void(&first, "late", "ops-1").map(drop).unwrap_err()),
+        conflict("play_started")
+    );
+    assert_eq!(
+        code(
+            node_a
+                .void(&te(b, 15), "never sold", "ops-1")
+                .map(drop)
+                .unwrap_err()
+        ),
+        conflict("not_sold")
+    );
+    assert_eq!(
+        code(node_a.void(&over, "paid", "ops-1").map(drop).unwrap_err()),
+        conflict("already_redeemed")
+    );
+    // The next sale is past the voided unit: it is never sold again.
+    let next = node_b.sell(TE, TE_PRICE).unwrap();
+    assert_eq!(next.index, fresh.index + 1);
+    entries += 1;
+    // A L'île au trésor sale voided before its redemption.
+    let ile_sold: UnitId = node_a.sell(ILE, ILE_PRICE).unwrap().id.parse().unwrap();
+    node_a
+        .void(&ile_sold, "the answer never reached the player", "ops-1")
+        .unwrap();
+    entries += 2;
+    assert_eq!(
+        code(node_b.redeem(&ile_sold, None).map(drop).unwrap_err()),
+        conflict("voided")
+    );
+
+    // Withdrawn: never sold again, for good; its sold units still play
+    // and redeem.
+    control(&node_a, Action::Withdraw, Some(1));
+    entries += 1;
+    assert!(control(&node_b, Action::Withdraw, Some(1)).already);
+    match node_b.sell(TE, TE_PRICE).map(drop).unwrap_err() {
+        Error::SoldOut { withdrawn, .. } => {
+            assert_eq!(withdrawn, [format!("emission {TE_EMISSION} block 1")]);
+        }
+        other => panic!("{b}: {other}"),
+    }
+    assert_eq!(
+        code(node_b.mark_sold(&[te(b, 12)]).map(drop).unwrap_err()),
+        conflict("withdrawn")
+    );
+    let e = node_a
+        .control(Action::Resume, TE, TE_EMISSION, Some(1), "undo", "ops-1")
+        .unwrap_err();
+    assert_eq!(code(e), conflict("withdrawal_is_permanent"));
+    let next_id: UnitId = next.id.parse().unwrap();
+    played_in(&node_b, &next_id, None);
+    node_a.redeem(&next_id, None).unwrap();
+    entries += 2;
+    // A bad request changes nothing.
+    for (reason, by) in [("", "ops-1"), ("two\nlines", "ops-1")] {
+        let e = node_a
+            .control(Action::Suspend, TE, TE_EMISSION, None, reason, by)
+            .unwrap_err();
+        assert_eq!(e.code(), "invalid_request", "{e}");
+    }
+    let e = node_a
+        .control(Action::Suspend, TE, TE_EMISSION, Some(7), "x", "ops-1")
+        .unwrap_err();
+    assert_eq!(e.code(), "unknown_block", "{e}");
+
+    // Every action is in the log, which verifies; the line holds the
+    // reason's digest, never the reason.
+    let report = b.sequenced(entries);
+    assert!(report.ok, "{:?}", report.findings);
+    let lines: Vec<String> = b
+        .target
+        .with_log(|src| {
+            Ok(src
+                .snapshot()?
+                .entries
+                .into_iter()
+                .map(|e| e.line)
+                .collect())
+        })
+        .unwrap()
+        .unwrap();
+    let operator: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("operator/v1|"))
+        .collect();
+    assert_eq!(operator.len(), 7, "{operator:?}");
+    let digest = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(b"payment failed"));
+    assert!(
+        operator.iter().any(|l| l.contains(&format!(
+            "|void|{}|{TE_EMISSION}|1|{}|ops-1|{}|{digest}\n",
+            TE.slug(),
+            fresh.index,
+            voided.at
+        ))),
+        "{operator:?}"
+    );
+    assert!(lines.iter().all(|l| !l.contains("payment failed")));
+}
+
+/// A void racing a first roll (two nodes, each unit): exactly one wins,
+/// and the ledger agrees with the winner.
+fn void_races_a_first_roll(b: &Backend) {
+    let (node_a, node_b) = (b.redeemer(), b.redeemer());
+    let ids: Vec<UnitId> = (0..8)
+        .map(|_| node_a.sell(TE, TE_PRICE).unwrap().id.parse().unwrap())
+        .collect();
+    let outcomes: Vec<(bool, bool)> = std::thread::scope(|s| {
+        let handles: Vec<_> = ids
+            .iter()
+            .map(|id| {
+                let (a, b2) = (&node_a, &node_b);
+                let void = s.spawn(move || a.void(id, "race", "ops-1"));
+                let roll = s.spawn(move || b2.play(id, PlayAction::Roll(1)));
+                (void, roll)
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|(void, roll)| {
+                let (void, roll) = (void.join().unwrap(), roll.join().unwrap());
+                match (&void, &roll) {
+                    (Ok(_), Err(Error::Voided { .. })) => (true, false),
+                    (Err(Error::PlayStarted { .. }), Ok(_)) => (false, true),
+                    other => panic!("{b}: not exactly one winner: {other:?}"),
+                }
+            })
+            .collect()
+    });
+    for (id, (voided, rolled)) in ids.iter().zip(&outcomes) {
+        let play = b.play(id);
+        assert_eq!(play.is_some(), *rolled, "{id}: {play:?}");
+        let again = node_a.void(id, "race", "ops-1");
+        assert_eq!(again.is_ok_and(|a| a.already), *voided, "{id}");
+    }
+}
+
 macro_rules! on_backend {
     ($backend:ident) => {
         on_backend!(
@@ -883,7 +1110,9 @@ macro_rules! on_backend {
             tampering_is_seen,
             reads_in_one_snapshot,
             schema_versions,
-            emission_rows
+            emission_rows,
+            operator_controls,
+            void_races_a_first_roll
         );
     };
     ($backend:ident: $($scenario:ident),+) => {

@@ -272,7 +272,7 @@ fn pg_two_nodes_pay_a_unit_once_and_the_end_of_claims_stops_a_stale_node() {
     assert!(early.stderr.contains("ledger migrate"), "{}", early.stderr);
     pg.migrate(&a);
     let again = issuer(&a, &["ledger", "migrate", "--ledger", &url, "--json"]).expect_code(0);
-    assert_eq!(again.json()["from_version"], 7);
+    assert_eq!(again.json()["from_version"], 8);
     sellable(&a, Some(&url), &[4, 5, 6, 7].map(|i| id(&a, i)));
 
     // One unit, two nodes: paid once.
@@ -1455,7 +1455,7 @@ fn pg_deploy_md_roles_run_verbatim_migrate_as_the_owner_pay_as_redeem_and_a_refu
     // The owner migrates (PGPASSWORD).
     let run = issuer_env(&a, &migrate, &[("PGPASSWORD", "change-me-owner")]).expect_code(0);
     assert_eq!(run.json()["from_version"], 0);
-    assert_eq!(run.json()["to_version"], 7);
+    assert_eq!(run.json()["to_version"], 8);
 
     // The nodes pay as `redeem` (its password in a URL, in process) ...
     let port = pg.port;

@@ -524,7 +524,7 @@ fn the_sqlite_ledger_has_a_schema_version_and_refuses_a_newer_one() {
     let m = migrate();
     assert_eq!(
         (m["from_version"].as_i64(), m["to_version"].as_i64()),
-        (Some(0), Some(4)),
+        (Some(0), Some(5)),
         "{m}"
     );
     issuer(&store, &["close", "--emission", "1"]).expect_code(0);
@@ -532,7 +532,7 @@ fn the_sqlite_ledger_has_a_schema_version_and_refuses_a_newer_one() {
     let m = migrate();
     assert_eq!(
         (m["from_version"].as_i64(), m["to_version"].as_i64()),
-        (Some(4), Some(4)),
+        (Some(5), Some(5)),
         "{m}"
     );
     let db = || rusqlite::Connection::open(store.join("ledger.sqlite")).unwrap();
@@ -544,11 +544,11 @@ fn the_sqlite_ledger_has_a_schema_version_and_refuses_a_newer_one() {
     // Written before versions were kept: brought up when next opened.
     db().execute_batch("PRAGMA user_version = 0").unwrap();
     issuer(&store, &["sell", "--game", "ile-au-tresor", "--price", "1"]).expect_code(0);
-    assert_eq!(version(), 4);
+    assert_eq!(version(), 5);
     issuer(&store, &["ledger", "verify"]).expect_code(0);
 
     // A newer issuer's ledger: refused, named, nothing written.
-    db().execute_batch("PRAGMA user_version = 5").unwrap();
+    db().execute_batch("PRAGMA user_version = 6").unwrap();
     let before = std::fs::read(store.join("ledger.sqlite")).unwrap();
     for args in [
         &["ledger", "verify"][..],
@@ -558,7 +558,7 @@ fn the_sqlite_ledger_has_a_schema_version_and_refuses_a_newer_one() {
         let run = issuer(&store, args).expect_code(3);
         assert!(
             run.stderr
-                .contains("version 5, newer than this issuer's 4; upgrade the issuer"),
+                .contains("version 6, newer than this issuer's 5; upgrade the issuer"),
             "{args:?}: {}",
             run.stderr
         );

@@ -467,7 +467,7 @@ pub enum Error {
         at: String,
     },
     /// A sale, play step or redemption of a suspended emission or block.
-    #[error("{game} emission {emission}{}: suspended by the operator at {at} ({reason}); no sale, play step or redemption until it is resumed (`issuer resume`); nothing was recorded", block_clause(*block))]
+    #[error("{game} emission {emission}{}: suspended by the operator at {at}; no sale, play step or redemption until it is resumed (`issuer resume`); nothing was recorded", block_clause(*block))]
     Suspended {
         /// Game slug.
         game: &'static str,
@@ -475,13 +475,12 @@ pub enum Error {
         emission: u32,
         /// The block suspended; `None`: the whole emission.
         block: Option<u32>,
-        /// When it was suspended.
+        /// When it was suspended (the reason is the operator's: not
+        /// told to a platform).
         at: String,
-        /// The operator's reason.
-        reason: String,
     },
     /// A sale or `mark-sold` of a withdrawn emission or block.
-    #[error("{game} emission {emission}{}: withdrawn by the operator at {at} ({reason}); its unsold units are never sold (its sold units still play and redeem)", block_clause(*block))]
+    #[error("{game} emission {emission}{}: withdrawn by the operator at {at}; its unsold units are never sold (its sold units still play and redeem)", block_clause(*block))]
     Withdrawn {
         /// Game slug.
         game: &'static str,
@@ -491,8 +490,6 @@ pub enum Error {
         block: Option<u32>,
         /// When it was withdrawn.
         at: String,
-        /// The operator's reason.
-        reason: String,
     },
     /// A play step or a redemption of a unit whose sale was voided.
     #[error("unit {id}: its sale was voided at {at} (refunded to the platform): it is never played or paid")]

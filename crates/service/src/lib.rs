@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,11 +22,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use openapi::RouteDoc;
+use tokens::{authorised, Needed};
+pub use tokens::{read_tokens, Roles, Token};
 
 pub mod openapi;
+mod operator;
+mod tokens;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
 
 use ticket_issuer_core::error::{Error, ErrorKind};
 use ticket_issuer_core::game::Game;
@@ -95,83 +96,6 @@ impl Default for Limits {
             body_seconds: 10,
         }
     }
-}
-
-/// An accepted bearer token: its name, which the access log shows (never
-/// the token), and its SHA-256 (compared in constant time).
-#[derive(Clone)]
-pub struct Token {
-    /// `name` of a `name:token` line, else `line-N` (its line in the file).
-    pub name: String,
-    digest: [u8; 32],
-}
-
-impl Token {
-    /// A token named `name`.
-    pub fn new(name: &str, secret: &str) -> Token {
-        Token {
-            name: name.to_string(),
-            digest: Sha256::digest(secret.as_bytes()).into(),
-        }
-    }
-
-    /// A line of a token file: `name:token` (a name of letters, digits,
-    /// `_`, `-` and `.`, up to 64), else the whole line is the token.
-    fn parse(line: &str, number: usize) -> (String, &str) {
-        match line.split_once(':') {
-            Some((name, secret))
-                if (1..=64).contains(&name.len())
-                    && name
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b)) =>
-            {
-                (name.to_string(), secret)
-            }
-            _ => (format!("line-{number}"), line),
-        }
-    }
-}
-
-/// Reads the bearer tokens of `path`: one a line, `name:token` or just the
-/// token (blank lines and `#` comments skipped). The file must be the
-/// owner's alone (no group or other permission bits).
-pub fn read_tokens(path: &Path) -> Result<Vec<Token>, Error> {
-    let bad = |reason: String| Error::BadFile {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-    let mode = meta.permissions().mode() & 0o777;
-    if mode & 0o077 != 0 {
-        return Err(bad(format!(
-            "the token file is mode {mode:o}, readable by others; run `chmod 600 {}`",
-            path.display()
-        )));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let mut tokens = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let (name, secret) = Token::parse(line, n + 1);
-        if secret.len() < 16 {
-            return Err(bad(format!(
-                "the token of line {} ({name}) has {} characters, too short to resist guessing; use at least 16",
-                n + 1,
-                secret.len()
-            )));
-        }
-        if tokens.iter().any(|t: &Token| t.name == name) {
-            return Err(bad(format!("two tokens are named {name}")));
-        }
-        tokens.push(Token::new(&name, secret));
-    }
-    if tokens.is_empty() {
-        return Err(bad("the token file holds no token (one a line)".into()));
-    }
-    Ok(tokens)
 }
 
 /// Counters for `/metrics`.
@@ -924,26 +848,6 @@ async fn metrics(State(state): State<AppState>) -> Response {
     response
 }
 
-/// The name of the request's bearer token when it is one of the accepted
-/// ones; every accepted token is compared, each in constant time, over
-/// SHA-256 digests (so neither the tokens' content nor their length leaks
-/// through timing).
-fn authorised(tokens: &[Token], headers: &HeaderMap) -> Option<String> {
-    let given = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or_default();
-    let digest: [u8; 32] = Sha256::digest(given.as_bytes()).into();
-    let mut found = None;
-    for token in tokens {
-        if bool::from(token.digest.ct_eq(&digest)) {
-            found = Some(token.name.clone());
-        }
-    }
-    found.filter(|_| !given.is_empty())
-}
-
 /// The error code of a refusal (for the access log).
 #[derive(Clone, Copy)]
 struct ErrorCode(&'static str);
@@ -954,15 +858,24 @@ async fn require_token(State(state): State<AppState>, request: Request, next: Ne
     // Taken only when there is an access log to write.
     let requested = state.access_log.as_ref().map(|_| Requested::of(&request));
     let public = state.public_health && matches!(request.uri().path(), "/healthz" | "/readyz");
-    let name = {
+    let caller = {
         let tokens = state.tokens.read().unwrap_or_else(|p| p.into_inner());
         authorised(&tokens, request.headers())
     };
-    let response = if public || name.is_some() {
-        next.run(request).await
-    } else {
-        state.metrics.unauthorized.fetch_add(1, Ordering::Relaxed);
-        unauthorized()
+    let name = caller.as_ref().map(|(name, _)| name.clone());
+    let needed = Needed::of(request.method(), request.uri().path());
+    let mut request = request;
+    let response = match caller {
+        Some((name, roles)) if needed.allows(roles) => {
+            request.extensions_mut().insert(Caller(name));
+            next.run(request).await
+        }
+        Some((name, roles)) => forbidden(&name, roles, needed, &request),
+        None if public => next.run(request).await,
+        None => {
+            state.metrics.unauthorized.fetch_add(1, Ordering::Relaxed);
+            unauthorized()
+        }
     };
     if let (Some(log), Some(r)) = (&state.access_log, requested) {
         log.write(&AccessEntry {
@@ -1006,6 +919,32 @@ impl Requested {
             unit_id,
         }
     }
+}
+
+/// The name of the token a request came with (for an operator's action's
+/// `by`).
+#[derive(Clone)]
+pub(crate) struct Caller(pub(crate) String);
+
+/// The 403 answer: a valid token without the role the route needs.
+fn forbidden(name: &str, roles: Roles, needed: Needed, request: &Request) -> Response {
+    let mut response = json_response(
+        StatusCode::FORBIDDEN,
+        "error",
+        serde_json::json!({
+            "error": "forbidden",
+            "category": "invalid_input",
+            "message": format!(
+                "the token {name} has the role {}; {} {} needs the role {} (roles are given in the token file: docs/API.md §Tokens and roles); nothing was done",
+                roles.names(),
+                request.method(),
+                request.uri().path(),
+                needed.name()
+            ),
+        }),
+    );
+    response.extensions_mut().insert(ErrorCode("forbidden"));
+    response
 }
 
 /// The 401 answer.
@@ -1419,6 +1358,13 @@ fn routes() -> Vec<(RouteDoc, Option<axum::routing::MethodRouter<AppState>>)> {
             None,
         ),
     ]
+    .into_iter()
+    .chain(
+        operator::routes()
+            .into_iter()
+            .map(|(doc, handler)| (doc, Some(handler))),
+    )
+    .collect()
 }
 
 /// Counts every answer by its route as matched (a route's pattern, never

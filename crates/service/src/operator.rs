@@ -1,0 +1,189 @@
+//! The operator's routes (docs/API.md §Operator): suspend, resume and
+//! withdraw an emission or a block, void a sale. They need a token with
+//! the `operator` role ([`crate::tokens`]); the token's name is recorded
+//! as who acted.
+
+use axum::extract::{Extension, State};
+use axum::response::Response;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use ticket_issuer_core::error::Error;
+use ticket_issuer_core::game::Game;
+use ticket_issuer_ledger::ledger::operator::Action;
+
+use super::{answer, AppState, Caller, JsonBody, RouteDoc, Shape};
+
+/// `POST /v1/operator/{suspend,resume,withdraw}` body.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ControlRequest {
+    game: String,
+    emission: u32,
+    #[serde(default)]
+    block: Option<u32>,
+    reason: String,
+}
+
+/// `POST /v1/operator/void` body.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct VoidRequest {
+    id: String,
+    reason: String,
+}
+
+impl Shape for ControlRequest {
+    const SHAPE: &'static str =
+        r#"{"game": <slug>, "emission": <number>, "block": <number, optional>, "reason": <text>}"#;
+}
+
+impl Shape for VoidRequest {
+    const SHAPE: &'static str = r#"{"id": <unit ID>, "reason": <text>}"#;
+}
+
+async fn control(action: Action, state: AppState, by: String, request: ControlRequest) -> Response {
+    answer(state, "operator_action", move |r| {
+        let game = Game::from_slug(&request.game).ok_or_else(|| Error::UnknownGame {
+            name: request.game.clone(),
+            known: Game::known(),
+        })?;
+        r.control(
+            action,
+            game,
+            request.emission,
+            request.block,
+            &request.reason,
+            &by,
+        )
+    })
+    .await
+}
+
+pub(crate) async fn suspend(
+    State(state): State<AppState>,
+    Extension(Caller(by)): Extension<Caller>,
+    JsonBody(request): JsonBody<ControlRequest>,
+) -> Response {
+    control(Action::Suspend, state, by, request).await
+}
+
+pub(crate) async fn resume(
+    State(state): State<AppState>,
+    Extension(Caller(by)): Extension<Caller>,
+    JsonBody(request): JsonBody<ControlRequest>,
+) -> Response {
+    control(Action::Resume, state, by, request).await
+}
+
+pub(crate) async fn withdraw(
+    State(state): State<AppState>,
+    Extension(Caller(by)): Extension<Caller>,
+    JsonBody(request): JsonBody<ControlRequest>,
+) -> Response {
+    control(Action::Withdraw, state, by, request).await
+}
+
+pub(crate) async fn void(
+    State(state): State<AppState>,
+    Extension(Caller(by)): Extension<Caller>,
+    JsonBody(request): JsonBody<VoidRequest>,
+) -> Response {
+    answer(state, "operator_action", move |r| {
+        r.void(&request.id.parse()?, &request.reason, &by)
+    })
+    .await
+}
+
+/// The JSON Schema of a control's body.
+fn control_schema() -> Value {
+    json!({
+        "type": "object", "required": ["game", "emission", "reason"], "additionalProperties": false,
+        "properties": {
+            "game": {"type": "string", "description": "game slug"},
+            "emission": {"type": "integer", "minimum": 0},
+            "block": {"type": "integer", "minimum": 0, "description": "one block; absent: the whole emission"},
+            "reason": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "why, kept in the ledger"},
+        },
+    })
+}
+
+/// The answers of an operator's route.
+const ANSWERS: &[(u16, &str, &str)] = &[
+    (
+        200,
+        "operator_action",
+        "recorded (an entry of the ledger's log), or in force already (`already`)",
+    ),
+    (
+        400,
+        "error",
+        "a malformed body, an empty reason, an unknown game",
+    ),
+    (
+        403,
+        "error",
+        "the token lacks the operator role (`forbidden`)",
+    ),
+    (404, "error", "no such emission or block"),
+    (
+        409,
+        "error",
+        "not closed, claims ended, not suspended, withdrawal permanent, not sold, play started",
+    ),
+    (422, "error", "a wrong check code (void)"),
+];
+
+/// The operator's routes, described.
+pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)> {
+    use axum::routing::post;
+    let doc = |path, summary, body| RouteDoc {
+        method: "POST",
+        path,
+        summary,
+        body: Some(body),
+        idempotent: false,
+        query: &[],
+        answers: ANSWERS,
+        public_health: false,
+    };
+    vec![
+        (
+            doc(
+                "/v1/operator/suspend",
+                "Suspend an emission or a block (operator role): no sale, play step or redemption until resumed",
+                control_schema(),
+            ),
+            post(suspend),
+        ),
+        (
+            doc(
+                "/v1/operator/resume",
+                "Resume a suspended emission or block (operator role)",
+                control_schema(),
+            ),
+            post(resume),
+        ),
+        (
+            doc(
+                "/v1/operator/withdraw",
+                "Withdraw an emission or a block for good (operator role): never sold again; sold units still play and redeem",
+                control_schema(),
+            ),
+            post(withdraw),
+        ),
+        (
+            doc(
+                "/v1/operator/void",
+                "Void a sale before its play began (operator role): never sold again, never paid",
+                json!({
+                    "type": "object", "required": ["id", "reason"], "additionalProperties": false,
+                    "properties": {
+                        "id": {"type": "string", "description": "the unit ID as printed"},
+                        "reason": {"type": "string", "minLength": 1, "maxLength": 1000},
+                    },
+                }),
+            ),
+            post(void),
+        ),
+    ]
+}
