@@ -15,6 +15,7 @@ mod operator;
 mod par;
 mod progress;
 mod redeem;
+mod remaining;
 mod rng_stream;
 mod sale;
 mod serve;
@@ -115,6 +116,9 @@ pub enum Command {
     /// Void a sale before its play began (refund to the platform): the unit
     /// is never sold again and never paid.
     Void(operator::VoidArgs),
+    /// Prizes remaining in the units not yet sold: per lot or prize band,
+    /// per emission and block.
+    Remaining(remaining::Args),
     /// What has been redeemed: per block counts, amounts and the ledger digest.
     Ledger(redeem::LedgerArgs),
     /// The PAR sheet of a game: return to player, hit frequency, odds of
@@ -167,6 +171,7 @@ impl Command {
             Command::Play(a) => a.json,
             Command::Suspend(a) | Command::Resume(a) | Command::Withdraw(a) => a.actor.json,
             Command::Void(a) => a.actor.json,
+            Command::Remaining(a) => a.json,
             Command::Ledger(a) => a.json,
             Command::Serve(a) => a.json,
             Command::Status(a) => a.json,
@@ -247,6 +252,7 @@ pub fn run(cli: &Cli) -> Result<i32, Error> {
         Command::Resume(args) => operator::control(&store, Action::Resume, args),
         Command::Withdraw(args) => operator::control(&store, Action::Withdraw, args),
         Command::Void(args) => operator::void(&store, args),
+        Command::Remaining(args) => remaining::run(&store, args),
         Command::Ledger(args) => redeem::ledger(&store, args),
         Command::Serve(args) => serve::run(&store, args),
         Command::Status(args) => status::run(&store, args),

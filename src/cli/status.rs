@@ -2,7 +2,7 @@
 
 use super::{print_json, LedgerArg};
 use ticket_issuer::error::Error;
-use ticket_issuer::status::{store_status, EmissionState, SignatureCheck};
+use ticket_issuer::status::{store_status, EmissionState, SignatureCheck, Standing};
 use ticket_issuer::store::Store;
 
 /// Arguments of `status`.
@@ -49,10 +49,16 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
             SignatureCheck::Failed => "  MANIFEST SIGNATURE FAILS: run `issuer verify --emission`",
             SignatureCheck::Unchecked => "  (manifest signature not checked: no public key)",
         };
-        let claims = match &e.claims_ended_at {
+        let mut claims = match &e.claims_ended_at {
             Some(at) => format!("; claims ended {at}"),
             None => String::new(),
         };
+        if let Some(at) = &e.suspended_since {
+            claims += &format!("; SUSPENDED since {at}");
+        }
+        if e.withdrawn > 0 {
+            claims += &format!("; {} unsold unit(s) withdrawn", e.withdrawn);
+        }
         outln!(
             "  {} emission {}: {state}{claims}, {} block(s), {} units at {} €; sold {}, unsold {}, played {}, redeemed {} unit(s), {} € paid{signature}",
             e.game,
@@ -68,8 +74,18 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         );
         if args.blocks {
             for b in &e.block_status {
+                let standing = match (b.standing, &b.since) {
+                    (Standing::Suspended, Some(at)) => format!(" (suspended since {at})"),
+                    (Standing::Withdrawn, Some(at)) => {
+                        format!(
+                            " (withdrawn since {at}: {} unsold unit(s) never sold)",
+                            b.withdrawn
+                        )
+                    }
+                    _ => String::new(),
+                };
                 outln!(
-                    "    block {}: {} units at {} €; sold {}, unsold {}, played {}, redeemed {}, {} € paid",
+                    "    block {}{standing}: {} units at {} €; sold {}, unsold {}, played {}, redeemed {}, {} € paid",
                     b.block,
                     b.units,
                     b.price,

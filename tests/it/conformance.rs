@@ -1099,6 +1099,94 @@ fn void_races_a_first_roll(b: &Backend) {
     }
 }
 
+/// Prizes remaining (docs/REDEMPTION.md §Prizes remaining): the lot table
+/// less the lots of the units sold, the bands of the unsold units, against
+/// a recomputation from each unit replayed with the keys; a withdrawn
+/// block's units are withdrawn, never unsold.
+fn prizes_remaining(b: &Backend) {
+    let r = b.redeemer();
+    let mut sold: Vec<UnitId> = (0..5)
+        .map(|_| r.sell(ILE, ILE_PRICE).unwrap().id.parse().unwrap())
+        .collect();
+    let marked: Vec<UnitId> = (100..103).map(|i| ile(b, i)).collect();
+    r.mark_sold(&marked).unwrap();
+    sold.extend(&marked);
+    let voided = sold[1];
+    r.void(&voided, "never shown", "ops-1").unwrap();
+    let entries = b.sequenced(5 + 3 + 1).size;
+
+    let got = r.remaining(ILE, ILE_PRICE).unwrap();
+    assert_eq!((got.counted_by, got.as_of), ("lots", Some(entries)));
+    assert_eq!(got.emissions.len(), 1, "{got:?}");
+    let block = &got.emissions[0].blocks[0];
+    let units = block.units;
+    let table = ILE.lot_table_for(ILE_PRICE, units as u32).unwrap();
+    assert_eq!(
+        (block.units, block.sold, block.unsold),
+        (units, 8, units - 8)
+    );
+    assert_eq!(block.prizes.len(), table.tiers.len());
+    for (line, tier) in block.prizes.iter().zip(&table.tiers) {
+        let name = ILE.lot_name(tier.code).unwrap();
+        assert_eq!(line.prize, name);
+        assert_eq!(
+            line.in_block,
+            u64::from(tier.count),
+            "{name}: the block holds its table"
+        );
+        let gone = sold
+            .iter()
+            .filter(|id| r.replay(id, None).unwrap().lot == Some(name))
+            .count() as u64;
+        assert_eq!(line.remaining, line.in_block - gone, "{name}");
+    }
+    assert_eq!(
+        got.prizes, block.prizes,
+        "one block: the totals are its own"
+    );
+    assert_eq!(got.unsold, units - 8);
+
+    // A drawn game, by band of the prize played to the end; then withdrawn.
+    let te_sold: Vec<UnitId> = (0..4)
+        .map(|_| r.sell(TE, TE_PRICE).unwrap().id.parse().unwrap())
+        .collect();
+    let te_got = r.remaining(TE, TE_PRICE).unwrap();
+    assert_eq!(te_got.counted_by, "bands");
+    let te_block = &te_got.emissions[0].blocks[0];
+    assert_eq!(te_block.unsold, u64::from(TE_UNITS) - 4);
+    assert_eq!(
+        te_block.prizes.iter().map(|l| l.in_block).sum::<u64>(),
+        u64::from(TE_UNITS)
+    );
+    let prize_of = |i: u32| euros(&r.replay(&te(b, i), None).unwrap().prize);
+    for line in &te_block.prizes {
+        let from = euros(line.from.as_deref().unwrap());
+        let to = line.to.as_deref().map(euros);
+        let within = |p: Decimal| p >= from && to.is_none_or(|t| p < t);
+        let all = (0..TE_UNITS).filter(|i| within(prize_of(*i))).count() as u64;
+        let unsold = (0..TE_UNITS)
+            .filter(|i| !te_sold.iter().any(|s| s.index == *i) && within(prize_of(*i)))
+            .count() as u64;
+        assert_eq!((line.in_block, line.remaining), (all, unsold), "{line:?}");
+    }
+    r.control(
+        Action::Withdraw,
+        TE,
+        TE_EMISSION,
+        Some(1),
+        "recall",
+        "ops-1",
+    )
+    .unwrap();
+    let withdrawn = r.remaining(TE, TE_PRICE).unwrap();
+    let w = &withdrawn.emissions[0].blocks[0];
+    assert_eq!(
+        (w.unsold, w.withdrawn, withdrawn.unsold),
+        (0, u64::from(TE_UNITS) - 4, 0)
+    );
+    assert!(w.prizes.iter().all(|l| l.remaining == 0), "{w:?}");
+}
+
 macro_rules! on_backend {
     ($backend:ident) => {
         on_backend!(
@@ -1112,7 +1200,8 @@ macro_rules! on_backend {
             schema_versions,
             emission_rows,
             operator_controls,
-            void_races_a_first_roll
+            void_races_a_first_roll,
+            prizes_remaining
         );
     };
     ($backend:ident: $($scenario:ident),+) => {

@@ -307,9 +307,11 @@ fn every_json_output_is_one_line_with_kind_schema_and_the_documented_fields() {
             "prices",
             "sold",
             "unsold",
+            "withdrawn",
             "played",
             "redeemed_units",
             "redeemed_amount",
+            "suspended_since",
             "claims_ended_at",
             "block_status"
         ]
@@ -323,6 +325,9 @@ fn every_json_output_is_one_line_with_kind_schema_and_the_documented_fields() {
             "units",
             "sold",
             "unsold",
+            "withdrawn",
+            "standing",
+            "since",
             "played",
             "redeemed_units",
             "redeemed_amount"

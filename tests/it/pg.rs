@@ -939,6 +939,7 @@ fn pg_keys_sell_once_across_two_nodes_and_a_version_2_ledger_migrates() {
         .batch_execute(
             "DROP TABLE idempotency;
              DROP TABLE ledger_identity;
+             DROP TABLE operator_actions;
              DROP SEQUENCE log_pending CASCADE;
              DROP TABLE log_tiles;
              ALTER TABLE redemptions DROP COLUMN pending;
@@ -968,7 +969,7 @@ fn pg_keys_sell_once_across_two_nodes_and_a_version_2_ledger_migrates() {
             migrated["from_version"].as_i64(),
             migrated["to_version"].as_i64()
         ),
-        (Some(2), Some(7)),
+        (Some(2), Some(8)),
         "{migrated}"
     );
 

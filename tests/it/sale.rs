@@ -563,7 +563,7 @@ fn the_sqlite_ledger_has_a_schema_version_and_refuses_a_newer_one() {
             run.stderr
         );
     }
-    assert_eq!(version(), 5);
+    assert_eq!(version(), 6);
     assert_eq!(std::fs::read(store.join("ledger.sqlite")).unwrap(), before);
 }
 

@@ -1633,10 +1633,14 @@ fn the_openapi_description_names_exactly_the_routes_served() {
         "GET /readyz",
         "GET /metrics",
         "GET /v1/openapi.json",
+        "POST /v1/operator/suspend",
+        "POST /v1/operator/resume",
+        "POST /v1/operator/withdraw",
+        "POST /v1/operator/void",
     ] {
         assert!(served.iter().any(|s| s == route), "{route} described");
     }
-    assert_eq!(served.len(), 14, "{served:?}");
+    assert_eq!(served.len(), 18, "{served:?}");
     let (status, _) = get(&a, &server, "/v1/undescribed");
     assert_eq!(status, 404);
 }

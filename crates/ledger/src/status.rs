@@ -13,6 +13,7 @@ use crate::emission::{Emission, Manifest};
 use crate::error::Error;
 use crate::fsutil;
 use crate::game::Game;
+use crate::ledger::operator::Gate;
 use crate::ledger::target::LedgerTarget;
 use crate::ledger::BlockActivity;
 use crate::money::Cents;
@@ -61,14 +62,18 @@ pub struct EmissionStatus {
     pub prices: Vec<String>,
     /// Units the ledger has sold.
     pub sold: u64,
-    /// Units not sold yet.
+    /// Units not sold yet, on sale or suspended (not withdrawn).
     pub unsold: u64,
+    /// Units never to be sold: the unsold units of withdrawn blocks.
+    pub withdrawn: u64,
     /// Plays the ledger has seen end (Trésors Ensablés).
     pub played: u64,
     /// Units the ledger has redeemed.
     pub redeemed_units: u64,
     /// Amount the ledger has paid, euros.
     pub redeemed_amount: String,
+    /// When the operator suspended the whole emission, if it is.
+    pub suspended_since: Option<String>,
     /// When the issuer's end of claims was published in the ledger, if it
     /// was: no unit of the emission is sold, played or paid since.
     pub claims_ended_at: Option<String>,
@@ -87,14 +92,34 @@ pub struct BlockStatus {
     pub units: u64,
     /// Units sold.
     pub sold: u64,
-    /// Units not sold yet.
+    /// Units not sold yet, on sale or suspended (0 once withdrawn).
     pub unsold: u64,
+    /// Unsold units never to be sold: the block (or its emission) is
+    /// withdrawn.
+    pub withdrawn: u64,
+    /// `on_sale`, `suspended` (by its emission or itself) or `withdrawn`.
+    pub standing: Standing,
+    /// Since when it is suspended or withdrawn.
+    pub since: Option<String>,
     /// Plays ended.
     pub played: u64,
     /// Units redeemed.
     pub redeemed_units: u64,
     /// Amount paid, euros.
     pub redeemed_amount: String,
+}
+
+/// Whether a block's units are on sale (docs/REDEMPTION.md §Suspend,
+/// withdraw and void).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Standing {
+    /// Sold, played and redeemed as usual.
+    OnSale,
+    /// Nothing sold, played or redeemed until resumed.
+    Suspended,
+    /// Never sold again; its sold units play and redeem.
+    Withdrawn,
 }
 
 /// Every emission of the store.
@@ -142,6 +167,10 @@ pub fn store_status(store: &Store, ledger: &LedgerTarget) -> Result<StoreStatus,
                 .iter()
                 .filter_map(|b| Cents::parse_price(&b.price))
                 .collect();
+            let gate = match closed {
+                true => ledger.gate(game, number)?.unwrap_or_default(),
+                false => Gate::default(),
+            };
             let block_status: Vec<BlockStatus> = listed
                 .iter()
                 .map(|b| {
@@ -152,7 +181,14 @@ pub fn store_status(store: &Store, ledger: &LedgerTarget) -> Result<StoreStatus,
                         })
                         .cloned()
                         .unwrap_or_default();
-                    block_status(b.block, &b.price, u64::from(b.units), &a)
+                    let mut line = block_status(b.block, &b.price, u64::from(b.units), &a);
+                    if let Some((_, why)) = gate.withdrawn(b.block) {
+                        (line.standing, line.since) = (Standing::Withdrawn, Some(why.at.clone()));
+                        (line.withdrawn, line.unsold) = (line.unsold, 0);
+                    } else if let Some((_, why)) = gate.suspended(b.block) {
+                        (line.standing, line.since) = (Standing::Suspended, Some(why.at.clone()));
+                    }
+                    line
                 })
                 .collect();
             let sum = |f: fn(&BlockStatus) -> u64| block_status.iter().map(f).sum::<u64>();
@@ -178,9 +214,11 @@ pub fn store_status(store: &Store, ledger: &LedgerTarget) -> Result<StoreStatus,
                     .collect(),
                 sold: sum(|b| b.sold),
                 unsold: sum(|b| b.unsold),
+                withdrawn: sum(|b| b.withdrawn),
                 played: sum(|b| b.played),
                 redeemed_units: sum(|b| b.redeemed_units),
                 redeemed_amount: Cents::from(paid).to_string(),
+                suspended_since: gate.emission.suspended.as_ref().map(|w| w.at.clone()),
                 claims_ended_at,
                 block_status,
             });
@@ -202,6 +240,9 @@ fn block_status(block: u32, price: &str, units: u64, a: &BlockActivity) -> Block
         units,
         sold: a.sold,
         unsold: units.saturating_sub(a.sold),
+        withdrawn: 0,
+        standing: Standing::OnSale,
+        since: None,
         played: a.played,
         redeemed_units: a.redeemed,
         redeemed_amount: Cents::from(a.paid_cents).to_string(),

@@ -193,6 +193,13 @@ impl LedgerTarget {
             })
     }
 
+    /// The standing of `game`'s emission in this ledger (its end of
+    /// claims, suspensions and withdrawals); `None` when there is no
+    /// ledger yet.
+    pub fn gate(&self, game: Game, emission: u32) -> Result<Option<super::operator::Gate>, Error> {
+        self.read(super::BUSY_TIMEOUT, |tx| tx.gate(game.slug(), emission))
+    }
+
     /// The end of claims of `game`'s emission published in this ledger.
     pub fn end_of_claims(&self, game: Game, emission: u32) -> Result<Option<EndOfClaims>, Error> {
         let row = self.read(super::BUSY_TIMEOUT, |tx| {

@@ -15,11 +15,14 @@ mod disclosure;
 mod keyed;
 mod operator;
 mod picture;
+mod remaining;
 mod sale;
 pub use disclosure::{Check, Disclosure, UnitInPlay};
 pub use keyed::batch_parts;
 pub use operator::Acted;
 pub use picture::PictureAsk;
+pub use remaining::{BlockRemaining, EmissionRemaining, PrizeLine, Remaining};
+use sale::probe;
 pub use sale::{Marked, PlayView, Sale};
 
 use rayon::prelude::*;

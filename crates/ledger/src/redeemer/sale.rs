@@ -542,7 +542,7 @@ impl Units {
 }
 
 /// An ID with the place of `unit` and no check code yet.
-fn probe(unit: UnitRef) -> UnitId {
+pub(super) fn probe(unit: UnitRef) -> UnitId {
     UnitId {
         game: unit.game,
         emission: unit.emission,

@@ -1,0 +1,373 @@
+//! Prizes remaining in the units not yet sold (docs/REDEMPTION.md §Prizes
+//! remaining), per emission and block of a game on sale: what players are
+//! shown so that no game is sold after its top prizes are gone. One
+//! mechanism for every game, by its prize model: a fixed-table game's
+//! units are counted by lot (its lot table, less the lots of the units
+//! sold), a drawn game's by the band its prize played to the end falls in.
+//! Only counts are published: which unsold unit holds what stays secret.
+//!
+//! Every figure is computed from the ledger's sales and the blocks'
+//! records, as of a log size (`as_of`): after the reveal an auditor
+//! recomputes it from the revealed units and the log's sales up to that
+//! size.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use super::{probe, Redeemer};
+use crate::emission::Emission;
+use crate::error::Error;
+use crate::game::{Game, PrizeModel};
+use crate::ledger::emission_rows::EmissionRow;
+use crate::ledger::ops::UnitRef;
+use crate::money::Cents;
+use crate::record::RecordPrefix;
+use crate::status::Standing;
+
+/// The prize bands of a drawn game, by the prize a unit pays played to
+/// the end: `[from, to)` in cents (`to` `None`: no upper bound).
+pub const BANDS: [(u32, Option<u32>); 7] = [
+    (0, Some(1)),
+    (1, Some(100)),
+    (100, Some(500)),
+    (500, Some(1_000)),
+    (1_000, Some(10_000)),
+    (10_000, Some(100_000)),
+    (100_000, None),
+];
+
+/// One class of prize and how many unsold units hold it.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct PrizeLine {
+    /// The lot's name (a fixed-table game), or the band in words (a drawn
+    /// game: `"0"`, `"0.01 to 0.99"`, …, `"1000 or more"`).
+    pub prize: String,
+    /// The lot's amount, euros (a fixed-table game).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub amount: Option<String>,
+    /// The band's bounds, euros: from, and to (exclusive; absent: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// The band's upper bound, euros, exclusive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// Units of the block holding it (the lot table's count; a drawn
+    /// game: of the whole block).
+    pub in_block: u64,
+    /// Of those, units not sold yet.
+    pub remaining: u64,
+}
+
+/// One block.
+#[derive(Clone, Debug, Serialize)]
+pub struct BlockRemaining {
+    /// Block number.
+    pub block: u32,
+    /// On sale, suspended or withdrawn (a withdrawn block's unsold units
+    /// are never sold: its `unsold` is 0 and its lines' `remaining` too).
+    pub standing: Standing,
+    /// Units in the block.
+    pub units: u64,
+    /// Units sold (voided sales included: never sold again).
+    pub sold: u64,
+    /// Units left to sell.
+    pub unsold: u64,
+    /// Unsold units withdrawn.
+    pub withdrawn: u64,
+    /// Per lot or band, highest first.
+    pub prizes: Vec<PrizeLine>,
+}
+
+/// One emission.
+#[derive(Clone, Debug, Serialize)]
+pub struct EmissionRemaining {
+    /// Emission number.
+    pub emission: u32,
+    /// Units left to sell in it.
+    pub unsold: u64,
+    /// Its blocks at the price asked.
+    pub blocks: Vec<BlockRemaining>,
+    /// Per lot or band, summed over its blocks.
+    pub prizes: Vec<PrizeLine>,
+}
+
+/// Prizes remaining of a game at a price (`kind: "remaining"`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Remaining {
+    /// Game slug.
+    pub game: &'static str,
+    /// Unit price, euros.
+    pub price: String,
+    /// `lots` (a fixed-table game) or `bands` (a drawn game).
+    pub counted_by: &'static str,
+    /// The log size the figures are of: every sale in the log of this size
+    /// is counted, none after (`null` when the ledger kept changing while
+    /// read, or on PostgreSQL with sales queued for the sequencer).
+    pub as_of: Option<u64>,
+    /// Units left to sell, every emission.
+    pub unsold: u64,
+    /// Per lot or band, every emission.
+    pub prizes: Vec<PrizeLine>,
+    /// The game's emissions on sale at the price (closed, not revealed,
+    /// claims not ended), in order.
+    pub emissions: Vec<EmissionRemaining>,
+}
+
+/// How many reads are tried for a stable `as_of`.
+const TRIES: usize = 4;
+
+impl Redeemer {
+    /// Prizes remaining in `game`'s unsold units at `price_cents`.
+    pub fn remaining(&self, game: Game, price_cents: u32) -> Result<Remaining, Error> {
+        game.check_price(price_cents)?;
+        let mut last = None;
+        for _ in 0..TRIES {
+            let before = self.ledger.head()?.map(|h| h.size);
+            let emissions = self.remaining_once(game, price_cents)?;
+            let after = self.ledger.head()?.map(|h| h.size);
+            let stable = before == after;
+            last = Some((emissions, stable.then_some(after.unwrap_or(0))));
+            if stable {
+                break;
+            }
+        }
+        let (emissions, as_of) = last.unwrap_or_default();
+        let prizes = sum_lines(emissions.iter().map(|e| &e.prizes));
+        Ok(Remaining {
+            game: game.slug(),
+            price: Cents::from(price_cents).to_string(),
+            counted_by: match game.prize_model() {
+                PrizeModel::FixedTable => "lots",
+                PrizeModel::Drawn => "bands",
+            },
+            as_of,
+            unsold: emissions.iter().map(|e| e.unsold).sum(),
+            prizes,
+            emissions,
+        })
+    }
+
+    fn remaining_once(
+        &self,
+        game: Game,
+        price_cents: u32,
+    ) -> Result<Vec<EmissionRemaining>, Error> {
+        let mut out = Vec::new();
+        let store = &self.units.store;
+        for number in store.emissions(game) {
+            let emission = Emission::new(store, game, number);
+            let Some(manifest) = emission.load_manifest(&self.units.keys.public_key)? else {
+                continue;
+            };
+            if !manifest.closed || emission.is_revealed() {
+                continue;
+            }
+            let gate = self.ledger.gate(game, number)?.unwrap_or_default();
+            if gate.claims_ended.is_some() {
+                continue;
+            }
+            let mut sold: BTreeSet<(u32, u32)> = BTreeSet::new();
+            self.ledger.emission_rows(game, number, &mut |row| {
+                if let EmissionRow::Sale(at) = row {
+                    sold.insert((at.block, at.index));
+                }
+                Ok(())
+            })?;
+            let mut blocks = Vec::new();
+            for b in manifest
+                .blocks
+                .iter()
+                .filter(|b| Cents::parse_price(&b.price) == Some(price_cents))
+            {
+                let standing = match (gate.withdrawn(b.block), gate.suspended(b.block)) {
+                    (Some(_), _) => Standing::Withdrawn,
+                    (None, Some(_)) => Standing::Suspended,
+                    (None, None) => Standing::OnSale,
+                };
+                let unit = UnitRef {
+                    game,
+                    emission: number,
+                    block: b.block,
+                    index: 0,
+                };
+                blocks.push(self.block_remaining(unit, price_cents, standing, &sold)?);
+            }
+            if blocks.is_empty() {
+                continue;
+            }
+            out.push(EmissionRemaining {
+                emission: number,
+                unsold: blocks.iter().map(|b| b.unsold).sum(),
+                prizes: sum_lines(blocks.iter().map(|b| &b.prizes)),
+                blocks,
+            });
+        }
+        Ok(out)
+    }
+
+    /// One block's figures: every record's prefix read (lot, prize played
+    /// to the end) and classed, sold or not.
+    fn block_remaining(
+        &self,
+        unit: UnitRef,
+        price_cents: u32,
+        standing: Standing,
+        sold: &BTreeSet<(u32, u32)>,
+    ) -> Result<BlockRemaining, Error> {
+        let id = probe(unit);
+        let block = self.units.block(&id, &id.to_string())?;
+        let units = block.file.header.unit_count;
+        let size = usize::from(block.file.header.record_size);
+        let mut classes = Classes::new(unit.game, price_cents, units)?;
+        let withdrawn = standing == Standing::Withdrawn;
+        for chunk in 0..block.file.index.len() as u32 {
+            let opened = block.chunk_records(chunk)?;
+            for record in opened.records.chunks_exact(size) {
+                let prefix = RecordPrefix::parse(record).ok_or_else(|| Error::BlockRejected {
+                    path: block.file.path().to_path_buf(),
+                    reason: format!("chunk {chunk}: a record is too short"),
+                })?;
+                let unsold = !sold.contains(&(unit.block, prefix.index));
+                classes.count(&prefix, unsold && !withdrawn);
+            }
+        }
+        let sold_units = sold.iter().filter(|(b, _)| *b == unit.block).count() as u64;
+        let left = u64::from(units).saturating_sub(sold_units);
+        Ok(BlockRemaining {
+            block: unit.block,
+            standing,
+            units: u64::from(units),
+            sold: sold_units,
+            unsold: if withdrawn { 0 } else { left },
+            withdrawn: if withdrawn { left } else { 0 },
+            prizes: classes.lines,
+        })
+    }
+}
+
+/// The classes a block's units are counted in, by the game's prize model.
+struct Classes {
+    model: PrizeModel,
+    /// A fixed-table game's lot codes, in line order.
+    codes: Vec<u8>,
+    lines: Vec<PrizeLine>,
+}
+
+impl Classes {
+    fn new(game: Game, price_cents: u32, units: u32) -> Result<Classes, Error> {
+        let model = game.prize_model();
+        let euros = |c: u32| Cents::from(c).to_string();
+        let (codes, lines) = match model {
+            PrizeModel::FixedTable => {
+                let table = game.lot_table_for(price_cents, units)?;
+                table
+                    .tiers
+                    .iter()
+                    .map(|t| {
+                        let line = PrizeLine {
+                            prize: game.lot_name(t.code).unwrap_or("?").to_string(),
+                            amount: Some(euros(t.amount_cents)),
+                            from: None,
+                            to: None,
+                            in_block: 0,
+                            remaining: 0,
+                        };
+                        (t.code, line)
+                    })
+                    .unzip()
+            }
+            PrizeModel::Drawn => (
+                Vec::new(),
+                BANDS
+                    .iter()
+                    .rev()
+                    .map(|&(from, to)| PrizeLine {
+                        prize: band_name(from, to),
+                        amount: None,
+                        from: Some(euros(from)),
+                        to: to.map(euros),
+                        in_block: 0,
+                        remaining: 0,
+                    })
+                    .collect(),
+            ),
+        };
+        Ok(Classes {
+            model,
+            codes,
+            lines,
+        })
+    }
+
+    /// Counts one unit (and as remaining when `unsold`).
+    fn count(&mut self, prefix: &RecordPrefix, unsold: bool) {
+        let line = match self.model {
+            PrizeModel::FixedTable => self.codes.iter().position(|c| *c == prefix.lot),
+            PrizeModel::Drawn => BANDS.iter().rev().position(|(from, to)| {
+                prefix.prize_cents >= *from && to.is_none_or(|t| prefix.prize_cents < t)
+            }),
+        };
+        if let Some(line) = line.and_then(|l| self.lines.get_mut(l)) {
+            line.in_block += 1;
+            line.remaining += u64::from(unsold);
+        }
+    }
+}
+
+/// A band in words: `"0"`, `"0.01 to 0.99"`, `"1000 or more"`.
+fn band_name(from: u32, to: Option<u32>) -> String {
+    match to {
+        Some(1) if from == 0 => "0".into(),
+        Some(to) => format!("{} to {}", Cents::from(from), Cents::from(to - 1)),
+        None => format!("{} or more", Cents::from(from)),
+    }
+}
+
+/// The lines of several blocks (or emissions) summed, line by line.
+fn sum_lines<'a>(parts: impl Iterator<Item = &'a Vec<PrizeLine>>) -> Vec<PrizeLine> {
+    let mut total: Vec<PrizeLine> = Vec::new();
+    for lines in parts {
+        for line in lines {
+            match total.iter_mut().find(|t| t.prize == line.prize) {
+                Some(t) => {
+                    t.in_block += line.in_block;
+                    t.remaining += line.remaining;
+                }
+                None => total.push(line.clone()),
+            }
+        }
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bands_cover_every_prize_once_and_read_in_euros() {
+        for cents in [
+            0, 1, 99, 100, 499, 500, 999, 1_000, 9_999, 10_000, 1_001_050,
+        ] {
+            let hits = BANDS
+                .iter()
+                .filter(|(from, to)| cents >= *from && to.is_none_or(|t| cents < t))
+                .count();
+            assert_eq!(hits, 1, "{cents}");
+        }
+        let names: Vec<String> = BANDS.iter().map(|&(f, t)| band_name(f, t)).collect();
+        assert_eq!(
+            names,
+            [
+                "0",
+                "0.01 to 0.99",
+                "1 to 4.99",
+                "5 to 9.99",
+                "10 to 99.99",
+                "100 to 999.99",
+                "1000 or more"
+            ]
+        );
+    }
+}
