@@ -384,6 +384,21 @@ pub struct KeyArgs {
     pub records_key: Vec<PathBuf>,
 }
 
+/// A redeemer of `store` with the keys of `keys` on the ledger `ledger`
+/// names: what `sell`, `play`, `redeem`, the operator's commands and
+/// `remaining` work through.
+fn redeemer(
+    store: &Store,
+    keys: &KeyArgs,
+    ledger: &LedgerArg,
+) -> Result<ticket_issuer::Redeemer, Error> {
+    let keys = LoadedKeys::load(store, keys)?;
+    Ok(
+        ticket_issuer::Redeemer::new(store.clone(), keys.owned())
+            .with_ledger(ledger.target(store)?),
+    )
+}
+
 /// The keys a command works with: the trusted public key, the store's
 /// secrets if it has them, and a records key file if one was given.
 struct LoadedKeys {

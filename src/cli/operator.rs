@@ -3,7 +3,7 @@
 //! (docs/REDEMPTION.md §Suspend, withdraw and void).
 
 use super::emission::EmissionArg;
-use super::{print_json, KeyArgs, LedgerArg, LoadedKeys};
+use super::{print_json, KeyArgs, LedgerArg};
 use ticket_issuer::error::Error;
 use ticket_issuer::ledger::operator::Action;
 use ticket_issuer::redeem::Redeemer;
@@ -72,8 +72,7 @@ pub fn check_by(by: &str) -> Result<(), Error> {
 
 fn redeemer(store: &Store, actor: &ActorArgs) -> Result<Redeemer, Error> {
     check_by(&actor.by)?;
-    let keys = LoadedKeys::load(store, &actor.keys)?;
-    Ok(Redeemer::new(store.clone(), keys.owned()).with_ledger(actor.ledger.target(store)?))
+    super::redeemer(store, &actor.keys, &actor.ledger)
 }
 
 /// Runs `suspend`, `resume` or `withdraw`.

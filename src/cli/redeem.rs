@@ -5,12 +5,12 @@ mod log;
 
 use std::path::PathBuf;
 
-use super::{print_json, IdempotencyArg, KeyArgs, LedgerArg, LoadedKeys};
+use super::{print_json, IdempotencyArg, KeyArgs, LedgerArg};
 use ticket_issuer::error::Error;
 use ticket_issuer::game::Game;
 use ticket_issuer::ledger::target::LedgerTarget;
 use ticket_issuer::record::PREFIX_SIZE;
-use ticket_issuer::redeem::{Redeemer, Redemption};
+use ticket_issuer::redeem::Redemption;
 use ticket_issuer::redeemer::{Check, UnitInPlay};
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
@@ -120,16 +120,12 @@ pub fn picture(r: &Redemption) -> String {
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let key = args.idempotency.key.as_deref();
     if let Some(batch) = &args.batch {
-        let keys = LoadedKeys::load(store, &args.keys)?;
-        let redeemer =
-            Redeemer::new(store.clone(), keys.owned()).with_ledger(args.ledger.target(store)?);
+        let redeemer = super::redeemer(store, &args.keys, &args.ledger)?;
         return batch::run(&redeemer, batch, key);
     }
     // A malformed ID is named as such before any key file is read.
     let id: UnitId = args.id.as_deref().unwrap_or_default().parse()?;
-    let keys = LoadedKeys::load(store, &args.keys)?;
-    let redeemer =
-        Redeemer::new(store.clone(), keys.owned()).with_ledger(args.ledger.target(store)?);
+    let redeemer = super::redeemer(store, &args.keys, &args.ledger)?;
     if args.check {
         if key.is_some() {
             return Err(Error::BadIdempotencyKey {

@@ -3,9 +3,8 @@
 //! remaining).
 
 use super::generate::parse_game;
-use super::{print_json, KeyArgs, LedgerArg, LoadedKeys};
+use super::{print_json, KeyArgs, LedgerArg};
 use ticket_issuer::error::Error;
-use ticket_issuer::redeem::Redeemer;
 use ticket_issuer::redeemer::PrizeLine;
 use ticket_issuer::status::Standing;
 use ticket_issuer::store::Store;
@@ -34,9 +33,7 @@ pub struct Args {
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let game = parse_game(&args.game)?;
     let price_cents = game.price_cents(args.price.as_deref())?;
-    let keys = LoadedKeys::load(store, &args.keys)?;
-    let redeemer =
-        Redeemer::new(store.clone(), keys.owned()).with_ledger(args.ledger.target(store)?);
+    let redeemer = super::redeemer(store, &args.keys, &args.ledger)?;
     let r = redeemer.remaining(game, price_cents)?;
     if args.json {
         print_json("remaining", &r);

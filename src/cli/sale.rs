@@ -6,10 +6,9 @@ use std::path::PathBuf;
 
 use super::emission::EmissionArg;
 use super::generate::parse_game;
-use super::{print_json, IdempotencyArg, KeyArgs, LedgerArg, LoadedKeys};
+use super::{print_json, redeemer, IdempotencyArg, KeyArgs, LedgerArg};
 use ticket_issuer::error::Error;
 use ticket_issuer::ledger::ops::PlayAction;
-use ticket_issuer::redeem::Redeemer;
 use ticket_issuer::redeemer::PlayView;
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
@@ -98,11 +97,6 @@ pub struct PlayArgs {
     /// The ledger.
     #[command(flatten)]
     pub ledger: LedgerArg,
-}
-
-fn redeemer(store: &Store, keys: &KeyArgs, ledger: &LedgerArg) -> Result<Redeemer, Error> {
-    let keys = LoadedKeys::load(store, keys)?;
-    Ok(Redeemer::new(store.clone(), keys.owned()).with_ledger(ledger.target(store)?))
 }
 
 /// Runs `sell`.

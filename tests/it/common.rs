@@ -516,8 +516,13 @@ impl Server {
     /// `start` with more `serve` arguments. The token file is the
     /// store's own (`<store>.tokens`), so servers can share a folder.
     pub fn start_with<S: AsRef<OsStr>>(store: &Path, extra: &[S]) -> Server {
+        Server::start_with_tokens(store, &format!("# test\n{TOKEN}\n"), extra)
+    }
+
+    /// `start_with` with the token file's text.
+    pub fn start_with_tokens<S: AsRef<OsStr>>(store: &Path, text: &str, extra: &[S]) -> Server {
         let tokens = store.with_extension("tokens");
-        std::fs::write(&tokens, format!("# test\n{TOKEN}\n")).unwrap();
+        std::fs::write(&tokens, text).unwrap();
         std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
         let mut child = Command::new(ISSUER)
             .arg("--store")

@@ -25,6 +25,7 @@ mod idempotency;
 mod independent_check;
 mod log_vectors;
 mod merkle;
+mod operator;
 mod par;
 mod pg;
 mod picture;

@@ -1637,10 +1637,11 @@ fn the_openapi_description_names_exactly_the_routes_served() {
         "POST /v1/operator/resume",
         "POST /v1/operator/withdraw",
         "POST /v1/operator/void",
+        "GET /v1/operator/remaining",
     ] {
         assert!(served.iter().any(|s| s == route), "{route} described");
     }
-    assert_eq!(served.len(), 18, "{served:?}");
+    assert_eq!(served.len(), 19, "{served:?}");
     let (status, _) = get(&a, &server, "/v1/undescribed");
     assert_eq!(status, 404);
 }

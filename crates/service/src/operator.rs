@@ -3,7 +3,8 @@
 //! the `operator` role ([`crate::tokens`]); the token's name is recorded
 //! as who acted.
 
-use axum::extract::{Extension, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Extension, Query, State};
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -11,7 +12,7 @@ use ticket_issuer_core::error::Error;
 use ticket_issuer_core::game::Game;
 use ticket_issuer_ledger::ledger::operator::Action;
 
-use super::{answer, AppState, Caller, JsonBody, RouteDoc, Shape};
+use super::{answer, bad_request, AppState, Caller, JsonBody, RouteDoc, Shape};
 
 /// `POST /v1/operator/{suspend,resume,withdraw}` body.
 #[derive(Deserialize)]
@@ -94,6 +95,38 @@ pub(crate) async fn void(
     .await
 }
 
+/// `GET /v1/operator/remaining` query.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RemainingQuery {
+    game: String,
+    #[serde(default)]
+    price: Option<String>,
+}
+
+/// Prizes remaining (docs/REDEMPTION.md §Prizes remaining): operator
+/// role, since it reads every block's records (the operator publishes the
+/// figures to players).
+pub(crate) async fn remaining(
+    State(state): State<AppState>,
+    query: Result<Query<RemainingQuery>, QueryRejection>,
+) -> Response {
+    let Ok(Query(query)) = query else {
+        return bad_request(
+            "invalid_request",
+            "the query is not ?game=<slug>[&price=<euros>]".into(),
+        );
+    };
+    answer(state, "remaining", move |r| {
+        let game = Game::from_slug(&query.game).ok_or_else(|| Error::UnknownGame {
+            name: query.game.clone(),
+            known: Game::known(),
+        })?;
+        r.remaining(game, game.price_cents(query.price.as_deref())?)
+    })
+    .await
+}
+
 /// The JSON Schema of a control's body.
 fn control_schema() -> Value {
     json!({
@@ -136,11 +169,11 @@ const ANSWERS: &[(u16, &str, &str)] = &[
 /// The operator's routes, described.
 pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)> {
     use axum::routing::post;
-    let doc = |path, summary, body| RouteDoc {
+    let doc = |path, summary, body: Option<Value>| RouteDoc {
         method: "POST",
         path,
         summary,
-        body: Some(body),
+        body,
         idempotent: false,
         query: &[],
         answers: ANSWERS,
@@ -151,7 +184,7 @@ pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)>
             doc(
                 "/v1/operator/suspend",
                 "Suspend an emission or a block (operator role): no sale, play step or redemption until resumed",
-                control_schema(),
+                Some(control_schema()),
             ),
             post(suspend),
         ),
@@ -159,7 +192,7 @@ pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)>
             doc(
                 "/v1/operator/resume",
                 "Resume a suspended emission or block (operator role)",
-                control_schema(),
+                Some(control_schema()),
             ),
             post(resume),
         ),
@@ -167,7 +200,7 @@ pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)>
             doc(
                 "/v1/operator/withdraw",
                 "Withdraw an emission or a block for good (operator role): never sold again; sold units still play and redeem",
-                control_schema(),
+                Some(control_schema()),
             ),
             post(withdraw),
         ),
@@ -175,15 +208,39 @@ pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)>
             doc(
                 "/v1/operator/void",
                 "Void a sale before its play began (operator role): never sold again, never paid",
-                json!({
+                Some(json!({
                     "type": "object", "required": ["id", "reason"], "additionalProperties": false,
                     "properties": {
                         "id": {"type": "string", "description": "the unit ID as printed"},
                         "reason": {"type": "string", "minLength": 1, "maxLength": 1000},
                     },
-                }),
+                })),
             ),
             post(void),
+        ),
+        (
+            RouteDoc {
+                method: "GET",
+                query: &[
+                    ("game", "string", "the game's slug"),
+                    ("price", "string", "unit price, euros (needed where the game has several)"),
+                ],
+                answers: &[
+                    (
+                        200,
+                        "remaining",
+                        "prizes remaining in the units not yet sold, per emission and block",
+                    ),
+                    (400, "error", "a malformed query, an unknown game or price"),
+                    (403, "error", "the token lacks the operator role (`forbidden`)"),
+                ],
+                ..doc(
+                    "/v1/operator/remaining",
+                    "Prizes remaining in the units not yet sold (operator role)",
+                    None,
+                )
+            },
+            axum::routing::get(remaining),
         ),
     ]
 }

@@ -1,0 +1,294 @@
+//! The operator's controls from the command line and over HTTP
+//! (docs/REDEMPTION.md §Suspend, withdraw and void; docs/API.md §Tokens
+//! and roles): who may act, what each answer and refusal says, and that
+//! every action is in the log. The rules themselves, on both ledgers and
+//! two nodes, are in `conformance.rs` (`operator_controls`,
+//! `void_races_a_first_roll`, `prizes_remaining`).
+
+use serde_json::{json, Value};
+
+use crate::common::{agent, call, issuer, te_store, Server, TOKEN};
+
+const OPERATOR: &str = "operator-token-0123456789abcdef";
+
+fn tokens() -> String {
+    format!("# a platform, then the operator\nplatform:{TOKEN}\noperator ops-1:{OPERATOR}\n")
+}
+
+#[test]
+fn operator_routes_need_the_operator_role_and_record_who_acted() {
+    let (_dir, store) = te_store(20);
+    let server = Server::start_with_tokens::<&str>(&store, &tokens(), &[]);
+    let a = agent();
+    let send = |token: &str, path: &str, body: Option<Value>| -> (u16, Value) {
+        let method = if body.is_some() { "POST" } else { "GET" };
+        let (status, text) = call(&a, method, &server.url(path), Some(token), body).unwrap();
+        (status, serde_json::from_str(&text).unwrap())
+    };
+    let suspend = json!({"game": "tresors-ensables", "emission": 1, "reason": "fraud inquiry 7"});
+
+    // Each role only its routes: 403, naming both roles, nothing done.
+    let (status, refused) = send(TOKEN, "/v1/operator/suspend", Some(suspend.clone()));
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (403, Some("forbidden")),
+        "{refused}"
+    );
+    let message = refused["message"].as_str().unwrap();
+    assert!(
+        message.contains("platform") && message.contains("operator"),
+        "{message}"
+    );
+    let sale = json!({"game": "tresors-ensables"});
+    let (status, refused) = send(OPERATOR, "/v1/sales", Some(sale.clone()));
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (403, Some("forbidden"))
+    );
+    let (status, _) = send(TOKEN, "/v1/operator/remaining?game=tresors-ensables", None);
+    assert_eq!(status, 403);
+
+    // Suspended by the operator: the platform's sale is refused, told
+    // since when but never why.
+    let (status, acted) = send(OPERATOR, "/v1/operator/suspend", Some(suspend));
+    assert_eq!(status, 200, "{acted}");
+    assert_eq!(
+        (
+            acted["kind"].as_str(),
+            acted["action"].as_str(),
+            acted["by"].as_str(),
+            acted["already"].as_bool()
+        ),
+        (
+            Some("operator_action"),
+            Some("suspend"),
+            Some("ops-1"),
+            Some(false)
+        )
+    );
+    let (status, refused) = send(TOKEN, "/v1/sales", Some(sale.clone()));
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (409, Some("suspended")),
+        "{refused}"
+    );
+    let text = refused.to_string();
+    assert!(
+        text.contains(acted["at"].as_str().unwrap()) && !text.contains("fraud"),
+        "{text}"
+    );
+
+    // Resumed: sold; voided before its first roll: never played.
+    let resume = json!({"game": "tresors-ensables", "emission": 1, "reason": "cleared"});
+    assert_eq!(
+        send(OPERATOR, "/v1/operator/resume", Some(resume.clone())).0,
+        200
+    );
+    let (status, again) = send(OPERATOR, "/v1/operator/resume", Some(resume));
+    assert_eq!(
+        (status, again["error"].as_str()),
+        (409, Some("not_suspended"))
+    );
+    let (status, sold) = send(TOKEN, "/v1/sales", Some(sale));
+    assert_eq!(status, 200, "{sold}");
+    let id = sold["id"].as_str().unwrap();
+    let void = json!({"id": id, "reason": "payment declined"});
+    let (status, voided) = send(OPERATOR, "/v1/operator/void", Some(void.clone()));
+    assert_eq!((status, voided["id"].as_str()), (200, Some(id)), "{voided}");
+    let (status, twice) = send(OPERATOR, "/v1/operator/void", Some(void));
+    assert_eq!((status, twice["already"].as_bool()), (200, Some(true)));
+    let (status, refused) = send(
+        TOKEN,
+        &format!("/v1/plays/{id}/roll"),
+        Some(json!({"roll": 1})),
+    );
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (409, Some("voided")),
+        "{refused}"
+    );
+    // A forged ID is refused as everywhere, naming nothing of the unit.
+    let forged = format!("{}AAAAAAAA", &id[..id.len() - 8]);
+    let (status, refused) = send(
+        OPERATOR,
+        "/v1/operator/void",
+        Some(json!({"id": forged, "reason": "x"})),
+    );
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (422, Some("wrong_check_code"))
+    );
+    // A body of another shape: 400, its shape named.
+    let (status, refused) = send(
+        OPERATOR,
+        "/v1/operator/withdraw",
+        Some(json!({"game": "tresors-ensables", "emission": 1})),
+    );
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (400, Some("invalid_request"))
+    );
+
+    // Prizes remaining: one unit sold (and voided), nineteen left.
+    let (status, remaining) = send(
+        OPERATOR,
+        "/v1/operator/remaining?game=tresors-ensables",
+        None,
+    );
+    assert_eq!(status, 200, "{remaining}");
+    assert_eq!(
+        (remaining["kind"].as_str(), remaining["unsold"].as_u64()),
+        (Some("remaining"), Some(19))
+    );
+    drop(server);
+
+    // Every action is in the log, which verifies.
+    let verify = issuer(&store, &["ledger", "verify", "--json"])
+        .expect_code(0)
+        .json();
+    assert_eq!(verify["ok"], true, "{verify}");
+}
+
+#[test]
+fn a_token_file_with_an_unknown_role_is_refused_naming_its_line() {
+    let (_dir, store) = te_store(5);
+    let tokens = store.with_extension("tokens");
+    std::fs::write(&tokens, format!("platform:{TOKEN}\nadmin ops:{OPERATOR}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let t = tokens.to_str().unwrap();
+    let run = issuer(
+        &store,
+        &["serve", "--listen", "127.0.0.1:0", "--token-file", t],
+    )
+    .expect_code(2);
+    assert!(
+        run.stderr.contains("line 2") && run.stderr.contains("unknown role \"admin\""),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_commands_answer_and_refuse_with_their_exit_codes() {
+    let (_dir, store) = te_store(6);
+    let run = |args: &[&str], code| issuer(&store, args).expect_code(code);
+    let acted = run(
+        &[
+            "suspend",
+            "--emission",
+            "1",
+            "--block",
+            "1",
+            "--reason",
+            "check",
+            "--json",
+        ],
+        0,
+    )
+    .json();
+    assert_eq!(
+        (acted["kind"].as_str(), acted["by"].as_str()),
+        (Some("operator_action"), Some("cli"))
+    );
+    let again = run(
+        &[
+            "suspend",
+            "--emission",
+            "1",
+            "--block",
+            "1",
+            "--reason",
+            "check",
+        ],
+        0,
+    );
+    assert!(
+        again.stdout.contains("suspended already"),
+        "{}",
+        again.stdout
+    );
+    let sold = run(&["sell", "--game", "tresors-ensables", "--json"], 1).json();
+    assert_eq!(sold["error"], "suspended");
+    let refused = run(&["resume", "--emission", "1", "--reason", "x", "--json"], 1).json();
+    assert_eq!(refused["error"], "not_suspended");
+    run(
+        &[
+            "resume",
+            "--emission",
+            "1",
+            "--block",
+            "1",
+            "--reason",
+            "ok",
+            "--by",
+            "ops.2",
+        ],
+        0,
+    );
+    for bad in [
+        &["suspend", "--emission", "1", "--reason", "", "--json"][..],
+        &[
+            "suspend",
+            "--emission",
+            "1",
+            "--reason",
+            "x",
+            "--by",
+            "two words",
+            "--json",
+        ],
+    ] {
+        assert_eq!(run(bad, 2).json()["error"], "invalid_request");
+    }
+    let e = run(
+        &[
+            "suspend",
+            "--emission",
+            "1",
+            "--block",
+            "9",
+            "--reason",
+            "x",
+            "--json",
+        ],
+        1,
+    );
+    assert_eq!(e.json()["error"], "unknown_block");
+    let id = run(&["sell", "--game", "tresors-ensables", "--json"], 0).json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    run(&["play", &id, "--roll", "1"], 0);
+    let late = run(&["void", &id, "--reason", "late", "--json"], 1).json();
+    assert_eq!(late["error"], "play_started");
+    run(&["withdraw", "--emission", "1", "--reason", "recall"], 0);
+    let status = run(&["status", "--blocks", "--json"], 0).json();
+    let block = &status["emissions"][0]["block_status"][0];
+    assert_eq!(
+        (
+            block["standing"].as_str(),
+            block["unsold"].as_u64(),
+            block["withdrawn"].as_u64()
+        ),
+        (Some("withdrawn"), Some(0), Some(5))
+    );
+    let sold_out = run(&["sell", "--game", "tresors-ensables", "--json"], 1).json();
+    assert_eq!(sold_out["error"], "sold_out");
+    assert!(
+        sold_out["message"]
+            .as_str()
+            .unwrap()
+            .contains("emission 1 withdrawn"),
+        "{sold_out}"
+    );
+    // The withdrawn block's sold unit still plays.
+    run(&["play", &id, "--roll", "2"], 0);
+    let permanent = run(
+        &["resume", "--emission", "1", "--reason", "undo", "--json"],
+        1,
+    )
+    .json();
+    assert_eq!(permanent["error"], "withdrawal_is_permanent");
+    run(&["ledger", "verify"], 0);
+}
