@@ -262,6 +262,11 @@ fn the_commands_answer_and_refuse_with_their_exit_codes() {
     run(&["play", &id, "--roll", "1"], 0);
     let late = run(&["void", &id, "--reason", "late", "--json"], 1).json();
     assert_eq!(late["error"], "play_started");
+    // Sold before the withdrawal, played after it: sold units still play.
+    let kept = run(&["sell", "--game", "tresors-ensables", "--json"], 0).json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     run(&["withdraw", "--emission", "1", "--reason", "recall"], 0);
     let status = run(&["status", "--blocks", "--json"], 0).json();
     let block = &status["emissions"][0]["block_status"][0];
@@ -271,7 +276,7 @@ fn the_commands_answer_and_refuse_with_their_exit_codes() {
             block["unsold"].as_u64(),
             block["withdrawn"].as_u64()
         ),
-        (Some("withdrawn"), Some(0), Some(5))
+        (Some("withdrawn"), Some(0), Some(4))
     );
     let sold_out = run(&["sell", "--game", "tresors-ensables", "--json"], 1).json();
     assert_eq!(sold_out["error"], "sold_out");
@@ -282,8 +287,7 @@ fn the_commands_answer_and_refuse_with_their_exit_codes() {
             .contains("emission 1 withdrawn"),
         "{sold_out}"
     );
-    // The withdrawn block's sold unit still plays.
-    run(&["play", &id, "--roll", "2"], 0);
+    run(&["play", &kept, "--roll", "1"], 0);
     let permanent = run(
         &["resume", "--emission", "1", "--reason", "undo", "--json"],
         1,

@@ -944,7 +944,18 @@ fn forbidden(name: &str, roles: Roles, needed: Needed, request: &Request) -> Res
         }),
     );
     response.extensions_mut().insert(ErrorCode("forbidden"));
+    close_unread(&mut response);
     response
+}
+
+/// Asks the client to close the connection after an answer given before
+/// the request's body was read (a refused token or role): the body left
+/// unread makes the connection unusable, and a client that reused it would
+/// see its next request cut off.
+fn close_unread(response: &mut Response) {
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
 }
 
 /// The 401 answer.
@@ -962,6 +973,7 @@ fn unauthorized() -> Response {
         .headers_mut()
         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     response.extensions_mut().insert(ErrorCode("unauthorized"));
+    close_unread(&mut response);
     response
 }
 
