@@ -7,10 +7,11 @@ use clap::Subcommand;
 
 use super::generate::parse_game;
 use super::{print_json, LedgerArg};
+use ticket_issuer::closing;
 use ticket_issuer::emission::Emission;
 use ticket_issuer::error::Error;
 use ticket_issuer::ledger::claims::EndOfClaims;
-use ticket_issuer::records_key::{default_file_name, RecordsKeyFile};
+use ticket_issuer::records_key::{default_file_name, KeyAccess, RecordsKeyFile};
 use ticket_issuer::store::Store;
 use ticket_issuer::Output;
 
@@ -228,16 +229,51 @@ pub fn end_claims(store: &Store, args: &EndClaimsArgs) -> Result<i32, Error> {
         .check(emission.game, args.emission.emission)?;
     let statement = EndOfClaims::sign(&secrets.signing, emission.game, args.emission.emission);
     let stored = ledger.publish_end_of_claims(store, emission.game, &statement)?;
+    // The claims ended: nothing of the emission changes any more, so its
+    // closing statement is final.
+    let trusted = secrets.signing.verifying_key();
+    let issuer = closing::Issuer {
+        store,
+        trusted: &trusted,
+        keys: KeyAccess {
+            secrets: Some(&secrets),
+            files: &[],
+        },
+        signing: &secrets.signing,
+    };
+    let closing = closing::close(&issuer, &ledger, emission.game, args.emission.emission)?;
     if args.json {
-        print_json("end_of_claims", &stored);
+        #[derive(serde::Serialize)]
+        struct Ended<'a> {
+            #[serde(flatten)]
+            end: &'a EndOfClaims,
+            closing: &'a closing::ClosingStatement,
+        }
+        print_json(
+            "end_of_claims",
+            &Ended {
+                end: &stored,
+                closing: &closing,
+            },
+        );
     } else {
         out!("{}", stored.statement);
+        out!("{}", closing.statement);
         eprintln!(
             "{} emission {}: claims ended at {} (published in {}); every node refuses its units from now on",
             stored.game,
             stored.emission,
             stored.ended_at,
             ledger.describe()
+        );
+        eprintln!(
+            "closing statement (signed, in the ledger's log): {}{}",
+            closing.totals(),
+            if closing.reconciled {
+                ""
+            } else {
+                "; THE LEDGER DOES NOT RECONCILE WITH THE BLOCKS: run `issuer audit --emission`"
+            }
         );
     }
     Ok(0)

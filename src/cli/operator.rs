@@ -115,6 +115,7 @@ fn report(acted: &Acted, json: bool) {
         Action::Resume => "resumed",
         Action::Withdraw => "withdrawn",
         Action::Void => "voided",
+        Action::Closing => "closed",
     };
     if acted.already {
         outln!(

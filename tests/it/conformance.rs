@@ -42,7 +42,7 @@ use ticket_issuer::money::Cents;
 use ticket_issuer::redeemer::{Check, PlayView};
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
-use ticket_issuer::{seal, Redeemer, Redemption};
+use ticket_issuer::{closing, seal, Redeemer, Redemption};
 
 use crate::common::{played_in, shared_block, store_redeemer, valid_id_of};
 use crate::pg::Cluster;
@@ -275,6 +275,12 @@ fn ile(b: &Backend, index: u32) -> UnitId {
     valid_id_of(&b.store, ILE, ILE_EMISSION, 1, index)
         .parse()
         .unwrap()
+}
+
+/// A prize in euros as an answer gives it, in cents.
+fn cents_of(prize: &str) -> u64 {
+    use rust_decimal::prelude::ToPrimitive;
+    (euros(prize) * Decimal::ONE_HUNDRED).to_u64().unwrap()
 }
 
 /// A prize in euros as an answer gives it.
@@ -824,6 +830,7 @@ fn emission_rows(b: &Backend) {
             EmissionRow::Sale(a) => (*a, true),
             EmissionRow::Redemption(p) => (p.at, false),
             EmissionRow::Play(p) => panic!("a play of a game revealed whole: {p:?}"),
+            EmissionRow::Void(a) => panic!("no sale was voided: {a:?}"),
         })
         .collect();
     let want: Vec<(At, bool)> = [true, false]
@@ -1187,6 +1194,99 @@ fn prizes_remaining(b: &Backend) {
     assert!(w.prizes.iter().all(|l| l.remaining == 0), "{w:?}");
 }
 
+/// The closing statement (docs/REDEMPTION.md §Closing statement): refused
+/// before the end of claims; after it, per block what was sold, voided,
+/// left unsold, paid and left unclaimed, signed by the issuer, in the log
+/// once.
+fn closing_statement(b: &Backend) {
+    let out = paid_out(b);
+    let r = &out.redeemer;
+    // Left unclaimed: Trésors Ensablés units sold, one voided, one played.
+    let voided: UnitId = r.sell(TE, TE_PRICE).unwrap().id.parse().unwrap();
+    r.void(&voided, "payment declined", "ops-1").unwrap();
+    let open: UnitId = r.sell(TE, TE_PRICE).unwrap().id.parse().unwrap();
+    let view = played_in(r, &open, None);
+    let entries = b.sequenced(PAID_ENTRIES + 4).size;
+
+    let secrets = b.store().secrets().unwrap();
+    let trusted = b.issuer_key();
+    let issuer = closing::Issuer {
+        store: &b.store(),
+        trusted: &trusted,
+        keys: ticket_issuer::records_key::KeyAccess {
+            secrets: Some(&secrets),
+            files: &[],
+        },
+        signing: &secrets.signing,
+    };
+    let early = closing::close(&issuer, &b.target, TE, TE_EMISSION).unwrap_err();
+    assert_eq!(early.code(), "claims_not_ended", "{early}");
+    let ended = end_claims(b);
+    let s = closing::close(&issuer, &b.target, TE, TE_EMISSION).unwrap();
+    assert!(closing::ClosingStatement::verifies(&s.statement, &trusted));
+    assert!(s.reconciled, "{}", s.statement);
+    assert_eq!(s.claims_ended_at, ended.ended_at);
+    let [block] = &s.blocks[..] else {
+        panic!("one block: {:?}", s.blocks)
+    };
+    let paid_te: Vec<&Redemption> = out
+        .paid
+        .iter()
+        .filter(|(id, _)| id.game == TE)
+        .map(|(_, r)| r)
+        .collect();
+    let paid_cents: u64 = paid_te.iter().map(|r| cents_of(&r.prize)).sum();
+    let owed = cents_of(view.prize.as_deref().unwrap());
+    assert_eq!(
+        (
+            block.units,
+            block.sold,
+            block.voided,
+            block.unsold,
+            block.withdrawn
+        ),
+        (u64::from(TE_UNITS), 5, 1, u64::from(TE_UNITS) - 5, 0)
+    );
+    assert_eq!((block.redeemed, block.paid_cents), (3, paid_cents));
+    assert_eq!(
+        (block.unclaimed, block.unclaimed_cents),
+        (u64::from(owed > 0), owed),
+        "the played unit's prize, never the voided one's: {}",
+        s.statement
+    );
+    // In the log once: closing again gives the same statement.
+    let report = b.sequenced(entries + 2);
+    assert!(report.ok, "{:?}", report.findings);
+    let again = closing::close(&issuer, &b.target, TE, TE_EMISSION).unwrap();
+    assert_eq!(again.statement, s.statement);
+    assert_eq!(again.blocks, s.blocks);
+    assert_eq!(b.sequenced(entries + 2).size, entries + 2);
+    let digest = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(
+        s.statement.as_bytes(),
+    ));
+    let lines: Vec<String> = b
+        .target
+        .with_log(|src| {
+            Ok(src
+                .snapshot()?
+                .entries
+                .into_iter()
+                .map(|e| e.line)
+                .collect())
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.starts_with("operator/v1|")
+                && l.contains("|closing|")
+                && l.ends_with(&format!("|{digest}\n")))
+            .count(),
+        1
+    );
+}
+
 macro_rules! on_backend {
     ($backend:ident) => {
         on_backend!(
@@ -1201,7 +1301,8 @@ macro_rules! on_backend {
             emission_rows,
             operator_controls,
             void_races_a_first_roll,
-            prizes_remaining
+            prizes_remaining,
+            closing_statement
         );
     };
     ($backend:ident: $($scenario:ident),+) => {

@@ -219,12 +219,13 @@ fn checks(report: &Value) -> BTreeMap<String, (bool, String)> {
 
 /// The ledger checks every audit runs, and those of a game played step by
 /// step.
-const CHECKS: [&str; 9] = [
+const CHECKS: [&str; 10] = [
     "ledger/bound",
     "ledger/rows-name-units",
     "ledger/sold-once",
     "ledger/paid-once",
     "ledger/paid-units-sold",
+    "ledger/voided-never-paid",
     "ledger/payments-match-units",
     "ledger/summary-reconciles",
     "ledger/integrity",

@@ -14,6 +14,7 @@ pub(crate) use ticket_issuer_core::{
 };
 
 pub mod binding;
+pub mod closing;
 pub mod ledger;
 pub mod reconcile;
 pub mod redeem;

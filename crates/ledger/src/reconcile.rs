@@ -74,6 +74,9 @@ const EXAMPLES: usize = 5;
 ///   them; a tampered database may have lost its constraints);
 /// - `paid-units-sold` (and `played-units-sold`): no unit paid (played)
 ///   without a sale (through `sell` or `mark-sold`);
+/// - `voided-never-paid`: every unit whose sale was voided was sold, and
+///   has no play and no payment (a voided sale is refunded: it owes
+///   nothing, so it is never `unclaimed`);
 /// - `plays-allowed` (step by step): every play recorded is one its unit
 ///   allows (an end at its last step, a stop the rules allow, a play going
 ///   on before its end);
@@ -143,6 +146,7 @@ pub fn reconcile(
             played: rows.ended,
             redeemed: rows.paid.len() as u64,
             paid_cents: u64::try_from(rows.paid_cents.max(0)).unwrap_or(u64::MAX),
+            voided: rows.voided.len() as u64,
             unclaimed: f.unclaimed,
             liability_cents: f.liability_cents,
             stakes_cents: rows.sold * u64::from(audit.evidence.price_cents),
@@ -161,7 +165,8 @@ pub fn reconcile(
     };
     // (id, what, its failures, what holds when none, a game played step
     // by step only)
-    let table: [(&str, &str, &Problems, String, bool); 9] = [
+    let voids = read.rows[3];
+    let table: [(&str, &str, &Problems, String, bool); 10] = [
         (
             "rows-name-units",
             "every row of the emission names a unit of its blocks",
@@ -222,6 +227,13 @@ pub fn reconcile(
             &found.as_played,
             format!("the {paid} payment(s) follow their plays as recorded"),
             true,
+        ),
+        (
+            "voided-never-paid",
+            "every unit whose sale was voided was sold, and is never played or paid",
+            &found.voided,
+            format!("{voids} sale(s) voided, none played or paid"),
+            false,
         ),
         (
             "payments-match-units",
@@ -371,6 +383,8 @@ struct BlockRows {
     /// Payment rows per unit, in the order read.
     paid: HashMap<u32, Vec<Paid>>,
     paid_cents: i128,
+    /// Units whose sale was voided.
+    voided: std::collections::BTreeSet<u32>,
 }
 
 /// What was read of the emission, by block.
@@ -378,8 +392,8 @@ struct Read {
     /// Block number → position in `blocks`, with its unit count.
     by_number: HashMap<u32, (usize, u32)>,
     blocks: Vec<BlockRows>,
-    /// Rows read: sales, plays, payments.
-    rows: [u64; 3],
+    /// Rows read: sales, plays, payments, voids.
+    rows: [u64; 4],
     stray: Problems,
     sold_twice: Problems,
     played_twice: Problems,
@@ -404,7 +418,7 @@ impl Read {
                     ..BlockRows::default()
                 })
                 .collect(),
-            rows: [0; 3],
+            rows: [0; 4],
             stray: Problems::default(),
             sold_twice: Problems::default(),
             played_twice: Problems::default(),
@@ -435,6 +449,7 @@ impl Read {
             EmissionRow::Sale(at) => (*at, "sale", 0),
             EmissionRow::Play(play) => (play.at, "play", 1),
             EmissionRow::Redemption(paid) => (paid.at, "payment", 2),
+            EmissionRow::Void(at) => (*at, "void", 3),
         };
         self.rows[n] += 1;
         let Some(b) = Read::block(&self.by_number, &mut self.blocks, &mut self.stray, at, kind)
@@ -475,6 +490,9 @@ impl Read {
                 }
                 rows.push(Paid::of(row));
             }
+            EmissionRow::Void(_) => {
+                b.voided.insert(at.index);
+            }
         }
     }
 }
@@ -500,6 +518,7 @@ struct Found {
     plays: Problems,
     as_played: Problems,
     payments: Problems,
+    voided: Problems,
     unclaimed: u64,
     liability_cents: u64,
     over: Over,
@@ -512,6 +531,7 @@ impl Found {
         self.plays.merge(other.plays);
         self.as_played.merge(other.as_played);
         self.payments.merge(other.payments);
+        self.voided.merge(other.voided);
         self.unclaimed += other.unclaimed;
         self.liability_cents += other.liability_cents;
         self.over.merge(other.over);
@@ -642,6 +662,7 @@ fn tally(
         .map(|(i, _)| i as u32)
         .chain(rows.plays.keys().copied())
         .chain(rows.paid.keys().copied())
+        .chain(rows.voided.iter().copied())
         .collect();
     units.sort_unstable();
     units.dedup();
@@ -783,6 +804,20 @@ impl Unit<'_> {
                 .paid_unsold
                 .add(|| format!("{} paid, never sold", place(at)));
         }
+        let voided = self.rows.voided.contains(&index);
+        if voided && (!paid.is_empty() || play.is_some() || !sold) {
+            found.voided.add(|| {
+                format!(
+                    "{} voided, yet {}",
+                    place(at),
+                    match (paid.is_empty(), play.is_some()) {
+                        (false, _) => "paid",
+                        (true, true) => "played",
+                        (true, false) => "never sold",
+                    }
+                )
+            });
+        }
         if play.is_some() && !sold {
             found
                 .played_unsold
@@ -840,7 +875,8 @@ impl Unit<'_> {
                 .over
                 .add(price, paid_cents, prize_as_recorded(stop), stop.is_some());
         }
-        if paid.is_empty() {
+        // A voided sale owes nothing: it was refunded.
+        if paid.is_empty() && !voided {
             let owed = match (&replay, recorded_at) {
                 (Some(_), Some(stop)) => prize_as_recorded(stop),
                 (Some(r), None) => r.most(

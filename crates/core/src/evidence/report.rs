@@ -291,6 +291,8 @@ pub struct LedgerBlock {
     pub redeemed: u64,
     /// Amount paid, cents.
     pub paid_cents: u64,
+    /// Units whose sale was voided (refunded: never paid, not owed).
+    pub voided: u64,
     /// Sold units that won (played to their recorded end, or to the end
     /// for a game revealed whole) and are not redeemed.
     pub unclaimed: u64,

@@ -1,5 +1,5 @@
 //! An emission's rows as an audit reads them ([`super::backend::Backend::emission_rows`]):
-//! every sale, play and redemption of one emission, each kind read once
+//! every sale, play, redemption and void of one emission, each kind read once
 //! (one query per kind, never one per unit) in one snapshot, streamed in
 //! (block, index) order, with the same SQL text on every database (SQLite's
 //! `?N` parameters; PostgreSQL's `$N` are made from them). Nothing is
@@ -61,6 +61,9 @@ pub enum EmissionRow {
     Play(PlayRead),
     /// A unit paid.
     Redemption(PaidRow),
+    /// A unit whose sale was voided (docs/REDEMPTION.md §Suspend, withdraw
+    /// and void).
+    Void(At),
 }
 
 /// What [`super::backend::Backend::emission_rows`] hands each row to.
@@ -72,11 +75,12 @@ pub(crate) enum Kind {
     Sales,
     Plays,
     Redemptions,
+    Voids,
 }
 
 impl Kind {
     /// The three reads, in the order they are made.
-    pub(crate) const ALL: [Kind; 3] = [Kind::Sales, Kind::Plays, Kind::Redemptions];
+    pub(crate) const ALL: [Kind; 4] = [Kind::Sales, Kind::Plays, Kind::Redemptions, Kind::Voids];
 
     /// Its query (`?1` the game's slug, `?2` the emission).
     pub(crate) fn sql(self) -> &'static str {
@@ -94,6 +98,10 @@ impl Kind {
                         record, rules_version, stopped_after_rolls
                  FROM redemptions WHERE game = ?1 AND emission = ?2 ORDER BY block, unit_index"
             }
+            Kind::Voids => {
+                "SELECT block, unit_index FROM operator_actions
+                 WHERE game = ?1 AND emission = ?2 AND action = 'void' ORDER BY block, unit_index"
+            }
         }
     }
 
@@ -108,6 +116,7 @@ impl Kind {
         };
         Ok(match self {
             Kind::Sales => EmissionRow::Sale(at),
+            Kind::Voids => EmissionRow::Void(at),
             Kind::Plays => EmissionRow::Play(PlayRead {
                 at,
                 rolls: int(2)?,

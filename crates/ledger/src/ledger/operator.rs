@@ -25,6 +25,9 @@ pub enum Action {
     /// A sale cancelled before its play began: the unit is never sold
     /// again and never paid.
     Void,
+    /// The emission's closing statement, once its claims ended
+    /// ([`crate::closing`]): its text is the signed statement.
+    Closing,
 }
 
 impl Action {
@@ -36,6 +39,7 @@ impl Action {
             Action::Resume => "resume",
             Action::Withdraw => "withdraw",
             Action::Void => "void",
+            Action::Closing => "closing",
         }
     }
 
@@ -47,6 +51,7 @@ impl Action {
             Action::Resume,
             Action::Withdraw,
             Action::Void,
+            Action::Closing,
         ]
         .into_iter()
         .find(|a| a.word() == word)
@@ -111,6 +116,7 @@ impl OperatorAction {
             Action::Resume => "the resumption",
             Action::Withdraw => "the withdrawal",
             Action::Void => "the void",
+            Action::Closing => "the closing statement",
         };
         format!("{noun} of {}", self.scope())
     }
@@ -216,11 +222,19 @@ pub struct Gate {
     pub emission: Standing,
     /// Each block's own.
     pub blocks: BTreeMap<u32, Standing>,
+    /// The closing statement published: when, and its text (in `reason`).
+    pub closing: Option<Why>,
 }
 
 impl Gate {
     /// Applies one action (in the order they were recorded).
     pub fn apply(&mut self, action: Action, block: Option<u32>, why: Why) {
+        if action == Action::Closing {
+            if self.closing.is_none() {
+                self.closing = Some(why);
+            }
+            return;
+        }
         let level = match block {
             None => &mut self.emission,
             Some(b) => self.blocks.entry(b).or_default(),
@@ -233,7 +247,7 @@ impl Gate {
                     level.withdrawn = Some(why);
                 }
             }
-            Action::Void => {}
+            Action::Void | Action::Closing => {}
         }
     }
 

@@ -1218,6 +1218,9 @@ impl Batch<'_> {
         if a.action == Action::Void {
             return self.void(game, a);
         }
+        if a.action == Action::Closing {
+            return self.closing(game, a);
+        }
         // The operations under way on the emission first; its standing
         // read again after (another node may have acted since).
         self.tx.lock_gate(game.slug(), a.emission)?;
@@ -1230,7 +1233,7 @@ impl Batch<'_> {
         let in_force = match a.action {
             Action::Suspend => level.suspended.as_ref(),
             Action::Withdraw => level.withdrawn.as_ref(),
-            Action::Resume | Action::Void => None,
+            Action::Resume | Action::Void | Action::Closing => None,
         };
         if let Some(why) = in_force {
             return Ok(Ok(Done::Acted {
@@ -1267,6 +1270,36 @@ impl Batch<'_> {
             reason: a.reason.clone(),
         };
         self.gate(game, a.emission)?.apply(a.action, a.block, why);
+        Ok(Ok(done))
+    }
+
+    /// Publishes an emission's closing statement once its claims ended;
+    /// the first stands.
+    fn closing(&mut self, game: Game, a: &OperatorAction) -> Result<Result<Done, Error>, Error> {
+        self.tx.lock_gate(game.slug(), a.emission)?;
+        self.gates.remove(&(game.slug(), a.emission));
+        let gate = self.gate(game, a.emission)?;
+        if gate.claims_ended.is_none() {
+            return Ok(Err(Error::ClaimsNotEnded {
+                game: game.slug(),
+                emission: a.emission,
+                ledger: "this ledger".into(),
+            }));
+        }
+        if let Some(why) = &gate.closing {
+            return Ok(Ok(Done::Acted {
+                seq: None,
+                at: why.at.clone(),
+                already: true,
+            }));
+        }
+        let done = self.act(a)?;
+        let why = Why {
+            at: self.at.to_string(),
+            reason: a.reason.clone(),
+        };
+        self.gate(game, a.emission)?
+            .apply(Action::Closing, None, why);
         Ok(Ok(done))
     }
 

@@ -179,14 +179,7 @@ impl LedgerTarget {
         game: Game,
         statement: &EndOfClaims,
     ) -> Result<EndOfClaims, Error> {
-        let ops = [Op::EndClaims(statement.clone())];
-        let mut storages = self.backend.storages(store, super::BUSY_TIMEOUT)?;
-        let storage = storages.first_mut().ok_or_else(|| Error::Internal {
-            what: format!("the ledger {} gave no storage to write to", self.describe()),
-        })?;
-        for outcome in storage.commit(&ops)? {
-            outcome?;
-        }
+        self.commit_one(store, Op::EndClaims(statement.clone()))?;
         self.end_of_claims(game, statement.emission)?
             .ok_or_else(|| Error::Internal {
                 what: "the end of claims just published is not in the ledger".into(),
@@ -198,6 +191,30 @@ impl LedgerTarget {
     /// ledger yet.
     pub fn gate(&self, game: Game, emission: u32) -> Result<Option<super::operator::Gate>, Error> {
         self.read(super::BUSY_TIMEOUT, |tx| tx.gate(game.slug(), emission))
+    }
+
+    /// Publishes an operator's action made by the issuer itself (a closing
+    /// statement) as a log entry, under a new head signed with `store`'s
+    /// ledger key; refusals are the action's.
+    pub fn publish_action(
+        &self,
+        store: &Store,
+        action: super::operator::OperatorAction,
+    ) -> Result<(), Error> {
+        self.commit_one(store, Op::Operator(action))
+    }
+
+    /// Commits one operation of the issuer's own (not through a node's
+    /// writer), under a head signed with `store`'s ledger key.
+    fn commit_one(&self, store: &Store, op: Op) -> Result<(), Error> {
+        let mut storages = self.backend.storages(store, super::BUSY_TIMEOUT)?;
+        let storage = storages.first_mut().ok_or_else(|| Error::Internal {
+            what: format!("the ledger {} gave no storage to write to", self.describe()),
+        })?;
+        for outcome in storage.commit(&[op])? {
+            outcome?;
+        }
+        Ok(())
     }
 
     /// The end of claims of `game`'s emission published in this ledger.

@@ -56,10 +56,18 @@ impl Redeemer {
         reason: &str,
         by: &str,
     ) -> Result<Acted, Error> {
-        if action == Action::Void {
-            return Err(Error::BadOperatorRequest {
-                what: "a void names a unit: use void with its ID".into(),
-            });
+        match action {
+            Action::Void => {
+                return Err(Error::BadOperatorRequest {
+                    what: "a void names a unit: use void with its ID".into(),
+                })
+            }
+            Action::Closing => {
+                return Err(Error::BadOperatorRequest {
+                    what: "a closing statement is the issuer's, written by end-claims".into(),
+                })
+            }
+            _ => {}
         }
         let manifest = self.require_closed(game, emission)?;
         if let Some(b) = block {
