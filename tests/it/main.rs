@@ -4,6 +4,7 @@
 mod audit;
 mod audit_browser;
 mod block;
+mod browser;
 mod cli;
 mod common;
 mod conformance;
