@@ -29,6 +29,7 @@ mod merkle;
 mod par;
 mod pg;
 mod picture;
+mod player_page;
 mod reconcile;
 mod redeem;
 mod rng;
