@@ -37,6 +37,13 @@ pub struct Args {
     /// answers) without a token, for load balancers that send none.
     #[arg(long)]
     pub public_health: bool,
+    /// Serve the reference player page at /player/ (loopback addresses
+    /// only): it buys, plays and redeems through this API and shows an
+    /// outcome only once it has checked it against the block's seal, with
+    /// this node's public key pinned in it (docs/API.md §A client that
+    /// checks what it shows).
+    #[arg(long)]
+    pub player_page: bool,
     /// Write a JSON line a request (time, method, route, status, latency,
     /// token name, unit ID, error code; never a token) to FILE (appended,
     /// 0600), or to standard error with `-`.
@@ -78,6 +85,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         tls: args.tls_cert.clone().zip(args.tls_key.clone()),
         allow_plain_http: args.allow_plain_http,
         public_health: args.public_health,
+        player_page: args.player_page,
         limits: service::Limits {
             max_connections: args.max_connections.max(1),
             max_in_flight: args.max_in_flight.max(1),
@@ -102,6 +110,11 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
                 let _ = writeln!(std::io::stdout(), "listening on {url}");
             }
             let _ = std::io::stdout().flush();
+            if args.player_page {
+                eprintln!(
+                    "serve: the player page is {url}/player/ (type a token of the token file into it, or open {url}/player/#token=TOKEN: the fragment stays in the browser)"
+                );
+            }
         },
     )?;
     eprintln!("serve: stopped; every answered redemption is in the ledger");

@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ed25519_dalek::VerifyingKey;
 use serde_json::Value;
@@ -248,6 +248,34 @@ fn issuer_in_env(store: &Path, args: &[&str], input: &str, env: &[(&str, &str)])
     let _ = stdin.write_all(input.as_bytes());
     drop(stdin);
     let out = child.wait_with_output().expect("the issuer binary ends");
+    Run {
+        code: out.status.code().expect("exited, not killed"),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs the binary with a deadline, so a command that blocks fails the
+/// test instead of hanging it.
+pub fn issuer_within(store: &Path, args: &[&str], deadline: Duration) -> Run {
+    let mut child = Command::new(ISSUER)
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("issuer {args:?} still running after {deadline:?}: it blocked");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
     Run {
         code: out.status.code().expect("exited, not killed"),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

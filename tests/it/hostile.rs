@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::common::{issuer, Run, ISSUER};
+use crate::common::{issuer, issuer_within, ISSUER};
 use tempfile::TempDir;
 use ticket_issuer::emission::{BlockChoice, Emission, Reveal};
 use ticket_issuer::game::Game;
@@ -84,34 +84,6 @@ fn names(files: &[(String, Vec<u8>)]) -> Vec<&str> {
 
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
-}
-
-/// Runs the binary with a deadline, so a command that blocks fails the
-/// test instead of hanging it.
-fn issuer_within(store: &Path, args: &[&str], deadline: Duration) -> Run {
-    let mut child = Command::new(ISSUER)
-        .arg("--store")
-        .arg(store)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > deadline {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("issuer {args:?} still running after {deadline:?}: it blocked");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let out = child.wait_with_output().unwrap();
-    Run {
-        code: out.status.code().expect("exited, not killed"),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
 }
 
 fn mkfifo(path: &Path) {

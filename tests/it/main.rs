@@ -4,6 +4,7 @@
 mod audit;
 mod audit_browser;
 mod block;
+mod browser;
 mod cli;
 mod common;
 mod conformance;
@@ -29,6 +30,7 @@ mod operator;
 mod par;
 mod pg;
 mod picture;
+mod player_page;
 mod reconcile;
 mod redeem;
 mod rng;

@@ -240,9 +240,21 @@ pub(crate) fn rfc9162_verify_inclusion(
     inclusion_path: &[Hash],
     root_hash: &Hash,
 ) -> bool {
+    rfc9162_inclusion_root(leaf_index, tree_size, hash, inclusion_path) == Some(*root_hash)
+}
+
+/// The root RFC 9162 §2.1.3.2 computes from a leaf's hash and its path
+/// (steps 1 to 5, before the comparison with the root); `None` where the
+/// steps fail.
+pub(crate) fn rfc9162_inclusion_root(
+    leaf_index: u64,
+    tree_size: u64,
+    hash: &Hash,
+    inclusion_path: &[Hash],
+) -> Option<Hash> {
     // 1. leaf_index must be below tree_size.
     if leaf_index >= tree_size {
-        return false;
+        return None;
     }
     // 2. fn = leaf_index, sn = tree_size - 1.
     let (mut f_n, mut s_n) = (leaf_index, tree_size - 1);
@@ -252,7 +264,7 @@ pub(crate) fn rfc9162_verify_inclusion(
     for p in inclusion_path {
         // a. sn == 0: stop and fail.
         if s_n == 0 {
-            return false;
+            return None;
         }
         // b. LSB(fn) set, or fn == sn:
         if f_n & 1 == 1 || f_n == s_n {
@@ -274,8 +286,8 @@ pub(crate) fn rfc9162_verify_inclusion(
         f_n >>= 1;
         s_n >>= 1;
     }
-    // 5. sn must be 0 and r the root.
-    s_n == 0 && r == *root_hash
+    // 5. sn must be 0 (and r the root).
+    (s_n == 0).then_some(r)
 }
 
 pub(crate) fn hash_of(hex_text: &str) -> Hash {

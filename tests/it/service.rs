@@ -1597,7 +1597,10 @@ fn the_openapi_description_names_exactly_the_routes_served() {
             let url = server.url(
                 &path
                     .replace("{id}", "IAT-1-1-1-AAAAAAAA")
-                    .replace("{key}", "k1"),
+                    .replace("{key}", "k1")
+                    .replace("{game}", "ile-au-tresor")
+                    .replace("{emission}", "1")
+                    .replace("{block}", "1"),
             );
             let body = (method == "post").then(|| json!({}));
             let (status, answer) =
@@ -1628,6 +1631,7 @@ fn the_openapi_description_names_exactly_the_routes_served() {
         "GET /v1/plays/{id}/picture.svg",
         "POST /v1/plays/{id}/roll",
         "POST /v1/plays/{id}/stop",
+        "GET /v1/blocks/{game}/{emission}/{block}",
         "GET /v1/ledger/head",
         "GET /healthz",
         "GET /readyz",
@@ -1641,7 +1645,7 @@ fn the_openapi_description_names_exactly_the_routes_served() {
     ] {
         assert!(served.iter().any(|s| s == route), "{route} described");
     }
-    assert_eq!(served.len(), 19, "{served:?}");
+    assert_eq!(served.len(), 20, "{served:?}");
     let (status, _) = get(&a, &server, "/v1/undescribed");
     assert_eq!(status, 404);
 }

@@ -235,6 +235,26 @@ pub enum Error {
         /// Where the block would be.
         path: PathBuf,
     },
+    /// A block asked for by its place (`GET /v1/blocks/…`) whose emission
+    /// the store does not have; says nothing of where the store is.
+    #[error("this store has no emission {emission} of {game}; ask for the block a unit ID names (its emission and block)")]
+    EmissionNotInStore {
+        /// The game's slug.
+        game: &'static str,
+        /// The emission's number within its game.
+        emission: u32,
+    },
+    /// A block asked for by its place whose emission the store has, but
+    /// not the block.
+    #[error("emission {emission} of {game} has no block {block} in this store; ask for the block a unit ID names")]
+    BlockNotInStore {
+        /// The game's slug.
+        game: &'static str,
+        /// The emission's number within its game.
+        emission: u32,
+        /// The block's number within its emission.
+        block: u32,
+    },
     /// A block that fails its checks, so nothing in it is trusted.
     #[error("{}: block refused: {reason}", path.display())]
     BlockRejected {
@@ -904,6 +924,8 @@ codes! {
     IndexOutOfRange => "index_out_of_range", Rejected;
     UnknownEmission => "unknown_emission", NotFound;
     UnknownBlock => "unknown_block", NotFound;
+    EmissionNotInStore => "unknown_emission", NotFound;
+    BlockNotInStore => "unknown_block", NotFound;
     BlockRejected => "block_rejected", Rejected;
     AlreadyRedeemed => "already_redeemed", Conflict;
     NotSold => "not_sold", Conflict;
@@ -1063,6 +1085,8 @@ impl Error {
             | Error::EmissionRevealed { emission }
             | Error::NotRevealed { emission, .. }
             | Error::NoSuchBlock { emission, .. }
+            | Error::EmissionNotInStore { emission, .. }
+            | Error::BlockNotInStore { emission, .. }
             | Error::ClaimsEnded { emission, .. }
             | Error::ClaimsNotEnded { emission, .. }
             | Error::Suspended { emission, .. }

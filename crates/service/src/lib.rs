@@ -27,6 +27,7 @@ pub use tokens::{read_tokens, Roles, Token};
 
 pub mod openapi;
 mod operator;
+pub mod player;
 mod tokens;
 use serde::{Deserialize, Serialize};
 
@@ -70,6 +71,8 @@ pub struct ServiceConfig {
     /// Answer `/healthz` and `/readyz` without a token (for load balancers
     /// and orchestrators that send none).
     pub public_health: bool,
+    /// Serve the reference player page under `/player/` (loopback only).
+    pub player_page: bool,
     /// Bounds on connections and requests.
     pub limits: Limits,
 }
@@ -244,6 +247,8 @@ struct Shared {
     metrics: Metrics,
     /// `/healthz` and `/readyz` need no token.
     public_health: bool,
+    /// The player page is served (its files need no token).
+    player_page: bool,
     /// A slot per request handled at once (`max_in_flight`).
     in_flight: Arc<tokio::sync::Semaphore>,
     /// How long a request's body may take to arrive.
@@ -752,6 +757,30 @@ async fn play_picture(State(state): State<AppState>, UrlPath(id): UrlPath<String
     response
 }
 
+/// `GET /v1/blocks/{game}/{emission}/{block}`: the block's sealed header,
+/// for a client that checks the seal and the root itself (public facts).
+async fn block_seal(
+    State(state): State<AppState>,
+    UrlPath((game, emission, block)): UrlPath<(String, String, String)>,
+) -> Response {
+    let (Ok(emission), Ok(block)) = (emission.parse::<u32>(), block.parse::<u32>()) else {
+        return bad_request(
+            "invalid_request",
+            format!(
+                "the emission and block are numbers, as in a unit ID: /v1/blocks/{game}/<emission>/<block>"
+            ),
+        );
+    };
+    answer(state, "block_seal", move |r| {
+        let game = Game::from_slug(&game).ok_or_else(|| Error::UnknownGame {
+            name: game.clone(),
+            known: Game::known(),
+        })?;
+        r.block_seal(game, emission, block)
+    })
+    .await
+}
+
 async fn ledger_head(State(state): State<AppState>) -> Response {
     let worker = Arc::clone(&state);
     match blocking(move || worker.redeemer.ledger().head()).await {
@@ -857,7 +886,9 @@ async fn require_token(State(state): State<AppState>, request: Request, next: Ne
     let started = Instant::now();
     // Taken only when there is an access log to write.
     let requested = state.access_log.as_ref().map(|_| Requested::of(&request));
-    let public = state.public_health && matches!(request.uri().path(), "/healthz" | "/readyz");
+    let path = request.uri().path();
+    let public = (state.public_health && matches!(path, "/healthz" | "/readyz"))
+        || (state.player_page && player::is_page_path(path));
     let caller = {
         let tokens = state.tokens.read().unwrap_or_else(|p| p.into_inner());
         authorised(&tokens, request.headers())
@@ -1061,21 +1092,25 @@ async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) ->
 }
 
 /// The service's routes over `redeemer`, accepting `tokens`;
-/// `public_health`: `/healthz` and `/readyz` need none; each request is
-/// written to `access_log`, if given.
+/// `public_health`: `/healthz` and `/readyz` need none; `player_page`:
+/// the reference player page under `/player/`, with the redeemer's public
+/// key pinned in it; each request is written to `access_log`, if given.
 pub fn router(
     redeemer: Redeemer,
     tokens: TokenSet,
     public_health: bool,
+    player_page: bool,
     access_log: Option<AccessLog>,
     limits: &Limits,
 ) -> Router {
+    let page = player_page.then(|| player::routes(redeemer.public_key().to_bytes()));
     let state = Arc::new(Shared {
         redeemer,
         tokens,
         access_log,
         metrics: Metrics::default(),
         public_health,
+        player_page,
         in_flight: Arc::new(tokio::sync::Semaphore::new(limits.max_in_flight)),
         body_wait: Duration::from_secs(limits.body_seconds),
     });
@@ -1090,6 +1125,9 @@ pub fn router(
         if let Some(handler) = handler {
             router = router.route(doc.path, handler);
         }
+    }
+    if let Some(page) = page {
+        router = router.merge(page);
     }
     router
         .route(
@@ -1323,6 +1361,22 @@ fn routes() -> Vec<(RouteDoc, Option<axum::routing::MethodRouter<AppState>>)> {
             RouteDoc {
                 answers: &[(
                     200,
+                    "block_seal",
+                    "the block's header bytes as stored and their seal (hex), its Merkle root and signer: public facts, for a client that checks the seal with the issuer's key it pinned",
+                )],
+                ..doc(
+                    "GET",
+                    "/v1/blocks/{game}/{emission}/{block}",
+                    "A block's sealed header (records nothing)",
+                    None,
+                )
+            },
+            Some(get(block_seal)),
+        ),
+        (
+            RouteDoc {
+                answers: &[(
+                    200,
                     "ledger_head",
                     "the latest signed checkpoint of the ledger's log",
                 )],
@@ -1515,6 +1569,14 @@ pub fn serve(
             ),
         });
     }
+    if config.player_page && !config.listen.ip().is_loopback() {
+        return Err(Error::ServiceConfig {
+            reason: format!(
+                "--player-page serves a reference page for demonstrations and tests on a loopback address only, and {} is not one; listen on 127.0.0.1 (or ::1), or leave --player-page out (a platform puts its own page behind its own session: docs/API.md §A client that checks what it shows)",
+                config.listen
+            ),
+        });
+    }
     // A PostgreSQL connection closes with a blocking call, which panics
     // inside the runtime: this handle on the pool outlives the runtime, so
     // the connections close after it (SIGTERM had aborted a PostgreSQL node).
@@ -1529,6 +1591,7 @@ pub fn serve(
         redeemer.with_busy_timeout(LEDGER_WAIT),
         Arc::clone(&tokens),
         config.public_health,
+        config.player_page,
         access_log,
         &config.limits,
     );

@@ -11,12 +11,14 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod block_seal;
 mod disclosure;
 mod keyed;
 mod operator;
 mod picture;
 mod remaining;
 mod sale;
+pub use block_seal::BlockSeal;
 pub use disclosure::{Check, Disclosure, UnitInPlay};
 pub use keyed::batch_parts;
 pub use operator::Acted;
@@ -25,6 +27,7 @@ pub use remaining::{BlockRemaining, EmissionRemaining, PrizeLine, Remaining};
 use sale::probe;
 pub use sale::{Marked, PlayView, Sale};
 
+use ed25519_dalek::VerifyingKey;
 use rayon::prelude::*;
 
 use crate::binding::Bindings;
@@ -32,7 +35,7 @@ use crate::block::authentic::{AuthenticBlock, OpenedChunk};
 use crate::derive;
 use crate::emission::Emission;
 use crate::error::Error;
-use crate::game::{GameUnit, StopRefusal};
+use crate::game::{Game, GameUnit, StopRefusal};
 use crate::ledger::ops::{Done, Op, PlayRow, UnitRef};
 use crate::ledger::target::LedgerTarget;
 use crate::ledger::writer::GroupCommit;
@@ -51,6 +54,13 @@ pub const CHUNK_CACHE: usize = 64;
 
 /// A block: game code, emission, block.
 type BlockKey = (u16, u32, u32);
+
+/// What the store lacks of a block asked for: the emission's folder or
+/// the block's file (where it would be).
+pub(crate) enum Missing {
+    Emission(PathBuf),
+    Block(PathBuf),
+}
 
 /// A unit found and authenticated, ready to record: the answer without
 /// its ledger time, and the ledger row.
@@ -171,6 +181,12 @@ impl Redeemer {
     #[must_use]
     pub fn store(&self) -> &Store {
         &self.units.store
+    }
+
+    /// The issuer's public key it checks every seal with.
+    #[must_use]
+    pub fn public_key(&self) -> &VerifyingKey {
+        &self.units.keys.public_key
     }
 
     /// Redeems `id`: authenticates it, then records it; returns once the
@@ -439,43 +455,58 @@ fn redeemed(mut r: Redemption, committed: Committed) -> Redemption {
 impl Units {
     /// The block of `id`, authenticated once (steps 6 and 7).
     fn block(&self, id: &UnitId, normalised: &str) -> Result<Arc<AuthenticBlock>, Error> {
-        let key = (id.game.code(), id.emission, id.block);
-        if let Some(b) = lock(&self.blocks).get(&key) {
-            return Ok(Arc::clone(b));
-        }
-        let emission_dir = self.store.emission_dir(id.game, id.emission);
-        if !emission_dir.is_dir() {
-            return Err(Error::UnknownEmission {
+        self.block_at(id.game, id.emission, id.block, |missing| match missing {
+            Missing::Emission(path) => Error::UnknownEmission {
                 id: normalised.to_string(),
                 game: id.game.slug(),
                 emission: id.emission,
-                path: emission_dir,
-            });
-        }
-        let path: PathBuf = self.store.block_path(id.game, id.emission, id.block);
-        if !path.exists() {
-            return Err(Error::UnknownBlock {
+                path,
+            },
+            Missing::Block(path) => Error::UnknownBlock {
                 id: normalised.to_string(),
                 emission: id.emission,
                 block: id.block,
                 path,
-            });
+            },
+        })
+    }
+
+    /// Block `block` of `game`'s emission `emission`, authenticated once
+    /// and kept; `missing` says what the store lacks, in the asker's words.
+    pub(crate) fn block_at(
+        &self,
+        game: Game,
+        emission: u32,
+        block: u32,
+        missing: impl FnOnce(Missing) -> Error,
+    ) -> Result<Arc<AuthenticBlock>, Error> {
+        let key = (game.code(), emission, block);
+        if let Some(b) = lock(&self.blocks).get(&key) {
+            return Ok(Arc::clone(b));
         }
-        let block =
+        let emission_dir = self.store.emission_dir(game, emission);
+        if !emission_dir.is_dir() {
+            return Err(missing(Missing::Emission(emission_dir)));
+        }
+        let path: PathBuf = self.store.block_path(game, emission, block);
+        if !path.exists() {
+            return Err(missing(Missing::Block(path)));
+        }
+        let authentic =
             AuthenticBlock::open(&path, &self.keys.public_key, self.keys.access(), "redeem")?;
-        let h = &block.file.header;
-        if (h.game, h.emission, h.block) != (id.game, id.emission, id.block) {
+        let h = &authentic.file.header;
+        if (h.game, h.emission, h.block) != (game, emission, block) {
             return Err(Error::BlockRejected {
                 path,
                 reason: format!(
-                    "the file holds {}, not the ID's block",
-                    block.file.describe()
+                    "the file holds {}, not the block asked for",
+                    authentic.file.describe()
                 ),
             });
         }
-        let block = Arc::new(block);
-        lock(&self.blocks).insert(key, Arc::clone(&block));
-        Ok(block)
+        let authentic = Arc::new(authentic);
+        lock(&self.blocks).insert(key, Arc::clone(&authentic));
+        Ok(authentic)
     }
 
     /// Chunk `chunk` of `block`, from the cache or opened and checked.

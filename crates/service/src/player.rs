@@ -1,0 +1,96 @@
+//! The reference player page (docs/API.md §A client that checks what it
+//! shows): a static page, `crates/service/player/`, built into the binary
+//! and served by `issuer serve --player-page` on a loopback address only,
+//! for demonstrations and integration tests. It buys, plays and redeems
+//! through the public API, and shows an outcome only once it has checked
+//! it: the block's seal with the issuer's key pinned in the page, the
+//! unit's inclusion under the sealed root, and its record replayed by the
+//! game's rules against what it displayed.
+//!
+//! Its files hold no secret (the key pinned is the issuer's public key), so
+//! they are served without a token; every API route still needs one, which
+//! the player types into the page (it never leaves the browser but in the
+//! `Authorization` header of the page's own requests).
+
+use axum::http::{header, HeaderValue};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+use axum::Router;
+
+/// Where the page is.
+pub const PAGE: &str = "/player/";
+
+/// The page's files, under [`PAGE`]: (path, content type, body).
+const FILES: [(&str, &str, &str); 2] = [
+    (
+        "/player/player.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../player/player.js"),
+    ),
+    (
+        "/player/player.css",
+        "text/css; charset=utf-8",
+        include_str!("../player/player.css"),
+    ),
+];
+
+/// The page itself, before the issuer's key is written into it.
+const INDEX: &str = include_str!("../player/index.html");
+
+/// What `INDEX` holds where the issuer's public key goes (hex).
+const KEY_SLOT: &str = "{{ISSUER_PUBLIC_KEY}}";
+
+/// Only the page's own files, no inline script or style, requests to this
+/// origin only, and no framing.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/// Whether `path` is one of the page's (answered without a token).
+#[must_use]
+pub fn is_page_path(path: &str) -> bool {
+    path == "/player" || path == PAGE || FILES.iter().any(|(p, _, _)| *p == path)
+}
+
+/// The page's routes, its index with `public_key` (the raw Ed25519 key
+/// the node checks every seal with) pinned in it.
+pub fn routes<S: Clone + Send + Sync + 'static>(public_key: [u8; 32]) -> Router<S> {
+    let key: String = public_key.iter().map(|b| format!("{b:02x}")).collect();
+    let index = INDEX.replace(KEY_SLOT, &key);
+    let mut router = Router::new()
+        .route(
+            "/player",
+            get(|| async { Redirect::permanent(PAGE).into_response() }),
+        )
+        .route(
+            PAGE,
+            get(move || {
+                let index = index.clone();
+                async move { file("text/html; charset=utf-8", index) }
+            }),
+        );
+    for (path, content_type, body) in FILES {
+        router = router.route(path, get(move || async move { file(content_type, body) }));
+    }
+    router
+}
+
+/// One of the page's files, with its type and the page's policy.
+fn file(content_type: &'static str, body: impl IntoResponse) -> Response {
+    let mut response = body.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    // The pinned key is written into the page: never a stale copy.
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
