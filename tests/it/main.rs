@@ -35,6 +35,7 @@ mod rng_stream;
 mod sale;
 mod secrecy;
 mod service;
+mod shares;
 mod terminal;
 mod third_game;
 mod tresors;
