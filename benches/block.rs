@@ -27,7 +27,10 @@ fn block(c: &mut Criterion) {
         price_cents: 100,
         units: game.block_units(),
     };
-    let seed = secrets.block_seed(game, 1, 1);
+    let seed = secrets
+        .block_seed(game, 1, 1)
+        .expect("the block seed")
+        .expect("seeded by the master secret");
     let key = secrets.block_records_key(game, 1, 1);
     let units = u64::from(game.block_units());
 

@@ -61,6 +61,10 @@ pub struct RevealArgs {
     /// The ledger whose end of claims is required.
     #[command(flatten)]
     pub ledger: LedgerArg,
+    /// For an emission made from shares whose shares this store does not
+    /// keep: every party's share file.
+    #[command(flatten)]
+    pub shares: super::shares::SharesArg,
     /// Print a JSON report on stdout (with `-o FILE`; written to stdout,
     /// the reveal file is the JSON).
     #[arg(long)]
@@ -159,7 +163,7 @@ pub fn reveal(store: &Store, args: &RevealArgs) -> Result<i32, Error> {
         0o644,
         args.force,
     )?;
-    let emission = args.emission.open(store)?;
+    let emission = args.shares.give(args.emission.open(store)?)?;
     let ledger = args.ledger.target(store)?;
     // No seed leaves before every node refuses the emission's units.
     let reveal = emission.reveal_once(&secrets, || {

@@ -36,6 +36,9 @@ pub struct Args {
     /// 450,000). An ile-au-tresor block always holds its 450,000-unit table.
     #[arg(long)]
     pub units: Option<u32>,
+    /// The shares of an emission made from shares (`emission commit`).
+    #[command(flatten)]
+    pub shares: super::shares::SharesArg,
     /// Worker threads (default: all cores).
     #[arg(short, long)]
     pub jobs: Option<usize>,
@@ -68,6 +71,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     if let Some(units) = args.units {
         emission = emission.with_units(units)?;
     }
+    let emission = args.shares.give(emission)?;
     if store.ensure_keys()? {
         eprintln!(
             "created issuer keys in {} (hand {} to auditors)",

@@ -19,6 +19,7 @@ mod remaining;
 mod rng_stream;
 mod sale;
 mod serve;
+mod shares;
 mod status;
 mod terminal;
 mod verify;
@@ -147,6 +148,13 @@ pub enum Command {
     /// Manage keys.
     #[command(subcommand)]
     Keys(emission::KeysCommand),
+    /// A party's share of the seed key of an emission made from shares
+    /// (docs/EMISSIONS.md §A seed no one party controls).
+    #[command(subcommand)]
+    Share(shares::ShareCommand),
+    /// Begin an emission made from shares: record the parties' commitments.
+    #[command(subcommand)]
+    Emission(shares::EmissionCommand),
     /// Run the whole job on the default store: generate a demo emission,
     /// verify it, export a unit and redeem one.
     Demo(demo::Args),
@@ -184,6 +192,9 @@ impl Command {
             Command::Reveal(a) => a.json,
             Command::RngStream(a) => a.json,
             Command::Keys(emission::KeysCommand::ExportRecordsKey { json, .. }) => *json,
+            Command::Share(shares::ShareCommand::New(a)) => a.json,
+            Command::Share(shares::ShareCommand::Commit(a)) => a.json,
+            Command::Emission(shares::EmissionCommand::Commit(a)) => a.json,
             Command::Demo(a) => a.json,
             // Their output is a script or a manual page.
             Command::Completions(_) | Command::Man(_) => false,
@@ -263,6 +274,8 @@ pub fn run(cli: &Cli) -> Result<i32, Error> {
         Command::EndClaims(args) => emission::end_claims(&store, args),
         Command::RngStream(args) => rng_stream::run(&store, args),
         Command::Keys(cmd) => emission::keys(&store, cmd),
+        Command::Share(cmd) => shares::share(&store, cmd),
+        Command::Emission(cmd) => shares::emission(&store, cmd),
         Command::Demo(args) => demo::run(&store, args),
         Command::Completions(args) => completions::completions(args),
         Command::Man(args) => completions::man(args),

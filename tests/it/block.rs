@@ -723,12 +723,21 @@ fn a_revealed_seed_regenerates_the_block_or_fails_it() {
     let status = |r: &ticket_issuer::verify::BlockReport, check: &str| {
         r.checks.iter().find(|c| c.check == check).unwrap().status
     };
-    let right = with_seed(fx.secrets.block_seed(Game::ILE_AU_TRESOR, 1, 1));
+    let right = with_seed(
+        fx.secrets
+            .block_seed(Game::ILE_AU_TRESOR, 1, 1)
+            .unwrap()
+            .unwrap(),
+    );
     assert!(right.ok && right.complete, "{:#?}", right.failures);
     assert_eq!(status(&right, "regeneration"), Status::Passed);
     assert_eq!(status(&right, "check_codes"), Status::Passed);
 
-    let wrong_seed = fx.secrets.block_seed(Game::ILE_AU_TRESOR, 1, 2);
+    let wrong_seed = fx
+        .secrets
+        .block_seed(Game::ILE_AU_TRESOR, 1, 2)
+        .unwrap()
+        .unwrap();
     let wrong = with_seed(wrong_seed);
     let failed: HashSet<&str> = wrong
         .checks

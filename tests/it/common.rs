@@ -113,7 +113,7 @@ impl Fixture {
 
     /// `test_block_of` for any game.
     pub fn test_block_game(&self, game: Game, block: u32, price_cents: u32, units: u32) -> PathBuf {
-        let seed = self.secrets.block_seed(game, 1, block);
+        let seed = self.secrets.block_seed(game, 1, block).unwrap().unwrap();
         self.test_block_seeded(game, block, price_cents, units, &seed)
     }
 
@@ -485,6 +485,16 @@ pub fn json_names<T: serde::Serialize>(kinds: impl Iterator<Item = T>) -> Vec<St
     names
 }
 
+/// Names in a folder, sorted.
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 /// Copies a folder tree (files and folders only).
 pub fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -513,7 +523,9 @@ pub fn valid_id_of(store: &Path, game: Game, emission: u32, block: u32, index: u
     let seed = Store::new(store)
         .secrets()
         .expect("store secrets")
-        .block_seed(game, emission, block);
+        .block_seed(game, emission, block)
+        .expect("the block seed")
+        .expect("seeded by the master secret");
     ticket_issuer::unit_id::UnitId {
         game,
         emission,

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{issuer, Run, ISSUER};
+use crate::common::{issuer, names, Run, ISSUER};
 use serde_json::Value;
 use tempfile::TempDir;
 use ticket_issuer::derive;
@@ -110,16 +110,6 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), target).unwrap();
         }
     }
-}
-
-/// Names in a folder, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 fn block_file_names(dir: &Path) -> Vec<String> {

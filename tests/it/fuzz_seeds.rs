@@ -114,6 +114,7 @@ fn write_fuzz_seeds() {
         closed: false,
         issuer_public_key: hex::encode(signing.verifying_key().to_bytes()),
         master_commitment: None,
+        seed_shares: None,
         blocks: vec![listed.clone()],
     };
     put("manifest", "one-block", &json(&manifest));
@@ -130,6 +131,7 @@ fn write_fuzz_seeds() {
         game: Game::ILE_AU_TRESOR.slug().into(),
         emission: 1,
         records_key: entries::RECORDS_KEY,
+        seed_shares: None,
         blocks: vec![
             RevealedSeed {
                 block: 1,

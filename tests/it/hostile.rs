@@ -409,7 +409,10 @@ fn fifos_and_devices_are_refused_without_blocking() {
         block: 1,
         index: 0,
         check_code: ticket_issuer::derive::check_code(
-            &secrets.block_seed(Game::ILE_AU_TRESOR, 1, 1),
+            &secrets
+                .block_seed(Game::ILE_AU_TRESOR, 1, 1)
+                .unwrap()
+                .unwrap(),
             0,
         ),
     }

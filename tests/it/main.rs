@@ -38,6 +38,7 @@ mod rng_stream;
 mod sale;
 mod secrecy;
 mod service;
+mod shares;
 mod terminal;
 mod third_game;
 mod tresors;

@@ -729,11 +729,18 @@ fn derivation_vectors_hold() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     files.sort();
-    let wanted: Vec<String> = DERIVATION_GAMES
+    // One file per game, and the share-derived seeds' (checked by
+    // tests/it/shares.rs).
+    let mut wanted: Vec<String> = DERIVATION_GAMES
         .iter()
         .map(|g| format!("{}.txt", g.slug()))
+        .chain(["seed-shares.txt".to_string()])
         .collect();
-    assert_eq!(files, wanted, "one vector file per game");
+    wanted.sort();
+    assert_eq!(
+        files, wanted,
+        "one vector file per game, and seed-shares.txt"
+    );
     for game in DERIVATION_GAMES {
         let path = derive_dir().join(format!("{}.txt", game.slug()));
         let stored = std::fs::read_to_string(&path).unwrap();

@@ -7,9 +7,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::derive;
 use crate::emission::{Emission, Manifest, Reveal};
 use crate::error::Error;
 use crate::fsutil;
+use crate::game::Game;
 use crate::verify::{verify_block, BlockReport, Scope, VerifyOptions};
 
 /// What kind of emission-level problem was found.
@@ -37,6 +39,10 @@ pub enum ProblemKind {
     SeedMismatch,
     /// The reveal file is for another emission or game.
     RevealMismatch,
+    /// The revealed shares (or beacon value) of an emission made from
+    /// shares are not the ones its manifest commits to, or the reveal and
+    /// the manifest disagree on whether it was made from shares.
+    ShareMismatch,
 }
 
 /// One emission-level problem.
@@ -167,6 +173,10 @@ pub fn verify_emission(
         }
     }
 
+    // An emission made from shares: its seeds are derived again from the
+    // revealed shares, each checked against its commitment.
+    let derived = reveal.and_then(|r| revealed_seed_key(&manifest, r, &mut problem));
+
     let mut listed = BTreeSet::new();
     let mut blocks = Vec::new();
     for entry in &manifest.blocks {
@@ -194,13 +204,27 @@ pub fn verify_emission(
                 ),
                 Some(Err(e)) => problem(ProblemKind::SeedMismatch, Some(entry.block), e),
                 Some(Ok(s))
-                    if hex::encode(crate::derive::seed_commitment(&s)) != entry.seed_commitment =>
+                    if hex::encode(derive::seed_commitment(&s)) != entry.seed_commitment =>
                 {
                     problem(
                         ProblemKind::SeedMismatch,
                         Some(entry.block),
                         format!(
                             "block {}: the revealed seed does not match its published commitment",
+                            entry.block
+                        ),
+                    )
+                }
+                Some(Ok(s))
+                    if derived.is_some_and(|(game, key)| {
+                        derive::block_seed(&key, game, manifest.emission, entry.block) != s
+                    }) =>
+                {
+                    problem(
+                        ProblemKind::SeedMismatch,
+                        Some(entry.block),
+                        format!(
+                            "block {}: the revealed seed is not the one the revealed shares give",
                             entry.block
                         ),
                     )
@@ -295,6 +319,59 @@ pub fn verify_emission(
         ok,
         complete,
     })
+}
+
+/// The emission seed key the reveal's shares give (with the game), once
+/// every share matches its commitment in `manifest` and the beacon its
+/// round; else each finding is a `share_mismatch` problem and `None`.
+/// `None`, with no problem, for an emission whose seeds come from the
+/// master secret.
+fn revealed_seed_key(
+    manifest: &Manifest,
+    reveal: &Reveal,
+    problem: &mut impl FnMut(ProblemKind, Option<u32>, String),
+) -> Option<(Game, [u8; 32])> {
+    let game = Game::from_slug(&manifest.game)?;
+    match (&manifest.seed_shares, &reveal.seed_shares) {
+        (None, None) => None,
+        (None, Some(_)) => {
+            problem(
+                ProblemKind::ShareMismatch,
+                None,
+                "the reveal publishes shares, but the manifest commits to none: the emission's seeds come from the master secret".into(),
+            );
+            None
+        }
+        (Some(committed), None) => {
+            problem(
+                ProblemKind::ShareMismatch,
+                None,
+                format!(
+                    "the manifest commits to the shares of {}, but the reveal publishes none: its seeds can't be derived again",
+                    committed.parties()
+                ),
+            );
+            None
+        }
+        (Some(committed), Some(revealed)) => {
+            let found = committed.findings(
+                game,
+                manifest.emission,
+                &revealed.shares,
+                revealed.beacon.as_ref(),
+            );
+            for finding in &found {
+                problem(
+                    ProblemKind::ShareMismatch,
+                    None,
+                    format!("the reveal's shares: {finding}"),
+                );
+            }
+            found
+                .is_empty()
+                .then(|| (game, revealed.seed_key(game, manifest.emission)))
+        }
+    }
 }
 
 /// Names of the block files (`b*.tkb`) in an emission folder.

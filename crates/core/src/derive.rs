@@ -1,9 +1,10 @@
-//! Keyed derivations from the issuer's master secret (docs/FORMAT.md §Keys).
+//! Keyed derivations from the issuer's master secret, and from the shares
+//! of an emission whose seeds no one party controls (docs/FORMAT.md §Keys).
 //!
 //! Every secret the tool uses is HMAC-SHA256 of the master secret (or of a
-//! value derived from it) over a label naming what it is for, so revealing
-//! one (a block seed, an emission's records key) reveals nothing about any
-//! other.
+//! value derived from it, or of a share-derived emission's seed key) over a
+//! label naming what it is for, so revealing one (a block seed, an
+//! emission's records key) reveals nothing about any other.
 
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
@@ -31,13 +32,15 @@ pub fn sha256(data: &[u8]) -> [u8; 32] {
     Sha256::digest(data).into()
 }
 
-/// The 32-byte seed of one block: `HMAC(master, "ticket-issuer/v1/block-seed/<game>/<emission>/<block>")`.
-pub fn block_seed(master: &[u8; 32], game: Game, emission: u32, block: u32) -> [u8; 32] {
+/// The 32-byte seed of one block: `HMAC(key, "ticket-issuer/v1/block-seed/<game>/<emission>/<block>")`,
+/// `key` the master secret, or the emission seed key of an emission made
+/// from shares ([`emission_seed_key`]).
+pub fn block_seed(key: &[u8; 32], game: Game, emission: u32, block: u32) -> [u8; 32] {
     let label = format!(
         "{LABEL_PREFIX}block-seed/{}/{emission}/{block}",
         game.slug()
     );
-    hmac_sha256(master, label.as_bytes())
+    hmac_sha256(key, label.as_bytes())
 }
 
 /// The published commitment to a block seed: SHA-256(seed).
@@ -113,4 +116,68 @@ pub fn records_key_id(key: &[u8; 32]) -> [u8; 32] {
 pub fn master_commitment(master: &[u8; 32], game: Game, emission: u32) -> [u8; 32] {
     let label = format!("{LABEL_PREFIX}master-commitment/{}/{emission}", game.slug());
     hmac_sha256(master, label.as_bytes())
+}
+
+/// A party's commitment to its share of emission `emission`'s seed key:
+/// SHA-256("ticket-issuer/v1/share-commitment/<game>/<emission>" || 0x00 ||
+/// party || 0x00 || share). It names the emission, so a commitment (and the
+/// share behind it) serves that emission only.
+pub fn share_commitment(game: Game, emission: u32, party: &str, share: &[u8; 32]) -> [u8; 32] {
+    let mut data =
+        format!("{LABEL_PREFIX}share-commitment/{}/{emission}", game.slug()).into_bytes();
+    data.push(0);
+    data.extend_from_slice(party.as_bytes());
+    data.push(0);
+    data.extend_from_slice(share);
+    sha256(&data)
+}
+
+/// A beacon round's part in [`seed_contributions`]: its name, round and value.
+#[derive(Clone, Copy, Debug)]
+pub struct BeaconRound<'a> {
+    /// The beacon's name, as the manifest gives it.
+    pub name: &'a str,
+    /// The round named in advance.
+    pub round: u64,
+    /// The round's value, as published by the beacon.
+    pub value: &'a [u8],
+}
+
+/// The digest of everything an emission's seed key is made from:
+/// SHA-256("ticket-issuer/v1/seed-contributions" || 0x00 || n as u32 LE ||
+/// for each share, by party name in ascending byte order: party || 0x00 ||
+/// share || then 0x00 without a beacon, or 0x01 || beacon name || 0x00 ||
+/// round as u64 LE || value length as u32 LE || value). Party and beacon
+/// names hold no 0x00, so the encoding reads back one way only.
+pub fn seed_contributions(shares: &[(&str, &[u8; 32])], beacon: Option<BeaconRound>) -> [u8; 32] {
+    let mut sorted = shares.to_vec();
+    sorted.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    let mut data = format!("{LABEL_PREFIX}seed-contributions").into_bytes();
+    data.push(0);
+    data.extend_from_slice(&(sorted.len() as u32).to_le_bytes());
+    for (party, share) in sorted {
+        data.extend_from_slice(party.as_bytes());
+        data.push(0);
+        data.extend_from_slice(share);
+    }
+    match beacon {
+        None => data.push(0),
+        Some(b) => {
+            data.push(1);
+            data.extend_from_slice(b.name.as_bytes());
+            data.push(0);
+            data.extend_from_slice(&b.round.to_le_bytes());
+            data.extend_from_slice(&(b.value.len() as u32).to_le_bytes());
+            data.extend_from_slice(b.value);
+        }
+    }
+    sha256(&data)
+}
+
+/// The seed key of an emission made from shares: `HMAC(contributions,
+/// "ticket-issuer/v1/emission-seed-key/<game>/<emission>")`, the key its
+/// block seeds derive from ([`block_seed`]) in place of the master secret.
+pub fn emission_seed_key(contributions: &[u8; 32], game: Game, emission: u32) -> [u8; 32] {
+    let label = format!("{LABEL_PREFIX}emission-seed-key/{}/{emission}", game.slug());
+    hmac_sha256(contributions, label.as_bytes())
 }

@@ -16,6 +16,7 @@ use crate::fsutil;
 use crate::game::Game;
 use crate::money::Cents;
 use crate::seal;
+use crate::shares::{Contributions, GivenShares, SeedShares};
 use crate::store::{Secrets, Store};
 use crate::verify::file_sha256;
 
@@ -61,6 +62,11 @@ pub struct Manifest {
     /// existed (docs/EMISSIONS.md §Master secret).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub master_commitment: Option<String>,
+    /// For an emission made from shares: every party's commitment and the
+    /// beacon round named, recorded before its first block (manifest
+    /// version 2; docs/EMISSIONS.md §A seed no one party controls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_shares: Option<SeedShares>,
     /// The blocks, by number.
     pub blocks: Vec<ManifestBlock>,
 }
@@ -174,6 +180,8 @@ pub struct Emission<'s> {
     pub number: u32,
     /// Units per block of the blocks `generate` makes.
     units: u32,
+    /// The shares handed over, for an emission made from shares.
+    given: Option<GivenShares>,
 }
 
 impl<'s> Emission<'s> {
@@ -184,6 +192,18 @@ impl<'s> Emission<'s> {
             game,
             number,
             units: game.block_units(),
+            given: None,
+        }
+    }
+
+    /// The same emission, given its parties' shares (and its beacon
+    /// round's value): what `generate` of an emission made from shares
+    /// needs, and what `reveal` publishes when the store does not keep
+    /// them. Each is checked against the manifest's commitments.
+    pub fn with_shares(self, given: GivenShares) -> Emission<'s> {
+        Emission {
+            given: Some(given),
+            ..self
         }
     }
 
@@ -391,12 +411,8 @@ impl<'s> Emission<'s> {
             // Written before the commitment existed: its first block's seed
             // commitment binds the master secret just as well.
             None => manifest.blocks.first().is_none_or(|b| {
-                b.seed_commitment
-                    == hex::encode(crate::derive::seed_commitment(&secrets.block_seed(
-                        game,
-                        self.number,
-                        b.block,
-                    )))
+                let seed = crate::derive::block_seed(secrets.master(), game, self.number, b.block);
+                b.seed_commitment == hex::encode(crate::derive::seed_commitment(&seed))
             }),
         };
         if !same_master {
@@ -416,10 +432,28 @@ impl<'s> Emission<'s> {
         }
     }
 
+    /// A manifest for this emission, with no block yet.
+    fn new_manifest(&self, secrets: &Secrets) -> Manifest {
+        Manifest {
+            kind: MANIFEST_KIND.into(),
+            version: 1,
+            game: self.game.slug().into(),
+            emission: self.number,
+            closed: false,
+            issuer_public_key: hex::encode(secrets.signing.verifying_key().to_bytes()),
+            master_commitment: Some(hex::encode(
+                secrets.master_commitment(self.game, self.number),
+            )),
+            seed_shares: None,
+            blocks: Vec::new(),
+        }
+    }
+
     fn save_manifest(&self, manifest: &mut Manifest, secrets: &Secrets) -> Result<(), Error> {
         let game = manifest_game(manifest, &self.manifest_path())?;
         manifest.master_commitment =
             Some(hex::encode(secrets.master_commitment(game, self.number)));
+        manifest.version = manifest.format_version();
         let mut bytes = serde_json::to_vec_pretty(manifest).expect("a manifest serialises");
         bytes.push(b'\n');
         let signature = seal::sign(&secrets.signing, &bytes);
@@ -444,20 +478,19 @@ impl<'s> Emission<'s> {
     ) -> Result<Vec<GeneratedBlock>, Error> {
         let game = self.game;
         game.check_price(price_cents)?;
+        if self.given.is_some() && !self.dir().is_dir() {
+            // Refused before the emission's folder is made.
+            return Err(Error::NoShareCommitments {
+                emission: self.number,
+            });
+        }
         let trusted = secrets.signing.verifying_key();
         std::fs::create_dir_all(self.dir()).map_err(|e| Error::io(&self.dir(), e))?;
         let _lock = self.lock()?;
         self.recover(&trusted)?;
-        let mut manifest = self.load_checked(secrets)?.unwrap_or_else(|| Manifest {
-            kind: MANIFEST_KIND.into(),
-            version: 1,
-            game: game.slug().into(),
-            emission: self.number,
-            closed: false,
-            issuer_public_key: hex::encode(trusted.to_bytes()),
-            master_commitment: Some(hex::encode(secrets.master_commitment(game, self.number))),
-            blocks: Vec::new(),
-        });
+        let mut manifest = self
+            .load_checked(secrets)?
+            .unwrap_or_else(|| self.new_manifest(secrets));
         if manifest.game != game.slug() {
             return Err(Error::EmissionOfAnotherGame {
                 emission: self.number,
@@ -470,6 +503,8 @@ impl<'s> Emission<'s> {
                 emission: self.number,
             });
         }
+        // Every share is checked before anything is written.
+        let contributions = self.contributions(&manifest, true)?;
         let Some(pending) = self.plan(&manifest, game, price_cents, choice)? else {
             // `--until-block` with every block there: report them, make none.
             return match choice {
@@ -479,6 +514,10 @@ impl<'s> Emission<'s> {
                 _ => Ok(Vec::new()),
             };
         };
+        if let Some(c) = &contributions {
+            self.keep(&mut manifest, c, secrets)?;
+        }
+        let seed_key = seed_key(secrets, game, self.number, contributions.as_ref());
         let mut done = Vec::new();
         if pending.until {
             for block in 1..pending.first_block {
@@ -497,7 +536,7 @@ impl<'s> Emission<'s> {
                 price_cents,
                 units: pending.units.unwrap_or(self.units),
             };
-            let generated = self.generate_block(secrets, spec, &manifest, progress)?;
+            let generated = self.generate_block(secrets, spec, &seed_key, &manifest, progress)?;
             if !manifest.blocks.iter().any(|b| b.block == block) {
                 manifest.blocks.push(ManifestBlock::from(&generated));
                 manifest.blocks.sort_by_key(|b| b.block);
@@ -631,16 +670,103 @@ impl<'s> Emission<'s> {
         }
     }
 
-    /// Makes one block, or keeps it if a sealed, valid file is already there.
+    /// The contributions an emission's seeds derive from: `None` for one
+    /// whose seeds come from the master secret (shares given to it are
+    /// refused); for one made from shares, the shares given, each checked
+    /// against its commitment and never one already given to another
+    /// emission of the store, or else (not when `generating`) the ones the
+    /// store kept, checked alike. Writes nothing.
+    fn contributions(
+        &self,
+        manifest: &Manifest,
+        generating: bool,
+    ) -> Result<Option<Contributions>, Error> {
+        let (game, emission) = (self.game, self.number);
+        let Some(ceremony) = &manifest.seed_shares else {
+            return match self.given {
+                Some(_) => Err(Error::NoShareCommitments { emission }),
+                None => Ok(None),
+            };
+        };
+        if let Some(given) = &self.given {
+            let contributions = ceremony.accept(game, emission, given)?;
+            for s in &contributions.shares {
+                if let Some((other, number)) =
+                    self.store.emission_with_share(&s.share, game, emission)?
+                {
+                    return Err(Error::ShareMismatch {
+                        emission,
+                        party: s.party.clone(),
+                        reason: format!(
+                            "was given to {} emission {number} already: a reveal makes its shares public, so a share serves one emission only (`issuer share new`)",
+                            other.slug()
+                        ),
+                    });
+                }
+            }
+            return Ok(Some(contributions));
+        }
+        let kept = match generating {
+            true => None,
+            false => self.store.kept_shares(game, emission)?,
+        };
+        match kept {
+            Some(kept) => {
+                ceremony.check(game, emission, &kept)?;
+                Ok(Some(kept))
+            }
+            None => Err(Error::SharesNeeded {
+                emission,
+                what: format!(
+                    "the share of every party ({}) with --shares FILE…{}",
+                    ceremony.parties(),
+                    match generating {
+                        true => "",
+                        false => " (this store keeps none of its shares)",
+                    }
+                ),
+            }),
+        }
+    }
+
+    /// Keeps the contributions in the store (the block seeds and the
+    /// reveal derive from them) and records the beacon round's value in the
+    /// manifest, both before the first block: later generations must give
+    /// the same.
+    fn keep(
+        &self,
+        manifest: &mut Manifest,
+        contributions: &Contributions,
+        secrets: &Secrets,
+    ) -> Result<(), Error> {
+        self.store
+            .keep_shares(self.game, self.number, contributions)?;
+        let named = manifest
+            .seed_shares
+            .as_mut()
+            .and_then(|c| c.beacon.as_mut());
+        if let (Some(named), Some(output)) = (named, &contributions.beacon) {
+            if named.value.is_none() {
+                named.value = Some(output.value.clone());
+                self.save_manifest(manifest, secrets)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes one block, its seed derived from `seed_key` (the master
+    /// secret, or the emission's share-derived key), or keeps it if a
+    /// sealed, valid file is already there.
     fn generate_block(
         &self,
         secrets: &Secrets,
         spec: BlockSpec,
+        seed_key: &[u8; 32],
         manifest: &Manifest,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<GeneratedBlock, Error> {
         let path = self.store.block_path(spec.game, spec.emission, spec.block);
-        let seed = secrets.block_seed(spec.game, spec.emission, spec.block);
+        let seed = crate::derive::block_seed(seed_key, spec.game, spec.emission, spec.block);
         if path.exists() {
             let kept = self.existing_block(&path, spec, &seed, secrets)?;
             if let Some(listed) = manifest.blocks.iter().find(|b| b.block == spec.block) {
@@ -700,6 +826,35 @@ impl<'s> Emission<'s> {
         })
     }
 
+    /// Begins an emission made from shares: a manifest with no block that
+    /// records every party's commitment and the beacon round named, signed
+    /// (docs/EMISSIONS.md §A seed no one party controls). Refused for an
+    /// emission that exists.
+    pub fn commit_shares(
+        &self,
+        secrets: &Secrets,
+        ceremony: SeedShares,
+    ) -> Result<Manifest, Error> {
+        if let Some(reason) = ceremony.malformed() {
+            return Err(Error::Internal { what: reason });
+        }
+        std::fs::create_dir_all(self.dir()).map_err(|e| Error::io(&self.dir(), e))?;
+        let _lock = self.lock()?;
+        self.recover(&secrets.signing.verifying_key())?;
+        if self.load_checked(secrets)?.is_some() {
+            return Err(Error::AlreadyExists {
+                path: self.manifest_path(),
+            });
+        }
+        if let Some(saved) = self.saved_plan()? {
+            return Err(self.unfinished(&saved));
+        }
+        let mut manifest = self.new_manifest(secrets);
+        manifest.seed_shares = Some(ceremony);
+        self.save_manifest(&mut manifest, secrets)?;
+        Ok(manifest)
+    }
+
     /// Closes the emission: no more blocks may be added.
     pub fn close(&self, secrets: &Secrets) -> Result<Manifest, Error> {
         let (_lock, mut manifest) = self.start_writing(secrets)?;
@@ -750,27 +905,41 @@ impl<'s> Emission<'s> {
                 emission: self.number,
             });
         }
+        let contributions = self.contributions(&manifest, false)?;
         ready()?;
-        let reveal = self.reveal_of(&manifest, secrets)?;
+        let reveal = self.reveal_of(&manifest, secrets, contributions)?;
         fsutil::write_atomic(&self.revealed_marker(), b"revealed\n", 0o644, true)?;
         Ok(reveal)
     }
 
     /// What the reveal of the emission of `manifest` holds: every listed
-    /// block's seed and the emission's records key.
-    fn reveal_of(&self, manifest: &Manifest, secrets: &Secrets) -> Result<Reveal, Error> {
+    /// block's seed and the emission's records key, and for an emission
+    /// made from shares, its `contributions`, which give those seeds.
+    fn reveal_of(
+        &self,
+        manifest: &Manifest,
+        secrets: &Secrets,
+        contributions: Option<Contributions>,
+    ) -> Result<Reveal, Error> {
         let game = manifest_game(manifest, &self.manifest_path())?;
+        let seed_key = seed_key(secrets, game, self.number, contributions.as_ref());
         Ok(Reveal {
             kind: REVEAL_KIND.into(),
             game: manifest.game.clone(),
             emission: self.number,
             records_key: secrets.emission_records_key(game, self.number),
+            seed_shares: contributions,
             blocks: manifest
                 .blocks
                 .iter()
                 .map(|b| RevealedSeed {
                     block: b.block,
-                    seed: hex::encode(secrets.block_seed(game, self.number, b.block)),
+                    seed: hex::encode(crate::derive::block_seed(
+                        &seed_key,
+                        game,
+                        self.number,
+                        b.block,
+                    )),
                 })
                 .collect(),
         })
@@ -782,19 +951,26 @@ impl<'s> Emission<'s> {
     /// master secret (an auditor's: the reveal file is then the source).
     pub fn revealed(&self) -> Result<Reveal, Error> {
         let revealed = self.is_revealed();
+        let not_revealed = || Error::NotRevealed {
+            game: self.game.slug(),
+            emission: self.number,
+            revealed,
+            store: self.store.root().to_path_buf(),
+        };
         if !revealed || !self.store.master_path().exists() {
-            return Err(Error::NotRevealed {
-                game: self.game.slug(),
-                emission: self.number,
-                revealed,
-                store: self.store.root().to_path_buf(),
-            });
+            return Err(not_revealed());
         }
         let secrets = self.store.secrets()?;
         let manifest = self
             .load_checked(&secrets)?
             .ok_or_else(|| self.no_such_emission())?;
-        self.reveal_of(&manifest, &secrets)
+        // An emission made from shares this store does not keep: its
+        // reveal file is the source.
+        let contributions = self.contributions(&manifest, false).map_err(|e| match e {
+            Error::SharesNeeded { .. } => not_revealed(),
+            e => e,
+        })?;
+        self.reveal_of(&manifest, &secrets, contributions)
     }
 
     /// True once `reveal` has been run: the emission's IDs are then
@@ -802,6 +978,18 @@ impl<'s> Emission<'s> {
     pub fn is_revealed(&self) -> bool {
         self.revealed_marker().exists()
     }
+}
+
+/// The key emission `emission`'s block seeds derive from: its
+/// contributions' seed key if it is made from shares, else the master
+/// secret.
+fn seed_key(
+    secrets: &Secrets,
+    game: Game,
+    emission: u32,
+    contributions: Option<&Contributions>,
+) -> [u8; 32] {
+    contributions.map_or(*secrets.master(), |c| c.seed_key(game, emission))
 }
 
 fn bad_signature(path: PathBuf, sig_path: &Path) -> Error {
@@ -823,6 +1011,16 @@ pub fn manifest_game(manifest: &Manifest, path: &Path) -> Result<Game, Error> {
 }
 
 impl Manifest {
+    /// The manifest format version its content needs: 2 for an emission
+    /// made from shares (an issuer that reads only version 1 then refuses
+    /// it, rather than adding blocks seeded from its master secret), else 1.
+    pub fn format_version(&self) -> u32 {
+        match self.seed_shares {
+            Some(_) => 2,
+            None => 1,
+        }
+    }
+
     /// Parses and checks manifest bytes (kind, version, prices) after their
     /// signature was checked; `path` names them in messages.
     pub fn parse(path: &Path, bytes: &[u8]) -> Result<Manifest, Error> {
@@ -830,7 +1028,7 @@ impl Manifest {
             path: path.to_path_buf(),
             reason: format!("not a manifest ({e})"),
         })?;
-        if manifest.kind != MANIFEST_KIND || manifest.version != 1 {
+        if manifest.kind != MANIFEST_KIND || !(1..=2).contains(&manifest.version) {
             return Err(Error::BadFile {
                 path: path.to_path_buf(),
                 reason: format!(
@@ -838,6 +1036,29 @@ impl Manifest {
                     echo(&manifest.kind),
                     manifest.version
                 ),
+            });
+        }
+        if manifest.version != manifest.format_version() {
+            return Err(Error::BadFile {
+                path: path.to_path_buf(),
+                reason: format!(
+                    "version {} {} seed_shares (version 2 is an emission made from shares, and only it)",
+                    manifest.version,
+                    match manifest.seed_shares {
+                        Some(_) => "with",
+                        None => "without",
+                    }
+                ),
+            });
+        }
+        if let Some(reason) = manifest
+            .seed_shares
+            .as_ref()
+            .and_then(SeedShares::malformed)
+        {
+            return Err(Error::BadFile {
+                path: path.to_path_buf(),
+                reason,
             });
         }
         for b in &manifest.blocks {
@@ -878,6 +1099,11 @@ pub struct Reveal {
     /// read).
     #[serde(with = "crate::records_key::hex_key")]
     pub records_key: [u8; 32],
+    /// For an emission made from shares: every party's share and the beacon
+    /// round's value, which give every seed (docs/EMISSIONS.md §A seed no
+    /// one party controls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_shares: Option<Contributions>,
     /// The seeds.
     pub blocks: Vec<RevealedSeed>,
 }

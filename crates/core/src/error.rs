@@ -588,7 +588,8 @@ pub enum Error {
         instead: &'static str,
     },
     /// An emission whose seeds this store cannot give: not revealed yet, or
-    /// revealed in a store without the master secret to make them again.
+    /// revealed in a store without the master secret (or the kept shares)
+    /// to make them again.
     #[error("{}", not_revealed_message(game, *emission, *revealed, store))]
     NotRevealed {
         /// Game slug.
@@ -723,6 +724,41 @@ pub enum Error {
         /// The store's master secret file.
         master: PathBuf,
     },
+    /// Shares were given for an emission whose manifest commits to none.
+    #[error("emission {emission} records no share commitments, so its seeds come from the master secret: an emission made from shares begins with `issuer emission commit --emission {emission} --share-commitments FILE`, before its first block; nothing was written")]
+    NoShareCommitments {
+        /// The emission.
+        emission: u32,
+    },
+    /// An emission made from shares needs every party's share (and the
+    /// value of the beacon round its manifest names).
+    #[error("emission {emission} is made from shares: give {what}; nothing was written")]
+    SharesNeeded {
+        /// The emission.
+        emission: u32,
+        /// What is missing, and the option that gives it.
+        what: String,
+    },
+    /// A share that is not the one its party committed to (or made for
+    /// another emission, given twice, or of a party not committed).
+    #[error("emission {emission}: the share of party {party} {reason}; nothing was written")]
+    ShareMismatch {
+        /// The emission.
+        emission: u32,
+        /// The party.
+        party: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A beacon value the manifest does not provide for: no beacon named,
+    /// or another value than the one recorded.
+    #[error("emission {emission}: {reason}; nothing was written")]
+    BeaconMismatch {
+        /// The emission.
+        emission: u32,
+        /// What differs.
+        reason: String,
+    },
     /// A `keys/` folder others may write: they could swap the keys.
     #[error("keys folder {} has permissions {mode:o}: others can replace the keys in it; run `chmod 700 {}`", path.display(), path.display())]
     LooseKeysFolder {
@@ -829,7 +865,7 @@ fn claims_ended_clause(ended: &[u32]) -> String {
 fn not_revealed_message(game: &str, emission: u32, revealed: bool, store: &Path) -> String {
     if revealed {
         return format!(
-            "{game} emission {emission} was revealed, but store {} has no master secret (keys/master.key) to give its seeds again; pass its reveal file with --reveal FILE",
+            "{game} emission {emission} was revealed, but store {} has no master secret (keys/master.key), or for an emission made from shares none of its shares (keys/shares/), to give its seeds again; pass its reveal file with --reveal FILE",
             store.display()
         );
     }
@@ -977,6 +1013,10 @@ codes! {
     InsideKeys => "inside_keys", Rejected;
     SigningKeyMismatch => "signing_key_mismatch", InvalidInput;
     MasterSecretMismatch => "master_secret_mismatch", InvalidInput;
+    NoShareCommitments => "no_share_commitments", InvalidInput;
+    SharesNeeded => "shares_needed", InvalidInput;
+    ShareMismatch => "share_mismatch", Rejected;
+    BeaconMismatch => "beacon_mismatch", Rejected;
     LooseKeysFolder => "loose_keys_folder", InvalidInput;
     EmissionBusy => "emission_busy", Unavailable;
     NoStore => "no_store", InvalidInput;
@@ -1096,6 +1136,10 @@ impl Error {
             | Error::GenerationUnfinished { emission, .. }
             | Error::InvalidBlockChoice { emission, .. }
             | Error::MasterSecretMismatch { emission, .. }
+            | Error::NoShareCommitments { emission }
+            | Error::SharesNeeded { emission, .. }
+            | Error::ShareMismatch { emission, .. }
+            | Error::BeaconMismatch { emission, .. }
             | Error::EmissionBusy { emission, .. } => r.emission = Some(*emission),
             Error::BlockDiffersFromManifest { emission, path, .. }
             | Error::BlockInTheWay { emission, path, .. } => {

@@ -60,6 +60,7 @@ pub mod evidence;
 pub mod export;
 pub mod par;
 pub mod records_key;
+pub mod shares;
 pub mod store;
 
 pub mod error;

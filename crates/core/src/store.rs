@@ -6,12 +6,15 @@
 //! <store>/keys/master.key          32-byte master secret, hex (mode 0600)
 //! <store>/keys/issuer.key.pem      Ed25519 private key, PKCS#8 v1 (0600)
 //! <store>/keys/issuer.pub.pem      Ed25519 public key, SPKI
+//! <store>/keys/shares/ile-au-tresor/e000007.json  shares of emission 7, if made from shares (0600)
 //! <store>/emissions/ile-au-tresor/e000007/b000001.tkb   block 1 of emission 7
 //! <store>/emissions/ile-au-tresor/e000007/manifest.json (+ .sig)
 //! <store>/ledger.sqlite            redemptions
 //! ```
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use rand::rngs::OsRng;
@@ -33,18 +36,63 @@ pub struct Store {
 }
 
 /// The issuer's secrets: the master secret every derivation starts from,
-/// and the signing key.
+/// the signing key, and the store whose kept shares seed the emissions
+/// made from shares.
 #[derive(Clone)]
 pub struct Secrets {
     master: [u8; 32],
     /// The Ed25519 key that seals blocks and manifests.
     pub signing: SigningKey,
+    store: Store,
+    /// Whether each emission looked up is made from shares (what its
+    /// manifest's version says, which never changes once written).
+    from_shares: Arc<Mutex<HashMap<(Game, u32), bool>>>,
 }
 
 impl Secrets {
-    /// The seed of a block.
-    pub fn block_seed(&self, game: Game, emission: u32, block: u32) -> [u8; 32] {
-        derive::block_seed(&self.master, game, emission, block)
+    /// The seed of a block as this store made it: from the emission's kept
+    /// shares if it was made from shares (docs/EMISSIONS.md §A seed no one
+    /// party controls), else from the master secret. `None` for an
+    /// emission made from shares that this store does not keep: its seeds
+    /// are unknown here, never the master secret's.
+    pub fn block_seed(
+        &self,
+        game: Game,
+        emission: u32,
+        block: u32,
+    ) -> Result<Option<[u8; 32]>, Error> {
+        let key = match self.store.kept_shares(game, emission)? {
+            Some(contributions) => contributions.seed_key(game, emission),
+            None if self.made_from_shares(game, emission) => return Ok(None),
+            None => self.master,
+        };
+        Ok(Some(derive::block_seed(&key, game, emission, block)))
+    }
+
+    /// Whether emission `emission` is made from shares, its manifest read
+    /// once per emission (a `Secrets` lives as long as a service).
+    fn made_from_shares(&self, game: Game, emission: u32) -> bool {
+        let known = || {
+            self.from_shares
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+        };
+        if let Some(made) = known().get(&(game, emission)) {
+            return *made;
+        }
+        // Read without the lock held; an emission without a manifest yet
+        // is asked again next time.
+        let Some(version) = self.store.manifest_version(game, emission) else {
+            return false;
+        };
+        known().insert((game, emission), version >= 2);
+        version >= 2
+    }
+
+    /// The master secret, the seed key of every emission not made from
+    /// shares.
+    pub(crate) fn master(&self) -> &[u8; 32] {
+        &self.master
     }
 
     /// The records key of an emission.
@@ -93,6 +141,12 @@ impl Store {
     /// The public key file (hand it to auditors).
     pub fn public_key_path(&self) -> PathBuf {
         self.keys_dir().join("issuer.pub.pem")
+    }
+
+    /// The folder of the shares kept for emissions made from shares
+    /// (`crate::shares`).
+    pub fn shares_dir(&self) -> PathBuf {
+        self.keys_dir().join("shares")
     }
 
     /// The folder of one game's emissions.
@@ -179,13 +233,7 @@ impl Store {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = self.keys_dir();
         fsutil::create_private_dir(&dir, 0o700)?;
-        let mut secret = [0u8; 32];
-        OsRng
-            .try_fill_bytes(&mut secret)
-            .map_err(|e| Error::Internal {
-                what: format!("the system's random source failed: {e}"),
-            })?;
-        let signing = SigningKey::from_bytes(&secret);
+        let signing = SigningKey::from_bytes(&os_random()?);
         let write = |target: &Path, text: String, mode: u32| -> Result<(), Error> {
             let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| Error::io(&dir, e))?;
             tmp.as_file()
@@ -230,16 +278,8 @@ impl Store {
         }
         fsutil::create_private_dir(&self.keys_dir(), 0o700)?;
         fsutil::clean_partials(&self.keys_dir())?;
-        let mut master = [0u8; 32];
-        let mut signing = [0u8; 32];
-        let fill = |buf: &mut [u8]| {
-            OsRng.try_fill_bytes(buf).map_err(|e| Error::Internal {
-                what: format!("the OS random source failed ({e})"),
-            })
-        };
-        fill(&mut master)?;
-        fill(&mut signing)?;
-        let key = SigningKey::from_bytes(&signing);
+        let master = os_random()?;
+        let key = SigningKey::from_bytes(&os_random()?);
         fsutil::write_atomic(
             &self.signing_key_path(),
             seal::private_pem(&key).as_bytes(),
@@ -298,7 +338,12 @@ impl Store {
                 public: self.public_key_path(),
             });
         }
-        Ok(Secrets { master, signing })
+        Ok(Secrets {
+            master,
+            signing,
+            store: self.clone(),
+            from_shares: Arc::default(),
+        })
     }
 
     /// Refuses a keys folder that group or others may write.
@@ -345,6 +390,18 @@ impl Store {
         self.check_keys_folder()?;
         seal::read_public(&path)
     }
+}
+
+/// 32 bytes from the operating system's random source: every secret the
+/// store makes (master secret, signing keys, a party's share).
+pub(crate) fn os_random() -> Result<[u8; 32], Error> {
+    let mut bytes = [0u8; 32];
+    OsRng
+        .try_fill_bytes(&mut bytes)
+        .map_err(|e| Error::Internal {
+            what: format!("the OS random source failed ({e})"),
+        })?;
+    Ok(bytes)
 }
 
 /// Refuses a secret key file that others can read, as ssh does: a copy

@@ -438,15 +438,14 @@ pub fn verify_block(path: &Path, opts: &VerifyOptions) -> Result<BlockReport, Er
         }
     };
     let records_key = records_key.filter(|_| regulation.is_some());
-    // The block seed: revealed, or derived from the issuer's secret.
-    let seed = opts
-        .revealed_seed
-        .or_else(|| {
-            opts.keys
-                .secrets
-                .map(|s| s.block_seed(h.game, h.emission, h.block))
-        })
-        .filter(|_| opts.scope.uses_seed());
+    // The block seed: revealed, or derived from the issuer's secret (or the
+    // emission's kept shares).
+    let seed = match (opts.revealed_seed, opts.keys.secrets) {
+        _ if !opts.scope.uses_seed() => None,
+        (Some(seed), _) => Some(seed),
+        (None, Some(secrets)) => secrets.block_seed(h.game, h.emission, h.block)?,
+        (None, None) => None,
+    };
     // With a revealed seed each chunk is regenerated and compared with its
     // records in the chunk pass (their check codes come with it); the
     // block's lot order is drawn once for all chunks.
@@ -722,7 +721,7 @@ fn check_check_codes(f: &mut Findings, results: &[ChunkOutcome], made: bool) {
     if !made {
         f.not_done(
             "check_codes",
-            "needs the block seed and the records key (the issuer's store)",
+            "needs the block seed and the records key (the issuer's store, with its kept shares for an emission made from shares)",
         );
         return;
     }
@@ -740,7 +739,7 @@ fn check_seed_commitment(f: &mut Findings, h: &Header, seed: Option<&[u8; 32]>) 
     let Some(seed) = seed else {
         f.not_done(
             "seed_commitment",
-            "needs the block seed (the issuer's store, or a reveal file)",
+            "needs the block seed (the issuer's store, with its kept shares for an emission made from shares, or a reveal file)",
         );
         return;
     };
