@@ -41,6 +41,12 @@ pub struct CloseArgs {
     /// The emission.
     #[command(flatten)]
     pub emission: EmissionArg,
+    /// The end of its claim period, recorded in the signed manifest:
+    /// `end-claims` before it is refused unless forced. A UTC date
+    /// (2027-06-30: claims open through that day) or time
+    /// (2027-06-30T12:00:00Z).
+    #[arg(long, value_name = "DATE", value_parser = parse_deadline)]
+    pub claims_until: Option<String>,
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,
@@ -77,6 +83,13 @@ pub struct EndClaimsArgs {
     /// The emission.
     #[command(flatten)]
     pub emission: EmissionArg,
+    /// End the claims before the deadline set at close (needs --reason,
+    /// published in the ledger's log).
+    #[arg(long, requires = "reason")]
+    pub force: bool,
+    /// Why the claims end early (with --force).
+    #[arg(long, requires = "force")]
+    pub reason: Option<String>,
     /// The ledger to publish into (every node's).
     #[command(flatten)]
     pub ledger: LedgerArg,
@@ -117,7 +130,7 @@ pub enum KeysCommand {
 pub fn close(store: &Store, args: &CloseArgs) -> Result<i32, Error> {
     let secrets = store.secrets()?;
     let emission = args.emission.open(store)?;
-    let manifest = emission.close(&secrets)?;
+    let manifest = emission.close_until(&secrets, args.claims_until.as_deref())?;
     if args.json {
         print_json(
             "close",
@@ -219,10 +232,8 @@ pub fn end_claims(store: &Store, args: &EndClaimsArgs) -> Result<i32, Error> {
     let emission = args.emission.open(store)?;
     // Claims end only once the units could be claimed: a closed emission,
     // its commitments published.
-    if !emission
-        .require_manifest(&secrets.signing.verifying_key())?
-        .closed
-    {
+    let manifest = emission.require_manifest(&secrets.signing.verifying_key())?;
+    if !manifest.closed {
         return Err(Error::EmissionNotClosed {
             emission: args.emission.emission,
         });
@@ -231,6 +242,10 @@ pub fn end_claims(store: &Store, args: &EndClaimsArgs) -> Result<i32, Error> {
     // Published in the ledger the emission is sold through, or none yet.
     ticket_issuer::binding::Bindings::new(store, &ledger)
         .check(emission.game, args.emission.emission)?;
+    let number = args.emission.emission;
+    if ledger.end_of_claims(emission.game, number)?.is_none() {
+        early_end(store, &ledger, &emission, &manifest, args)?;
+    }
     let statement = EndOfClaims::sign(&secrets.signing, emission.game, args.emission.emission);
     let stored = ledger.publish_end_of_claims(store, emission.game, &statement)?;
     // The claims ended: nothing of the emission changes any more, so its
@@ -281,6 +296,51 @@ pub fn end_claims(store: &Store, args: &EndClaimsArgs) -> Result<i32, Error> {
         );
     }
     Ok(0)
+}
+
+/// Refuses an end of claims before the deadline set at close, unless
+/// forced with a reason, which is then published in the ledger's log.
+fn early_end(
+    store: &Store,
+    ledger: &ticket_issuer::ledger::target::LedgerTarget,
+    emission: &Emission,
+    manifest: &ticket_issuer::emission::Manifest,
+    args: &EndClaimsArgs,
+) -> Result<(), Error> {
+    let Some(until) = &manifest.claims_until else {
+        return Ok(());
+    };
+    let now = ticket_issuer::ledger::claims::utc_now();
+    if now.as_str() >= until.as_str() {
+        return Ok(());
+    }
+    let Some(reason) = args.reason.as_deref().filter(|_| args.force) else {
+        return Err(Error::ClaimsStillOpen {
+            emission: emission.number,
+            until: until.clone(),
+        });
+    };
+    ticket_issuer::ledger::operator::check_reason(reason)
+        .map_err(|what| Error::BadOperatorRequest { what })?;
+    ledger.publish_action(
+        store,
+        ticket_issuer::ledger::operator::OperatorAction {
+            action: ticket_issuer::ledger::operator::Action::EarlyEnd,
+            game: emission.game.slug().into(),
+            emission: emission.number,
+            block: None,
+            index: None,
+            unit_id: None,
+            reason: format!("claims were open until {until}: {reason}"),
+            by: ticket_issuer::closing::BY.into(),
+            at: String::new(),
+        },
+    )
+}
+
+/// `--claims-until`'s parser.
+fn parse_deadline(text: &str) -> Result<String, String> {
+    ticket_issuer::emission::claims_deadline(text)
 }
 
 /// Runs `keys …`.

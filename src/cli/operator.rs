@@ -116,6 +116,7 @@ fn report(acted: &Acted, json: bool) {
         Action::Withdraw => "withdrawn",
         Action::Void => "voided",
         Action::Closing => "closed",
+        Action::EarlyEnd => "ended early",
     };
     if acted.already {
         outln!(

@@ -278,6 +278,21 @@ fn ile(b: &Backend, index: u32) -> UnitId {
 }
 
 /// A prize in euros as an answer gives it, in cents.
+/// Every entry's leaf data, as the ledger's log holds them.
+fn log_lines(b: &Backend) -> Vec<String> {
+    b.target
+        .with_log(|src| {
+            Ok(src
+                .snapshot()?
+                .entries
+                .into_iter()
+                .map(|e| e.line)
+                .collect())
+        })
+        .unwrap()
+        .unwrap()
+}
+
 fn cents_of(prize: &str) -> u64 {
     use rust_decimal::prelude::ToPrimitive;
     (euros(prize) * Decimal::ONE_HUNDRED).to_u64().unwrap()
@@ -1039,18 +1054,7 @@ fn operator_controls(b: &Backend) {
     // reason's digest, never the reason.
     let report = b.sequenced(entries);
     assert!(report.ok, "{:?}", report.findings);
-    let lines: Vec<String> = b
-        .target
-        .with_log(|src| {
-            Ok(src
-                .snapshot()?
-                .entries
-                .into_iter()
-                .map(|e| e.line)
-                .collect())
-        })
-        .unwrap()
-        .unwrap();
+    let lines = log_lines(b);
     let operator: Vec<&String> = lines
         .iter()
         .filter(|l| l.starts_with("operator/v1|"))
@@ -1264,18 +1268,7 @@ fn closing_statement(b: &Backend) {
     let digest = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(
         s.statement.as_bytes(),
     ));
-    let lines: Vec<String> = b
-        .target
-        .with_log(|src| {
-            Ok(src
-                .snapshot()?
-                .entries
-                .into_iter()
-                .map(|e| e.line)
-                .collect())
-        })
-        .unwrap()
-        .unwrap();
+    let lines = log_lines(b);
     assert_eq!(
         lines
             .iter()

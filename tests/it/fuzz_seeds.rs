@@ -115,6 +115,7 @@ fn write_fuzz_seeds() {
         issuer_public_key: hex::encode(signing.verifying_key().to_bytes()),
         master_commitment: None,
         seed_shares: None,
+        claims_until: None,
         blocks: vec![listed.clone()],
     };
     put("manifest", "one-block", &json(&manifest));

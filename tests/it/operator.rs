@@ -296,3 +296,105 @@ fn the_commands_answer_and_refuse_with_their_exit_codes() {
     assert_eq!(permanent["error"], "withdrawal_is_permanent");
     run(&["ledger", "verify"], 0);
 }
+
+#[test]
+fn claims_end_early_only_when_forced_with_a_reason_on_the_record() {
+    let (_dir, store) = te_store(5);
+    let run = |args: &[&str], code| issuer(&store, args).expect_code(code);
+    for (emission, until) in [("2", "2099-12-31"), ("3", "2001-01-01T00:00:00Z")] {
+        let args = [
+            "generate",
+            "--game",
+            "tresors-ensables",
+            "--emission",
+            emission,
+            "--block",
+            "1",
+            "--units",
+            "5",
+            "--quiet",
+        ];
+        run(&args, 0);
+        run(
+            &["close", "--emission", emission, "--claims-until", until],
+            0,
+        );
+    }
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(store.join("emissions/tresors-ensables/e000002/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["claims_until"], "2099-12-31T23:59:59Z");
+    // A published deadline is not moved; a malformed one is refused.
+    let moved = run(
+        &["close", "--emission", "2", "--claims-until", "2030-01-01"],
+        2,
+    );
+    assert!(
+        moved.stderr.contains("claims until 2099-12-31T23:59:59Z"),
+        "{}",
+        moved.stderr
+    );
+    run(
+        &["close", "--emission", "2", "--claims-until", "2099-12-31"],
+        0,
+    );
+    run(
+        &["close", "--emission", "1", "--claims-until", "31/12/2099"],
+        2,
+    );
+
+    // Before the deadline: refused, naming it; --force needs a reason.
+    let early = run(&["end-claims", "--emission", "2", "--json"], 1).json();
+    assert_eq!(early["error"], "claims_still_open");
+    assert!(early["message"]
+        .as_str()
+        .unwrap()
+        .contains("2099-12-31T23:59:59Z"));
+    run(&["end-claims", "--emission", "2", "--force"], 2);
+    let forced = run(
+        &[
+            "end-claims",
+            "--emission",
+            "2",
+            "--force",
+            "--reason",
+            "regulator order 12",
+            "--json",
+        ],
+        0,
+    )
+    .json();
+    assert!(forced["closing"]["statement"]
+        .as_str()
+        .unwrap()
+        .starts_with("ticket-issuer closing statement/v1"));
+    // A deadline passed needs no force.
+    run(&["end-claims", "--emission", "3"], 0);
+    // The early end is on the record, with its reason's digest.
+    let verify = run(&["ledger", "verify", "--json"], 0).json();
+    assert_eq!(verify["ok"], true, "{verify}");
+    let db = rusqlite::Connection::open(store.join("ledger.sqlite")).unwrap();
+    let (action, reason): (String, String) = db
+        .query_row(
+            "SELECT action, reason FROM operator_actions WHERE action = 'early_end'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (action.as_str(), reason.as_str()),
+        (
+            "early_end",
+            "claims were open until 2099-12-31T23:59:59Z: regulator order 12"
+        )
+    );
+    let closings: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM operator_actions WHERE action = 'closing'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(closings, 2, "one closing statement per emission ended");
+}

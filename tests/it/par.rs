@@ -640,7 +640,9 @@ fn par_command_prints_both_sheets() {
 #[test]
 fn par_refuses_a_block_of_another_game_naming_it() {
     let fixture = Fixture::new();
-    let block = fixture.test_block_game(Game::TRESORS_ENSABLES, 1, 100, 500);
+    // A fixed seed: the verdict on a genuine block fails by chance once in
+    // about a hundred draws, and this block's must pass.
+    let block = fixture.test_block_seeded(Game::TRESORS_ENSABLES, 1, 100, 500, &[5; 32]);
     let store = fixture.dir.path().join("store");
     let path = block.display().to_string();
     for args in [

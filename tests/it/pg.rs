@@ -324,10 +324,10 @@ fn pg_two_nodes_pay_a_unit_once_and_the_end_of_claims_stops_a_stale_node() {
     .expect_code(0);
     let log = verify(&url, &a, &b);
     assert_eq!(log["ok"], true, "{log}");
-    // Four units sold and played to their end, two of them paid, and the
-    // end of claims.
-    assert_eq!(log["log"]["size"], 4 * 2 + 2 + 1);
-    assert_eq!(leaf_hashes(&url).len(), 4 * 2 + 2 + 1);
+    // Four units sold and played to their end, two of them paid, the end
+    // of claims and the closing statement.
+    assert_eq!(log["log"]["size"], 4 * 2 + 2 + 2);
+    assert_eq!(leaf_hashes(&url).len(), 4 * 2 + 2 + 2);
 
     // Issue 21: deleting the end of claims (which would reopen payments)
     // is found by `ledger verify`.
@@ -545,7 +545,8 @@ fn leaf_hashes(url: &str) -> Vec<Hash> {
             "SELECT leaf_hash FROM (SELECT seq, leaf_hash FROM redemptions
                  UNION ALL SELECT seq, leaf_hash FROM sales
                  UNION ALL SELECT seq, leaf_hash FROM plays WHERE seq IS NOT NULL
-                 UNION ALL SELECT seq, leaf_hash FROM claims_ended WHERE seq IS NOT NULL) AS log
+                 UNION ALL SELECT seq, leaf_hash FROM claims_ended WHERE seq IS NOT NULL
+                 UNION ALL SELECT seq, leaf_hash FROM operator_actions WHERE seq IS NOT NULL) AS log
              ORDER BY seq",
             &[],
         )

@@ -67,8 +67,55 @@ pub struct Manifest {
     /// version 2; docs/EMISSIONS.md §A seed no one party controls).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed_shares: Option<SeedShares>,
+    /// The claim period's end set at close (`YYYY-MM-DDTHH:MM:SSZ`, UTC):
+    /// `end-claims` before it is refused unless forced with a reason
+    /// (docs/EMISSIONS.md §Close). Absent: no deadline was set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claims_until: Option<String>,
     /// The blocks, by number.
     pub blocks: Vec<ManifestBlock>,
+}
+
+/// A claim deadline as `close --claims-until` takes it: `YYYY-MM-DD` (the
+/// claims stay open through that day, UTC: `YYYY-MM-DDT23:59:59Z`) or
+/// `YYYY-MM-DDTHH:MM:SSZ`; the time in the latter form.
+pub fn claims_deadline(text: &str) -> Result<String, String> {
+    let full = match text.len() {
+        10 => format!("{text}T23:59:59Z"),
+        _ => text.to_string(),
+    };
+    let b = full.as_bytes();
+    let digits = |r: std::ops::Range<usize>| -> Option<u32> {
+        b.get(r.clone())?
+            .iter()
+            .all(u8::is_ascii_digit)
+            .then(|| full[r].parse().ok())?
+    };
+    let shape = b.len() == 20
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[13] == b':'
+        && b[16] == b':'
+        && b[19] == b'Z';
+    let fields = (
+        digits(0..4),
+        digits(5..7),
+        digits(8..10),
+        digits(11..13),
+        digits(14..16),
+        digits(17..19),
+    );
+    match (shape, fields) {
+        (true, (Some(y), Some(m), Some(d), Some(h), Some(min), Some(sec)))
+            if y >= 2000 && (1..=12).contains(&m) && (1..=31).contains(&d) && h < 24 && min < 60 && sec < 60 =>
+        {
+            Ok(full)
+        }
+        _ => Err(format!(
+            "{text:?} is not a claim deadline: give a UTC date, 2027-06-30 (claims open through that day), or a time, 2027-06-30T12:00:00Z"
+        )),
+    }
 }
 
 /// A generation in progress, saved so an interrupted run can be finished
@@ -445,6 +492,7 @@ impl<'s> Emission<'s> {
                 secrets.master_commitment(self.game, self.number),
             )),
             seed_shares: None,
+            claims_until: None,
             blocks: Vec::new(),
         }
     }
@@ -857,14 +905,42 @@ impl<'s> Emission<'s> {
 
     /// Closes the emission: no more blocks may be added.
     pub fn close(&self, secrets: &Secrets) -> Result<Manifest, Error> {
+        self.close_until(secrets, None)
+    }
+
+    /// [`Emission::close`], recording the claim period's end
+    /// `claims_until` (a time [`claims_deadline`] made). Closing again
+    /// changes nothing; a deadline other than the one recorded is refused.
+    pub fn close_until(
+        &self,
+        secrets: &Secrets,
+        claims_until: Option<&str>,
+    ) -> Result<Manifest, Error> {
         let (_lock, mut manifest) = self.start_writing(secrets)?;
         if let Some(saved) = self.saved_plan()? {
             return Err(self.unfinished(&saved));
         }
-        if !manifest.closed {
-            manifest.closed = true;
-            self.save_manifest(&mut manifest, secrets)?;
+        if manifest.closed {
+            if let Some(asked) = claims_until {
+                if manifest.claims_until.as_deref() != Some(asked) {
+                    return Err(Error::BadFile {
+                        path: self.manifest_path(),
+                        reason: format!(
+                            "emission {} was closed with {}; a closed emission's claim deadline is not changed",
+                            self.number,
+                            manifest
+                                .claims_until
+                                .as_deref()
+                                .map_or("no claim deadline".to_string(), |d| format!("claims until {d}"))
+                        ),
+                    });
+                }
+            }
+            return Ok(manifest);
         }
+        manifest.closed = true;
+        manifest.claims_until = claims_until.map(str::to_string);
+        self.save_manifest(&mut manifest, secrets)?;
         Ok(manifest)
     }
 

@@ -557,6 +557,14 @@ pub enum Error {
         /// What is wrong, in words.
         what: String,
     },
+    /// `end-claims` before the deadline set at close, not forced.
+    #[error("emission {emission}: its claims are open until {until} (set at close); ending them now would refuse players who may still claim. Wait, or run `issuer end-claims --force --reason TEXT` (the reason is published in the ledger's log)")]
+    ClaimsStillOpen {
+        /// The emission.
+        emission: u32,
+        /// The deadline.
+        until: String,
+    },
     /// `reveal` before the end of claims was published in the ledger.
     #[error("{game} emission {emission}: the end of its claim period is not published in the ledger {ledger}; run `issuer end-claims --emission {emission}` with the same ledger first (seeds are revealed only once no node can pay)")]
     ClaimsNotEnded {
@@ -991,6 +999,7 @@ codes! {
     EmissionRevealed => "emission_revealed", Gone;
     ClaimsEnded => "emission_closed", Conflict;
     ClaimsNotEnded => "claims_not_ended", Conflict;
+    ClaimsStillOpen => "claims_still_open", Conflict;
     Suspended => "suspended", Conflict;
     Withdrawn => "withdrawn", Conflict;
     Voided => "voided", Conflict;
@@ -1129,6 +1138,7 @@ impl Error {
             | Error::BlockNotInStore { emission, .. }
             | Error::ClaimsEnded { emission, .. }
             | Error::ClaimsNotEnded { emission, .. }
+            | Error::ClaimsStillOpen { emission, .. }
             | Error::Suspended { emission, .. }
             | Error::Withdrawn { emission, .. }
             | Error::NotSuspended { emission, .. }

@@ -28,6 +28,9 @@ pub enum Action {
     /// The emission's closing statement, once its claims ended
     /// ([`crate::closing`]): its text is the signed statement.
     Closing,
+    /// The claims ended before the deadline set at close, by the issuer's
+    /// choice (`end-claims --force`): its text is the reason.
+    EarlyEnd,
 }
 
 impl Action {
@@ -40,6 +43,7 @@ impl Action {
             Action::Withdraw => "withdraw",
             Action::Void => "void",
             Action::Closing => "closing",
+            Action::EarlyEnd => "early_end",
         }
     }
 
@@ -52,6 +56,7 @@ impl Action {
             Action::Withdraw,
             Action::Void,
             Action::Closing,
+            Action::EarlyEnd,
         ]
         .into_iter()
         .find(|a| a.word() == word)
@@ -117,6 +122,7 @@ impl OperatorAction {
             Action::Withdraw => "the withdrawal",
             Action::Void => "the void",
             Action::Closing => "the closing statement",
+            Action::EarlyEnd => "the early end of claims",
         };
         format!("{noun} of {}", self.scope())
     }
@@ -247,7 +253,7 @@ impl Gate {
                     level.withdrawn = Some(why);
                 }
             }
-            Action::Void | Action::Closing => {}
+            Action::Void | Action::Closing | Action::EarlyEnd => {}
         }
     }
 

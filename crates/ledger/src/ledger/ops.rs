@@ -1233,7 +1233,7 @@ impl Batch<'_> {
         let in_force = match a.action {
             Action::Suspend => level.suspended.as_ref(),
             Action::Withdraw => level.withdrawn.as_ref(),
-            Action::Resume | Action::Void | Action::Closing => None,
+            Action::Resume | Action::Void | Action::Closing | Action::EarlyEnd => None,
         };
         if let Some(why) = in_force {
             return Ok(Ok(Done::Acted {

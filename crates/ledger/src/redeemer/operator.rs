@@ -62,9 +62,9 @@ impl Redeemer {
                     what: "a void names a unit: use void with its ID".into(),
                 })
             }
-            Action::Closing => {
+            Action::Closing | Action::EarlyEnd => {
                 return Err(Error::BadOperatorRequest {
-                    what: "a closing statement is the issuer's, written by end-claims".into(),
+                    what: "a closing statement or an early end of claims is the issuer's, written by end-claims".into(),
                 })
             }
             _ => {}
