@@ -907,12 +907,24 @@ fn operator_controls(b: &Backend) {
             .unwrap()
     };
     let mut entries = 0;
-    // Sold and played before: a unit mid-play and one over.
-    let first: UnitId = node_a.sell(TE, TE_PRICE).unwrap().id.parse().unwrap();
-    let over: UnitId = node_a.sell(TE, TE_PRICE).unwrap().id.parse().unwrap();
-    node_a.play(&first, PlayAction::Roll(1)).unwrap();
-    played_in(&node_a, &over, None);
-    entries += 3;
+    // Sold and played before: a unit mid-play and one over (a unit's
+    // first roll may end its play: the draw is the store's).
+    let (mut first, mut over) = (None, None);
+    while first.is_none() || over.is_none() {
+        let id: UnitId = node_a.sell(TE, TE_PRICE).unwrap().id.parse().unwrap();
+        entries += 1;
+        let view = node_a.play(&id, PlayAction::Roll(1)).unwrap();
+        if !view.over && first.is_none() {
+            first = Some(id);
+            continue;
+        }
+        if !view.over {
+            played_in(&node_a, &id, None);
+        }
+        entries += 1;
+        over = over.or(Some(id));
+    }
+    let (first, over) = (first.unwrap(), over.unwrap());
 
     // Suspended by node A: node B's sale, step and redemption are refused.
     let acted = control(&node_a, Action::Suspend, Some(1));
