@@ -398,3 +398,53 @@ fn claims_end_early_only_when_forced_with_a_reason_on_the_record() {
         .unwrap();
     assert_eq!(closings, 2, "one closing statement per emission ended");
 }
+
+/// A platform that saw each L'île au trésor unit's outcome at its sale and
+/// asked to void its losers: the audit's reconciliation flags the voids
+/// (`ledger/voids-not-selective`), which hold far fewer winners than the
+/// block's rate gives.
+#[test]
+fn voids_chosen_among_losers_are_flagged_by_the_audit() {
+    let (dir, store, _block) = crate::common::shared_block(100).copy_store();
+    let run = |args: &[&str], code| issuer(&store, args).expect_code(code);
+    run(&["close", "--emission", "1"], 0);
+    let mut losers = Vec::new();
+    for _ in 0..60 {
+        let sale = run(
+            &["sell", "--game", "ile-au-tresor", "--price", "1", "--json"],
+            0,
+        )
+        .json();
+        let id = sale["id"].as_str().unwrap().to_string();
+        let check = run(&["redeem", &id, "--check", "--json"], 0).json();
+        if check["prize"] == "0" {
+            losers.push(id);
+        }
+    }
+    assert!(losers.len() >= 30, "{} losers among 60", losers.len());
+    for id in &losers {
+        run(&["void", id, "--reason", "the player left"], 0);
+    }
+    let out = dir.path().join("audit");
+    let o = out.to_str().unwrap();
+    let report = run(&["audit", "--emission", "1", "--out", o, "--json"], 1).json();
+    let checks = report["ledger"]["checks"].as_array().unwrap();
+    let voids = checks
+        .iter()
+        .find(|c| c["id"] == "ledger/voids-not-selective")
+        .expect("the check");
+    assert_eq!(voids["ok"], false, "{voids}");
+    let detail = voids["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with(&format!("0 of {} voided sale(s) won", losers.len())),
+        "{detail}"
+    );
+    // Every other ledger check holds: the voids are recorded as they should.
+    for c in checks
+        .iter()
+        .filter(|c| c["id"] != "ledger/voids-not-selective")
+    {
+        assert_eq!(c["ok"], true, "{c}");
+    }
+    assert_eq!(report["ledger"]["blocks"][0]["voided"], losers.len());
+}

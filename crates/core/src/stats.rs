@@ -317,6 +317,25 @@ pub fn poisson_two_sided_p(k: u64, lambda: f64) -> f64 {
     (2.0 * at_most.min(at_least)).min(1.0)
 }
 
+/// P(X ≤ k) for X binomial with `n` trials of probability `p`: the
+/// regularised incomplete beta I_{1−p}(n − k, k + 1) (statrs); 1 when
+/// k ≥ n. NaN for a `p` outside [0, 1].
+pub fn binomial_at_most(k: u64, n: u64, p: f64) -> f64 {
+    if !(0.0..=1.0).contains(&p) {
+        return f64::NAN;
+    }
+    if k >= n {
+        return 1.0;
+    }
+    if p == 0.0 {
+        return 1.0;
+    }
+    if p == 1.0 {
+        return 0.0;
+    }
+    statrs::function::beta::beta_reg((n - k) as f64, k as f64 + 1.0, 1.0 - p)
+}
+
 /// Holm–Bonferroni adjusted p-values, in the input order: with the m
 /// p-values sorted p_(1) ≤ … ≤ p_(m),
 ///
@@ -732,5 +751,16 @@ mod tests {
         })
         .expect("serialises");
         assert_eq!(json, serde_json::json!({"stat": 2.0, "dof": 3, "p": 0.5}));
+    }
+
+    #[test]
+    fn binomial_lower_tails_are_exact_sums() {
+        // n = 10, p = ½: P(X ≤ 2) = (1 + 10 + 45) / 1024.
+        assert!((binomial_at_most(2, 10, 0.5) - 56.0 / 1024.0).abs() < 1e-12);
+        // P(X = 0) = (1 − p)^n.
+        let p = 119_604.0 / 450_000.0;
+        assert!((binomial_at_most(0, 20, p) - (1.0 - p).powi(20)).abs() < 1e-12);
+        assert_eq!(binomial_at_most(5, 5, 0.3), 1.0);
+        assert!(binomial_at_most(1, 2, 1.5).is_nan());
     }
 }

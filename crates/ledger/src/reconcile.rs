@@ -259,6 +259,16 @@ pub fn reconcile(
             detail,
         ));
     }
+    if !step_by_step {
+        let (holds, detail) = found.voids.check();
+        checks.push(Check::new(
+            "ledger/voids-not-selective".to_string(),
+            "ledger",
+            "the voided sales hold their share of winners (a game revealed whole)",
+            holds,
+            detail,
+        ));
+    }
     checks.extend(ledger_checks(target, signers)?);
     let (realised_return, expected_return, band_99) = found.over.returns(game);
     Ok(LedgerEvidence {
@@ -519,6 +529,7 @@ struct Found {
     as_played: Problems,
     payments: Problems,
     voided: Problems,
+    voids: Voids,
     unclaimed: u64,
     liability_cents: u64,
     over: Over,
@@ -532,9 +543,63 @@ impl Found {
         self.as_played.merge(other.as_played);
         self.payments.merge(other.payments);
         self.voided.merge(other.voided);
+        self.voids.merge(&other.voids);
         self.unclaimed += other.unclaimed;
         self.liability_cents += other.liability_cents;
         self.over.merge(other.over);
+    }
+}
+
+/// The voided sales of a game revealed whole: how many, how many of them
+/// won, and the winners their blocks' rates expect.
+#[derive(Default)]
+struct Voids {
+    units: u64,
+    winners: u64,
+    expected: f64,
+}
+
+/// Below this, `voids-not-selective` fails: voided sales hold so few
+/// winners that chance explains it once in a thousand emissions.
+const SELECTIVE_VOIDS: f64 = 1e-3;
+
+impl Voids {
+    fn add(&mut self, won: bool, rate: f64) {
+        self.units += 1;
+        self.winners += u64::from(won);
+        self.expected += rate;
+    }
+
+    fn merge(&mut self, other: &Voids) {
+        self.units += other.units;
+        self.winners += other.winners;
+        self.expected += other.expected;
+    }
+
+    /// The check: P(at most this many winners | the blocks' rate), and
+    /// whether it holds.
+    fn check(&self) -> (bool, String) {
+        if self.units == 0 {
+            return (true, "no sale voided".into());
+        }
+        let rate = self.expected / self.units as f64;
+        let p = crate::stats::binomial_at_most(self.winners, self.units, rate);
+        (
+            p >= SELECTIVE_VOIDS,
+            format!(
+                "{} of {} voided sale(s) won (expected {:.1} at the blocks' rate {:.4}); P(at most {}) = {p:.2e}{}",
+                self.winners,
+                self.units,
+                self.expected,
+                rate,
+                self.winners,
+                if p >= SELECTIVE_VOIDS {
+                    ""
+                } else {
+                    ": far fewer winners than chance gives; voids look chosen among losers (a platform that saw the outcomes before asking to void)"
+                }
+            ),
+        )
     }
 }
 
@@ -666,10 +731,12 @@ fn tally(
         .collect();
     units.sort_unstable();
     units.dedup();
+    let winners = audit.outcomes.iter().filter(|o| o.prize_cents > 0).count();
     let unit = Unit {
         game,
         audit,
         rows,
+        win_rate: winners as f64 / audit.outcomes.len().max(1) as f64,
         table: match block {
             Some(b) => b.regulation.clone(),
             None => game.lot_table(audit.evidence.price_cents)?,
@@ -719,6 +786,8 @@ struct Unit<'a> {
     audit: &'a BlockAudit,
     rows: &'a BlockRows,
     table: LotTable,
+    /// The share of the block's units that win something.
+    win_rate: f64,
 }
 
 /// A unit played step by step, decoded from its sealed record.
@@ -805,6 +874,9 @@ impl Unit<'_> {
                 .add(|| format!("{} paid, never sold", place(at)));
         }
         let voided = self.rows.voided.contains(&index);
+        if voided {
+            found.voids.add(outcome.prize_cents > 0, self.win_rate);
+        }
         if voided && (!paid.is_empty() || play.is_some() || !sold) {
             found.voided.add(|| {
                 format!(
