@@ -1,8 +1,11 @@
 //! `issuer status`.
 
-use super::{print_json, LedgerArg};
+use super::{print_json, KeyArgs, LedgerArg};
 use ticket_issuer::error::Error;
-use ticket_issuer::status::{store_status, EmissionState, SignatureCheck, Standing};
+use ticket_issuer::game::Game;
+use ticket_issuer::money::Cents;
+use ticket_issuer::redeemer::TopLots;
+use ticket_issuer::status::{store_status, EmissionState, SignatureCheck, Standing, StoreStatus};
 use ticket_issuer::store::Store;
 
 /// Arguments of `status`.
@@ -14,16 +17,82 @@ pub struct Args {
     /// Per block: price, units, sold, unsold, played, redeemed, paid.
     #[arg(long)]
     pub blocks: bool,
+    /// Flag every game and price on sale whose K highest lots (or prize
+    /// bands) are all sold while units remain (needs the records key).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    pub alert_top_lots: Option<u32>,
+    /// Keys (for --alert-top-lots).
+    #[command(flatten)]
+    pub keys: KeyArgs,
     #[command(flatten)]
     pub ledger: LedgerArg,
+}
+
+/// Each game and price on sale, its top lots (REDEMPTION.md §Prizes
+/// remaining).
+fn alerts(store: &Store, args: &Args, k: u32, status: &StoreStatus) -> Result<Vec<TopLots>, Error> {
+    let redeemer = super::redeemer(store, &args.keys, &args.ledger)?;
+    let mut on_sale: Vec<(Game, u32)> = Vec::new();
+    for e in status
+        .emissions
+        .iter()
+        .filter(|e| e.state == EmissionState::Closed && e.claims_ended_at.is_none())
+    {
+        let game = Game::from_slug(e.game).ok_or_else(|| Error::Internal {
+            what: format!("status names the unknown game {}", e.game),
+        })?;
+        for price in e.prices.iter().filter_map(|p| Cents::parse_price(p)) {
+            if !on_sale.contains(&(game, price)) {
+                on_sale.push((game, price));
+            }
+        }
+    }
+    on_sale
+        .into_iter()
+        .map(|(game, price)| Ok(redeemer.remaining(game, price)?.top(k as usize)))
+        .collect()
 }
 
 /// Runs `status`.
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let status = store_status(store, &args.ledger.target(store)?)?;
+    let alerts = match args.alert_top_lots {
+        Some(k) => Some(alerts(store, args, k, &status)?),
+        None => None,
+    };
     if args.json {
-        print_json("status", &status);
+        #[derive(serde::Serialize)]
+        struct WithAlerts<'a> {
+            #[serde(flatten)]
+            status: &'a StoreStatus,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            alerts: Option<&'a Vec<TopLots>>,
+        }
+        print_json(
+            "status",
+            &WithAlerts {
+                status: &status,
+                alerts: alerts.as_ref(),
+            },
+        );
         return Ok(0);
+    }
+    for a in alerts.iter().flatten() {
+        let top = a.top.join(", ");
+        match a.gone {
+            true => outln!(
+                "ALERT: {} at {} €: the top lots are gone ({top}) while {} unit(s) are still on sale; `issuer suspend` stops selling",
+                a.game,
+                a.price,
+                a.unsold
+            ),
+            false => outln!(
+                "{} at {} €: {} unit(s) of the top lots ({top}) left to win",
+                a.game,
+                a.price,
+                a.remaining
+            ),
+        }
     }
     outln!(
         "store {} ({}); ledger {}",

@@ -448,3 +448,72 @@ fn voids_chosen_among_losers_are_flagged_by_the_audit() {
     }
     assert_eq!(report["ledger"]["blocks"][0]["voided"], losers.len());
 }
+
+/// `status --alert-top-lots K` flags a game and price whose K highest lots
+/// are all sold while units remain (REDEMPTION.md §Prizes remaining).
+#[test]
+fn status_flags_a_game_whose_top_lots_are_gone() {
+    let (dir, store, _block) = crate::common::shared_block(100).copy_store();
+    let run = |args: &[&str], code| issuer(&store, args).expect_code(code);
+    run(&["close", "--emission", "1"], 0);
+    let alerts =
+        |k: &str| run(&["status", "--alert-top-lots", k, "--json"], 0).json()["alerts"].clone();
+    let before = alerts("1");
+    assert_eq!(before[0]["top"], json!(["chandelier-3"]), "{before}");
+    assert_eq!(
+        (before[0]["remaining"].as_u64(), before[0]["gone"].as_bool()),
+        (Some(1), Some(false))
+    );
+    // The top lot's unit, found in the audit's outcomes, handed out.
+    let out = dir.path().join("audit");
+    run(
+        &[
+            "audit",
+            "--emission",
+            "1",
+            "--no-ledger",
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ],
+        0,
+    );
+    let outcomes = std::fs::read_to_string(out.join("outcomes-e1-b1.tsv")).unwrap();
+    let top: Vec<&str> = outcomes
+        .lines()
+        .filter(|l| l.split('\t').nth(2) == Some("chandelier-3"))
+        .map(|l| l.split('\t').next().unwrap())
+        .collect();
+    assert_eq!(top.len(), 1);
+    let ids = dir.path().join("top.txt");
+    std::fs::write(&ids, format!("{}\n", top[0])).unwrap();
+    run(
+        &[
+            "mark-sold",
+            "--emission",
+            "1",
+            "--ids",
+            ids.to_str().unwrap(),
+        ],
+        0,
+    );
+    let after = alerts("1");
+    assert_eq!(
+        (after[0]["remaining"].as_u64(), after[0]["gone"].as_bool()),
+        (Some(0), Some(true)),
+        "{after}"
+    );
+    let text = run(&["status", "--alert-top-lots", "1"], 0).stdout;
+    assert!(
+        text.contains("ALERT: ile-au-tresor at 1 €: the top lots are gone (chandelier-3)"),
+        "{text}"
+    );
+    // The two highest: the three singes-3 are still to win.
+    let two = alerts("2");
+    assert_eq!(two[0]["top"], json!(["chandelier-3", "singe-3"]));
+    assert_eq!(
+        (two[0]["remaining"].as_u64(), two[0]["gone"].as_bool()),
+        (Some(3), Some(false))
+    );
+    run(&["status", "--alert-top-lots", "0"], 2);
+}

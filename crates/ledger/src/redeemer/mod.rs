@@ -23,7 +23,7 @@ pub use disclosure::{Check, Disclosure, UnitInPlay};
 pub use keyed::batch_parts;
 pub use operator::Acted;
 pub use picture::PictureAsk;
-pub use remaining::{BlockRemaining, EmissionRemaining, PrizeLine, Remaining};
+pub use remaining::{BlockRemaining, EmissionRemaining, PrizeLine, Remaining, TopLots};
 use sale::probe;
 pub use sale::{Marked, PlayView, Sale};
 

@@ -114,6 +114,46 @@ pub struct Remaining {
     pub emissions: Vec<EmissionRemaining>,
 }
 
+/// Whether a game's top lots are left to win (`status --alert-top-lots K`).
+#[derive(Clone, Debug, Serialize)]
+pub struct TopLots {
+    /// Game slug.
+    pub game: &'static str,
+    /// Unit price, euros.
+    pub price: String,
+    /// The K highest lots (or bands) the blocks hold, highest first.
+    pub top: Vec<String>,
+    /// Units not yet sold that hold one of them.
+    pub remaining: u64,
+    /// Units left to sell.
+    pub unsold: u64,
+    /// None of them is left while units still are: players would buy
+    /// tickets that can no longer win the top prizes.
+    pub gone: bool,
+}
+
+impl Remaining {
+    /// The `k` highest lots (or bands) its blocks hold: how many are left.
+    #[must_use]
+    pub fn top(&self, k: usize) -> TopLots {
+        let lines: Vec<&PrizeLine> = self
+            .prizes
+            .iter()
+            .filter(|l| l.in_block > 0)
+            .take(k)
+            .collect();
+        let remaining = lines.iter().map(|l| l.remaining).sum();
+        TopLots {
+            game: self.game,
+            price: self.price.clone(),
+            top: lines.iter().map(|l| l.prize.clone()).collect(),
+            remaining,
+            unsold: self.unsold,
+            gone: remaining == 0 && self.unsold > 0,
+        }
+    }
+}
+
 /// How many reads are tried for a stable `as_of`.
 const TRIES: usize = 4;
 
