@@ -2,6 +2,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use ticket_issuer::approval::{self, DualControl, Guarded, Subject};
 
 use clap::Subcommand;
 
@@ -71,6 +72,10 @@ pub struct RevealArgs {
     /// keep: every party's share file.
     #[command(flatten)]
     pub shares: super::shares::SharesArg,
+    /// A signed approval (`issuer approve reveal`), when the store's dual
+    /// control covers the reveal: two, by distinct approvers.
+    #[arg(long, value_name = "FILE")]
+    pub approval: Vec<PathBuf>,
     /// Print a JSON report on stdout (with `-o FILE`; written to stdout,
     /// the reveal file is the JSON).
     #[arg(long)]
@@ -90,6 +95,11 @@ pub struct EndClaimsArgs {
     /// Why the claims end early (with --force).
     #[arg(long, requires = "force")]
     pub reason: Option<String>,
+    /// A signed approval (`issuer approve end-claims-force`), when the
+    /// store's dual control covers an early end: two, by distinct
+    /// approvers.
+    #[arg(long, value_name = "FILE", requires = "force")]
+    pub approval: Vec<PathBuf>,
     /// The ledger to publish into (every node's).
     #[command(flatten)]
     pub ledger: LedgerArg,
@@ -177,6 +187,16 @@ pub fn reveal(store: &Store, args: &RevealArgs) -> Result<i32, Error> {
         args.force,
     )?;
     let emission = args.shares.give(args.emission.open(store)?)?;
+    DualControl::load(store)?.approve(
+        &Subject {
+            action: Guarded::Reveal,
+            game: emission.game.slug().into(),
+            emission: args.emission.emission,
+            block: None,
+            reason: None,
+        },
+        &approval::read_files(&args.approval)?,
+    )?;
     let ledger = args.ledger.target(store)?;
     // No seed leaves before every node refuses the emission's units.
     let reveal = emission.reveal_once(&secrets, || {
@@ -322,6 +342,16 @@ fn early_end(
     };
     ticket_issuer::ledger::operator::check_reason(reason)
         .map_err(|what| Error::BadOperatorRequest { what })?;
+    let approvers = DualControl::load(store)?.approve(
+        &Subject {
+            action: Guarded::EndClaimsForce,
+            game: emission.game.slug().into(),
+            emission: emission.number,
+            block: None,
+            reason: Some(reason.into()),
+        },
+        &approval::read_files(&args.approval)?,
+    )?;
     ledger.publish_action(
         store,
         ticket_issuer::ledger::operator::OperatorAction {
@@ -332,7 +362,7 @@ fn early_end(
             index: None,
             unit_id: None,
             reason: format!("claims were open until {until}: {reason}"),
-            by: ticket_issuer::closing::BY.into(),
+            by: approval::recorded_by(ticket_issuer::closing::BY, &approvers),
             at: String::new(),
         },
     )

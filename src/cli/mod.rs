@@ -5,6 +5,7 @@
 #[macro_use]
 mod out;
 
+mod approve;
 mod audit;
 mod completions;
 mod demo;
@@ -117,6 +118,13 @@ pub enum Command {
     /// Void a sale before its play began (refund to the platform): the unit
     /// is never sold again and never paid.
     Void(operator::VoidArgs),
+    /// Make an approver's key for dual control (docs/REDEMPTION.md §Dual
+    /// control).
+    ApproverKey(approve::KeyArgs),
+    /// Show or set the actions that need two approvers, and who they are.
+    DualControl(approve::ConfigArgs),
+    /// Sign an approval of one action (withdraw, end-claims-force, reveal).
+    Approve(approve::ApproveArgs),
     /// Prizes remaining in the units not yet sold: per lot or prize band,
     /// per emission and block.
     Remaining(remaining::Args),
@@ -180,6 +188,9 @@ impl Command {
             Command::Suspend(a) | Command::Resume(a) | Command::Withdraw(a) => a.actor.json,
             Command::Void(a) => a.actor.json,
             Command::Remaining(a) => a.json,
+            Command::ApproverKey(a) => a.json,
+            Command::DualControl(a) => a.json,
+            Command::Approve(_) => false,
             Command::Ledger(a) => a.json,
             Command::Serve(a) => a.json,
             Command::Status(a) => a.json,
@@ -264,6 +275,9 @@ pub fn run(cli: &Cli) -> Result<i32, Error> {
         Command::Withdraw(args) => operator::control(&store, Action::Withdraw, args),
         Command::Void(args) => operator::void(&store, args),
         Command::Remaining(args) => remaining::run(&store, args),
+        Command::ApproverKey(args) => approve::key(args),
+        Command::DualControl(args) => approve::config(&store, args),
+        Command::Approve(args) => approve::approve(args),
         Command::Ledger(args) => redeem::ledger(&store, args),
         Command::Serve(args) => serve::run(&store, args),
         Command::Status(args) => status::run(&store, args),

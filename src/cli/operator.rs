@@ -41,6 +41,10 @@ pub struct ControlArgs {
     /// One block of it (default: the whole emission).
     #[arg(long)]
     pub block: Option<u32>,
+    /// A signed approval (`issuer approve`), when the store's dual control
+    /// covers the action (withdraw): two, by distinct approvers.
+    #[arg(long, value_name = "FILE")]
+    pub approval: Vec<std::path::PathBuf>,
     /// Who and why.
     #[command(flatten)]
     pub actor: ActorArgs,
@@ -86,6 +90,7 @@ pub fn control(store: &Store, action: Action, args: &ControlArgs) -> Result<i32,
         args.block,
         &args.actor.reason,
         &args.actor.by,
+        &ticket_issuer::approval::read_files(&args.approval)?,
     )?;
     report(&acted, args.actor.json);
     Ok(0)

@@ -65,6 +65,21 @@ pub struct Args {
     /// in (past it: 408 `body_timeout`, the connection closed).
     #[arg(long, value_name = "SECONDS", default_value_t = service::Limits::default().body_seconds)]
     pub body_timeout: u64,
+    /// Watch each game's K highest lots (or prize bands) on sale:
+    /// `/metrics` shows how many units still on sale hold one, and flags a
+    /// game and price whose top lots are all sold while units remain.
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    pub alert_top_lots: Option<u32>,
+    /// With --alert-top-lots: suspend every block on sale of a game and
+    /// price whose top lots are all sold (an operator action in the
+    /// ledger, by `top-lots-watch`; `issuer resume` or `withdraw` after).
+    #[arg(long, requires = "alert_top_lots")]
+    pub stop_selling_when_top_lots_gone: bool,
+    /// With --alert-top-lots: seconds between two computations of the
+    /// figures (also computed at once after this node sells a top lot).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, requires = "alert_top_lots",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub top_lots_every: u64,
     /// Keys.
     #[command(flatten)]
     pub keys: KeyArgs,
@@ -86,6 +101,11 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         allow_plain_http: args.allow_plain_http,
         public_health: args.public_health,
         player_page: args.player_page,
+        top_lots: args.alert_top_lots.map(|k| service::TopLotsConfig {
+            k,
+            stop_selling: args.stop_selling_when_top_lots_gone,
+            every: std::time::Duration::from_secs(args.top_lots_every),
+        }),
         limits: service::Limits {
             max_connections: args.max_connections.max(1),
             max_in_flight: args.max_in_flight.max(1),

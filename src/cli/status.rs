@@ -2,8 +2,6 @@
 
 use super::{print_json, KeyArgs, LedgerArg};
 use ticket_issuer::error::Error;
-use ticket_issuer::game::Game;
-use ticket_issuer::money::Cents;
 use ticket_issuer::redeemer::TopLots;
 use ticket_issuer::status::{store_status, EmissionState, SignatureCheck, Standing, StoreStatus};
 use ticket_issuer::store::Store;
@@ -28,36 +26,11 @@ pub struct Args {
     pub ledger: LedgerArg,
 }
 
-/// Each game and price on sale, its top lots (REDEMPTION.md §Prizes
-/// remaining).
-fn alerts(store: &Store, args: &Args, k: u32, status: &StoreStatus) -> Result<Vec<TopLots>, Error> {
-    let redeemer = super::redeemer(store, &args.keys, &args.ledger)?;
-    let mut on_sale: Vec<(Game, u32)> = Vec::new();
-    for e in status
-        .emissions
-        .iter()
-        .filter(|e| e.state == EmissionState::Closed && e.claims_ended_at.is_none())
-    {
-        let game = Game::from_slug(e.game).ok_or_else(|| Error::Internal {
-            what: format!("status names the unknown game {}", e.game),
-        })?;
-        for price in e.prices.iter().filter_map(|p| Cents::parse_price(p)) {
-            if !on_sale.contains(&(game, price)) {
-                on_sale.push((game, price));
-            }
-        }
-    }
-    on_sale
-        .into_iter()
-        .map(|(game, price)| Ok(redeemer.remaining(game, price)?.top(k as usize)))
-        .collect()
-}
-
 /// Runs `status`.
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let status = store_status(store, &args.ledger.target(store)?)?;
     let alerts = match args.alert_top_lots {
-        Some(k) => Some(alerts(store, args, k, &status)?),
+        Some(k) => Some(super::redeemer(store, &args.keys, &args.ledger)?.top_lots(k as usize)?),
         None => None,
     };
     if args.json {

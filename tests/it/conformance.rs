@@ -903,7 +903,7 @@ fn operator_controls(b: &Backend) {
     let code = |e: Error| (e.kind(), e.code());
     let conflict = |c: &'static str| (ErrorKind::Conflict, c);
     let control = |r: &Redeemer, action, block| {
-        r.control(action, TE, TE_EMISSION, block, "a test", "ops-1")
+        r.control(action, TE, TE_EMISSION, block, "a test", "ops-1", &[])
             .unwrap()
     };
     let mut entries = 0;
@@ -959,7 +959,7 @@ fn operator_controls(b: &Backend) {
     control(&node_b, Action::Suspend, None);
     entries += 1;
     let e = node_a
-        .control(Action::Resume, TE, TE_EMISSION, None, "x", "ops-2")
+        .control(Action::Resume, TE, TE_EMISSION, None, "x", "ops-2", &[])
         .unwrap();
     assert!(!e.already);
     entries += 1;
@@ -971,7 +971,7 @@ fn operator_controls(b: &Backend) {
     control(&node_a, Action::Resume, Some(1));
     entries += 1;
     let e = node_b
-        .control(Action::Resume, TE, TE_EMISSION, Some(1), "x", "ops-1")
+        .control(Action::Resume, TE, TE_EMISSION, Some(1), "x", "ops-1", &[])
         .unwrap_err();
     assert_eq!(code(e), conflict("not_suspended"));
     node_b.play(&first, PlayAction::Roll(2)).unwrap();
@@ -1043,7 +1043,15 @@ fn operator_controls(b: &Backend) {
         conflict("withdrawn")
     );
     let e = node_a
-        .control(Action::Resume, TE, TE_EMISSION, Some(1), "undo", "ops-1")
+        .control(
+            Action::Resume,
+            TE,
+            TE_EMISSION,
+            Some(1),
+            "undo",
+            "ops-1",
+            &[],
+        )
         .unwrap_err();
     assert_eq!(code(e), conflict("withdrawal_is_permanent"));
     let next_id: UnitId = next.id.parse().unwrap();
@@ -1053,12 +1061,12 @@ fn operator_controls(b: &Backend) {
     // A bad request changes nothing.
     for (reason, by) in [("", "ops-1"), ("two\nlines", "ops-1")] {
         let e = node_a
-            .control(Action::Suspend, TE, TE_EMISSION, None, reason, by)
+            .control(Action::Suspend, TE, TE_EMISSION, None, reason, by, &[])
             .unwrap_err();
         assert_eq!(e.code(), "invalid_request", "{e}");
     }
     let e = node_a
-        .control(Action::Suspend, TE, TE_EMISSION, Some(7), "x", "ops-1")
+        .control(Action::Suspend, TE, TE_EMISSION, Some(7), "x", "ops-1", &[])
         .unwrap_err();
     assert_eq!(e.code(), "unknown_block", "{e}");
 
@@ -1199,6 +1207,7 @@ fn prizes_remaining(b: &Backend) {
         Some(1),
         "recall",
         "ops-1",
+        &[],
     )
     .unwrap();
     let withdrawn = r.remaining(TE, TE_PRICE).unwrap();

@@ -517,3 +517,387 @@ fn status_flags_a_game_whose_top_lots_are_gone() {
     );
     run(&["status", "--alert-top-lots", "0"], 2);
 }
+
+/// The top-lots watch of `serve`: `/metrics` shows the top lot left, and
+/// once this node sells it the node suspends the block (an operator
+/// action by `top-lots-watch`, in the log), so no unit of a game that can
+/// no longer pay its top lot is sold.
+#[test]
+fn serve_stops_selling_once_the_top_lots_are_gone() {
+    let (dir, store, _block) = crate::common::shared_block(100).copy_store();
+    let run = |args: &[&str], code| issuer(&store, args).expect_code(code);
+    run(&["close", "--emission", "1"], 0);
+    let out = dir.path().join("audit");
+    run(
+        &[
+            "audit",
+            "--emission",
+            "1",
+            "--no-ledger",
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ],
+        0,
+    );
+    let outcomes = std::fs::read_to_string(out.join("outcomes-e1-b1.tsv")).unwrap();
+    let top: String = outcomes
+        .lines()
+        .find(|l| l.split('\t').nth(2) == Some("chandelier-3"))
+        .and_then(|l| l.split('\t').next())
+        .unwrap()
+        .to_string();
+    let server = Server::start_with_tokens(
+        &store,
+        &tokens(),
+        &[
+            "--alert-top-lots",
+            "1",
+            "--stop-selling-when-top-lots-gone",
+            "--top-lots-every",
+            "1",
+        ],
+    );
+    let a = agent();
+    let metrics = || {
+        call(&a, "GET", &server.url("/metrics"), Some(TOKEN), None)
+            .unwrap()
+            .1
+    };
+    let gauge = |text: &str, name: &str| -> Option<u64> {
+        let prefix = format!("{name}{{game=\"ile-au-tresor\",price=\"1\"}} ");
+        text.lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .and_then(|v| v.parse().ok())
+    };
+    let wait_for = |what: &dyn Fn(&str) -> bool| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let text = metrics();
+            if what(&text) {
+                return text;
+            }
+            assert!(std::time::Instant::now() < deadline, "{text}");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    };
+    let first = wait_for(&|t| gauge(t, "issuer_top_lots_remaining") == Some(1));
+    assert_eq!(gauge(&first, "issuer_top_lots_gone"), Some(0), "{first}");
+
+    // Sales in index order, up to the top lot's unit.
+    let sale = json!({"game": "ile-au-tresor", "price": "1"});
+    loop {
+        let (status, text) = call(
+            &a,
+            "POST",
+            &server.url("/v1/sales"),
+            Some(TOKEN),
+            Some(sale.clone()),
+        )
+        .unwrap();
+        assert_eq!(status, 200, "{text}");
+        let sold: Value = serde_json::from_str(&text).unwrap();
+        if sold["id"] == top.as_str() {
+            break;
+        }
+    }
+    let gone = wait_for(&|t| {
+        gauge(t, "issuer_top_lots_gone") == Some(1)
+            && t.contains("issuer_top_lots_suspensions_total 1")
+    });
+    assert_eq!(gauge(&gone, "issuer_top_lots_remaining"), Some(0), "{gone}");
+    // Nothing more is sold: the block is suspended, on every node.
+    let (status, text) = call(
+        &a,
+        "POST",
+        &server.url("/v1/sales"),
+        Some(TOKEN),
+        Some(sale),
+    )
+    .unwrap();
+    assert_eq!(status, 409, "{text}");
+    let db = rusqlite::Connection::open(store.join("ledger.sqlite")).unwrap();
+    let (action, block, by, reason): (String, i64, String, String) = db
+        .query_row(
+            "SELECT action, block, by_name, reason FROM operator_actions",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (action.as_str(), block, by.as_str()),
+        ("suspend", 1, "top-lots-watch")
+    );
+    assert!(reason.contains("chandelier-3"), "{reason}");
+    let verify = run(&["ledger", "verify", "--json"], 0).json();
+    assert_eq!(verify["ok"], true, "{verify}");
+}
+
+/// Dual control: once the store requires two approvers for a withdrawal,
+/// an early end of claims and the reveal, each is refused without two
+/// valid approvals of exactly it (by distinct approvers, unexpired), on
+/// the command line and over HTTP, and the ledger records who approved.
+#[test]
+fn dual_control_needs_two_approvers_for_each_covered_action() {
+    let (dir, store) = te_store(20);
+    let run = |args: &[&str], code| issuer(&store, args).expect_code(code);
+    let keys: Vec<(String, String)> = ["alice", "bob", "carol"]
+        .iter()
+        .map(|name| {
+            let key = dir.path().join(format!("{name}.pem"));
+            let made = run(
+                &[
+                    "approver-key",
+                    "--name",
+                    name,
+                    "--key",
+                    key.to_str().unwrap(),
+                    "--json",
+                ],
+                0,
+            )
+            .json();
+            (
+                key.display().to_string(),
+                made["approver"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    // A key is never replaced.
+    run(&["approver-key", "--name", "alice", "--key", &keys[0].0], 1);
+    let mut set = vec![
+        "dual-control",
+        "--require",
+        "withdraw",
+        "--require",
+        "end-claims-force",
+        "--require",
+        "reveal",
+    ];
+    for (_, approver) in &keys[..2] {
+        set.extend(["--approver", approver]);
+    }
+    run(&set, 0);
+    let shown = run(&["dual-control", "--json"], 0).json();
+    assert_eq!(
+        shown["require"],
+        json!(["withdraw", "end-claims-force", "reveal"])
+    );
+
+    let approve = |name: usize, args: &[&str]| -> String {
+        let file = dir.path().join(format!(
+            "{}-{}.approval",
+            name,
+            args.join("_").replace(['/', ' '], "-")
+        ));
+        let who = ["alice", "bob", "carol"][name];
+        let mut all = vec!["approve", "--name", who, "--key", &keys[name].0, "-o"];
+        let path = file.to_str().unwrap().to_string();
+        all.push(&path);
+        all.extend(args);
+        run(&all, 0);
+        path
+    };
+    let withdraw = [
+        "withdraw",
+        "--game",
+        "tresors-ensables",
+        "--emission",
+        "1",
+        "--block",
+        "1",
+        "--reason",
+        "fraud ring",
+    ];
+    let a = approve(0, &withdraw);
+    let b = approve(1, &withdraw);
+    let c = approve(2, &withdraw);
+    let cmd = |approvals: &[&str]| {
+        let mut args = vec![
+            "withdraw",
+            "--emission",
+            "1",
+            "--block",
+            "1",
+            "--reason",
+            "fraud ring",
+            "--json",
+        ];
+        for f in approvals {
+            args.extend(["--approval", f]);
+        }
+        args.into_iter().map(str::to_string).collect::<Vec<_>>()
+    };
+    let refused = |approvals: &[&str], error: &str| {
+        let args = cmd(approvals);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let e = run(&args, 1).json();
+        assert_eq!(e["error"], error, "{e}");
+        e
+    };
+    let none = refused(&[], "approvals_needed");
+    assert!(
+        none["message"].as_str().unwrap().contains("alice, bob"),
+        "{none}"
+    );
+    refused(&[&a], "approvals_needed");
+    refused(&[&a, &a], "approvals_needed");
+    // Carol is not an approver of this store; an approval of another
+    // reason is not this one's.
+    refused(&[&a, &c], "bad_approval");
+    let other = approve(
+        1,
+        &[
+            "withdraw",
+            "--game",
+            "tresors-ensables",
+            "--emission",
+            "1",
+            "--reason",
+            "fraud ring",
+        ],
+    );
+    refused(&[&a, &other], "bad_approval");
+    let args = cmd(&[&a, &b]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let acted = run(&args, 0).json();
+    assert_eq!(acted["by"], "approved-by:alice:bob", "{acted}");
+
+    // Over HTTP: the approvals in the body.
+    let server = Server::start_with_tokens::<&str>(&store, &tokens(), &[]);
+    let http = agent();
+    let post = |body: Value| {
+        let (status, text) = call(
+            &http,
+            "POST",
+            &server.url("/v1/operator/withdraw"),
+            Some(OPERATOR),
+            Some(body),
+        )
+        .unwrap();
+        (status, serde_json::from_str::<Value>(&text).unwrap())
+    };
+    let body = |approvals: Vec<String>| json!({"game": "tresors-ensables", "emission": 1, "reason": "closing the game", "approvals": approvals});
+    let (status, e) = post(body(vec![]));
+    assert_eq!(
+        (status, e["error"].as_str()),
+        (422, Some("approvals_needed")),
+        "{e}"
+    );
+    let whole = [
+        "withdraw",
+        "--game",
+        "tresors-ensables",
+        "--emission",
+        "1",
+        "--reason",
+        "closing the game",
+    ];
+    let notes: Vec<String> = [approve(0, &whole), approve(1, &whole)]
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let (status, e) = post(body(vec![notes[0].clone(), notes[0].clone()]));
+    assert_eq!(
+        (status, e["error"].as_str()),
+        (422, Some("approvals_needed")),
+        "{e}"
+    );
+    let mut forged = notes[1].clone();
+    forged = forged.replace("emission 1", "emission 1 ");
+    let (status, e) = post(body(vec![notes[0].clone(), forged]));
+    assert_eq!(
+        (status, e["error"].as_str()),
+        (422, Some("bad_approval")),
+        "{e}"
+    );
+    assert!(
+        e["message"].as_str().unwrap().contains("approvals[1]"),
+        "{e}"
+    );
+    let (status, acted) = post(body(notes));
+    assert_eq!(status, 200, "{acted}");
+    assert_eq!(acted["by"], "approved-by:alice:bob");
+    drop(server);
+
+    // An early end of claims and the reveal, likewise.
+    run(
+        &[
+            "generate",
+            "--game",
+            "tresors-ensables",
+            "--emission",
+            "2",
+            "--block",
+            "1",
+            "--units",
+            "5",
+            "--quiet",
+        ],
+        0,
+    );
+    run(
+        &["close", "--emission", "2", "--claims-until", "2099-12-31"],
+        0,
+    );
+    let force = [
+        "end-claims-force",
+        "--game",
+        "tresors-ensables",
+        "--emission",
+        "2",
+        "--reason",
+        "regulator order 12",
+    ];
+    let (fa, fb) = (approve(0, &force), approve(1, &force));
+    let end = |approvals: &[&str], code| {
+        let mut args = vec![
+            "end-claims",
+            "--emission",
+            "2",
+            "--force",
+            "--reason",
+            "regulator order 12",
+            "--json",
+        ];
+        for f in approvals {
+            args.extend(["--approval", *f]);
+        }
+        run(&args, code).json()
+    };
+    assert_eq!(end(&[&fa], 1)["error"], "approvals_needed");
+    end(&[&fa, &fb], 0);
+    let reveal_args = ["reveal", "--game", "tresors-ensables", "--emission", "2"];
+    let (ra, rb) = (approve(0, &reveal_args), approve(1, &reveal_args));
+    // A withdrawal's approval is not a reveal's.
+    let out = dir.path().join("reveal.json");
+    let reveal = |approvals: &[&str], code| {
+        let mut args = vec![
+            "reveal",
+            "--emission",
+            "2",
+            "-o",
+            out.to_str().unwrap(),
+            "--json",
+        ];
+        for f in approvals {
+            args.extend(["--approval", *f]);
+        }
+        run(&args, code)
+    };
+    assert_eq!(reveal(&[&ra, &fb], 1).json()["error"], "bad_approval");
+    assert!(!out.exists(), "nothing revealed");
+    reveal(&[&ra, &rb], 0);
+    assert!(out.exists());
+    let db = rusqlite::Connection::open(store.join("ledger.sqlite")).unwrap();
+    let by: String = db
+        .query_row(
+            "SELECT by_name FROM operator_actions WHERE action = 'early_end'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(by, "approved-by:alice:bob");
+    let verify = run(&["ledger", "verify", "--json"], 0).json();
+    assert_eq!(verify["ok"], true, "{verify}");
+}

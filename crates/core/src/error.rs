@@ -565,6 +565,26 @@ pub enum Error {
         /// The deadline.
         until: String,
     },
+    /// An action the store's dual control covers, without two valid
+    /// approvals by distinct approvers.
+    #[error("{action} needs the approvals of two distinct approvers of the store's dual control ({approvers}); {have} valid approval(s) given. Each approver signs one with `issuer approve --key THEIR_KEY {action} …` (the same emission, block and reason), then pass both with --approval FILE (or \"approvals\" over HTTP)")]
+    ApprovalsNeeded {
+        /// The action (`withdraw`, `end-claims-force`, `reveal`).
+        action: String,
+        /// Valid approvals given.
+        have: usize,
+        /// The configured approvers' names.
+        approvers: String,
+    },
+    /// An approval that does not verify, names another action, or is
+    /// stale.
+    #[error("approval {which}: {reason}")]
+    BadApproval {
+        /// Which one (its file, or its place in the request).
+        which: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// `reveal` before the end of claims was published in the ledger.
     #[error("{game} emission {emission}: the end of its claim period is not published in the ledger {ledger}; run `issuer end-claims --emission {emission}` with the same ledger first (seeds are revealed only once no node can pay)")]
     ClaimsNotEnded {
@@ -1000,6 +1020,8 @@ codes! {
     ClaimsEnded => "emission_closed", Conflict;
     ClaimsNotEnded => "claims_not_ended", Conflict;
     ClaimsStillOpen => "claims_still_open", Conflict;
+    ApprovalsNeeded => "approvals_needed", Rejected;
+    BadApproval => "bad_approval", Rejected;
     Suspended => "suspended", Conflict;
     Withdrawn => "withdrawn", Conflict;
     Voided => "voided", Conflict;

@@ -394,7 +394,7 @@ impl Store {
 
 /// 32 bytes from the operating system's random source: every secret the
 /// store makes (master secret, signing keys, a party's share).
-pub(crate) fn os_random() -> Result<[u8; 32], Error> {
+pub fn os_random() -> Result<[u8; 32], Error> {
     let mut bytes = [0u8; 32];
     OsRng
         .try_fill_bytes(&mut bytes)

@@ -13,6 +13,7 @@ pub(crate) use ticket_issuer_core::{
     seal, stats, store, unit_id, verify,
 };
 
+pub mod approval;
 pub mod binding;
 pub mod closing;
 pub mod ledger;

@@ -29,7 +29,10 @@ pub mod openapi;
 mod operator;
 pub mod player;
 mod tokens;
+mod top_lots;
+
 use serde::{Deserialize, Serialize};
+pub use top_lots::TopLotsConfig;
 
 use ticket_issuer_core::error::{Error, ErrorKind};
 use ticket_issuer_core::game::Game;
@@ -73,6 +76,8 @@ pub struct ServiceConfig {
     pub public_health: bool,
     /// Serve the reference player page under `/player/` (loopback only).
     pub player_page: bool,
+    /// Watch each game's top lots (`--alert-top-lots`), if asked.
+    pub top_lots: Option<TopLotsConfig>,
     /// Bounds on connections and requests.
     pub limits: Limits,
 }
@@ -253,6 +258,8 @@ struct Shared {
     in_flight: Arc<tokio::sync::Semaphore>,
     /// How long a request's body may take to arrive.
     body_wait: Duration,
+    /// The top-lots watch, if asked for.
+    top_lots: Option<Arc<top_lots::Watch>>,
 }
 
 type AppState = Arc<Shared>;
@@ -694,12 +701,17 @@ async fn sell(
         serde_json::Value::String(s) => s,
         other => other.to_string(),
     });
+    let watch = state.top_lots.clone();
     answer(state, "sale", move |r| {
         let game = Game::from_slug(&request.game).ok_or_else(|| Error::UnknownGame {
             name: request.game.clone(),
             known: Game::known(),
         })?;
-        r.sell_keyed(game, game.price_cents(price.as_deref())?, key.as_deref())
+        let sale = r.sell_keyed(game, game.price_cents(price.as_deref())?, key.as_deref())?;
+        if let Some(watch) = &watch {
+            watch.after_sale(&sale);
+        }
+        Ok(sale)
     })
     .await
 }
@@ -869,7 +881,11 @@ async fn readyz(State(state): State<AppState>) -> Response {
 }
 
 async fn metrics(State(state): State<AppState>) -> Response {
-    let mut response = state.metrics.render().into_response();
+    let mut text = state.metrics.render();
+    if let Some(watch) = &state.top_lots {
+        watch.render(&mut text);
+    }
+    let mut response = text.into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; version=0.0.4"),
@@ -1102,6 +1118,7 @@ pub fn router(
     player_page: bool,
     access_log: Option<AccessLog>,
     limits: &Limits,
+    top_lots: Option<TopLotsConfig>,
 ) -> Router {
     let page = player_page.then(|| player::routes(redeemer.public_key().to_bytes()));
     let state = Arc::new(Shared {
@@ -1113,7 +1130,11 @@ pub fn router(
         player_page,
         in_flight: Arc::new(tokio::sync::Semaphore::new(limits.max_in_flight)),
         body_wait: Duration::from_secs(limits.body_seconds),
+        top_lots: top_lots.map(|c| Arc::new(top_lots::Watch::new(c))),
     });
+    if let Some(watch) = &state.top_lots {
+        tokio::spawn(Arc::clone(watch).run(Arc::clone(&state)));
+    }
     let table = routes();
     // Written once: every request gets the same bytes.
     let description = Bytes::from(
@@ -1586,6 +1607,14 @@ pub fn serve(
         .as_deref()
         .map(AccessLog::open)
         .transpose()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Internal {
+            what: format!("the async runtime does not start: {e}"),
+        })?;
+    // The router starts its background tasks (the top-lots watch) on it.
+    let entered = runtime.enter();
     let tokens: TokenSet = Arc::new(std::sync::RwLock::new(config.tokens.clone()));
     let app = router(
         redeemer.with_busy_timeout(LEDGER_WAIT),
@@ -1594,13 +1623,9 @@ pub fn serve(
         config.player_page,
         access_log,
         &config.limits,
+        config.top_lots,
     );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::Internal {
-            what: format!("the async runtime does not start: {e}"),
-        })?;
+    drop(entered);
     let served = runtime.block_on(async move {
         let listener = std::net::TcpListener::bind(config.listen)
             .map_err(|e| Error::io(Path::new(&config.listen.to_string()), e))?;

@@ -23,6 +23,9 @@ pub(crate) struct ControlRequest {
     #[serde(default)]
     block: Option<u32>,
     reason: String,
+    /// Signed approvals (docs/REDEMPTION.md §Dual control).
+    #[serde(default)]
+    approvals: Vec<String>,
 }
 
 /// `POST /v1/operator/void` body.
@@ -34,8 +37,7 @@ pub(crate) struct VoidRequest {
 }
 
 impl Shape for ControlRequest {
-    const SHAPE: &'static str =
-        r#"{"game": <slug>, "emission": <number>, "block": <number, optional>, "reason": <text>}"#;
+    const SHAPE: &'static str = r#"{"game": <slug>, "emission": <number>, "block": <number, optional>, "reason": <text>, "approvals": [<signed approval>, …] (optional)}"#;
 }
 
 impl Shape for VoidRequest {
@@ -55,6 +57,12 @@ async fn control(action: Action, state: AppState, by: String, request: ControlRe
             request.block,
             &request.reason,
             &by,
+            &request
+                .approvals
+                .iter()
+                .enumerate()
+                .map(|(n, a)| (format!("approvals[{n}]"), a.clone()))
+                .collect::<Vec<_>>(),
         )
     })
     .await

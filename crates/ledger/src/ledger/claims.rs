@@ -94,9 +94,16 @@ impl EndOfClaims {
 
 /// Now, as RFC 3339 UTC to the second.
 pub fn utc_now() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    utc_at(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    )
+}
+
+/// Unix time `secs` as `utc_now` writes it.
+#[must_use]
+pub fn utc_at(secs: u64) -> String {
     let (days, rem) = (secs / 86_400, secs % 86_400);
     // Days since 1970-01-01 to a civil date (H. Hinnant's algorithm).
     let z = days + 719_468;

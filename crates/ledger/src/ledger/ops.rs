@@ -19,6 +19,7 @@ use crate::error::Error;
 use crate::game::Game;
 use crate::merkle::{self, Frontier, Hash};
 use crate::money::Cents;
+use crate::record::RecordPrefix;
 
 /// A unit, by place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -120,6 +121,9 @@ pub struct Vetted {
     pub id: String,
     /// What the player is shown before play.
     pub shown: serde_json::Value,
+    /// The unit's record prefix (its lot, its prize played to the end):
+    /// never answered, kept for the top-lots watch.
+    pub prefix: Option<RecordPrefix>,
 }
 
 impl std::fmt::Debug for Vetter {
@@ -1536,6 +1540,7 @@ mod tests {
             Ok(Vetted {
                 id: format!("TE-1-1-{}-X", u.index),
                 shown: serde_json::Value::Null,
+                prefix: None,
             })
         }))
     }

@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use super::Redeemer;
+use crate::approval::{recorded_by, DualControl, Guarded, Subject};
 use crate::error::Error;
 use crate::game::Game;
 use crate::ledger::operator::{check_reason, Action, OperatorAction};
@@ -46,7 +47,10 @@ pub struct Acted {
 
 impl Redeemer {
     /// Suspends, resumes or withdraws `game`'s `emission` (or one of its
-    /// blocks), as `by` for `reason`.
+    /// blocks), as `by` for `reason`; a withdrawal with the `approvals`
+    /// the store's dual control asks for (docs/REDEMPTION.md §Dual
+    /// control; each `(which, signed note)`), recorded as theirs.
+    #[allow(clippy::too_many_arguments)]
     pub fn control(
         &self,
         action: Action,
@@ -55,6 +59,7 @@ impl Redeemer {
         block: Option<u32>,
         reason: &str,
         by: &str,
+        approvals: &[(String, String)],
     ) -> Result<Acted, Error> {
         match action {
             Action::Void => {
@@ -80,6 +85,24 @@ impl Redeemer {
                 });
             }
         }
+        let approvers = match action {
+            Action::Withdraw => DualControl::load(&self.units.store)?.approve(
+                &Subject {
+                    action: Guarded::Withdraw,
+                    game: game.slug().into(),
+                    emission,
+                    block,
+                    reason: Some(reason.into()),
+                },
+                approvals,
+            )?,
+            _ if approvals.is_empty() => Vec::new(),
+            _ => {
+                return Err(Error::BadOperatorRequest {
+                    what: format!("approvals are for a withdrawal, not a {}", action.word()),
+                })
+            }
+        };
         self.act(OperatorAction {
             action,
             game: game.slug().into(),
@@ -88,7 +111,7 @@ impl Redeemer {
             index: None,
             unit_id: None,
             reason: reason.into(),
-            by: by.into(),
+            by: recorded_by(by, &approvers),
             at: String::new(),
         })
     }

@@ -130,6 +130,9 @@ pub struct TopLots {
     /// None of them is left while units still are: players would buy
     /// tickets that can no longer win the top prizes.
     pub gone: bool,
+    /// The blocks on sale (emission, block): those a stop suspends.
+    #[serde(skip)]
+    pub on_sale: Vec<(u32, u32)>,
 }
 
 impl Remaining {
@@ -150,7 +153,40 @@ impl Remaining {
             remaining,
             unsold: self.unsold,
             gone: remaining == 0 && self.unsold > 0,
+            on_sale: self
+                .emissions
+                .iter()
+                .flat_map(|e| {
+                    e.blocks
+                        .iter()
+                        .filter(|b| b.standing == Standing::OnSale)
+                        .map(|b| (e.emission, b.block))
+                })
+                .collect(),
         }
+    }
+}
+
+impl TopLots {
+    /// A unit with record prefix `held` holds one of the top lots (or
+    /// falls in one of the top bands).
+    #[must_use]
+    pub fn holds(&self, held: &RecordPrefix) -> bool {
+        Game::from_slug(self.game)
+            .and_then(|game| class_of(game, held))
+            .is_some_and(|class| self.top.contains(&class))
+    }
+}
+
+/// The line a unit is counted in: its lot's name (a fixed-table game), its
+/// band's (a drawn game); `None` for a fixed-table game's losing unit.
+fn class_of(game: Game, held: &RecordPrefix) -> Option<String> {
+    match game.prize_model() {
+        PrizeModel::FixedTable => game.lot_name(held.lot).map(str::to_string),
+        PrizeModel::Drawn => BANDS
+            .iter()
+            .find(|(from, to)| held.prize_cents >= *from && to.is_none_or(|t| held.prize_cents < t))
+            .map(|&(from, to)| band_name(from, to)),
     }
 }
 
@@ -186,6 +222,21 @@ impl Redeemer {
             prizes,
             emissions,
         })
+    }
+
+    /// The top `k` lots (or bands) of every game and price on sale (an
+    /// emission closed, not revealed, its claims not ended).
+    pub fn top_lots(&self, k: usize) -> Result<Vec<TopLots>, Error> {
+        let mut out = Vec::new();
+        for game in Game::all() {
+            for &price in game.prices_cents() {
+                let remaining = self.remaining(game, price)?;
+                if !remaining.emissions.is_empty() {
+                    out.push(remaining.top(k));
+                }
+            }
+        }
+        Ok(out)
     }
 
     fn remaining_once(

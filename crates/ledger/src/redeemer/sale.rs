@@ -46,6 +46,10 @@ pub struct Sale {
     /// What the player's screen shows: a whole L'île au trésor unit (map,
     /// chests, throws); a Trésors Ensablés board only.
     pub unit: serde_json::Value,
+    /// The unit's record prefix (lot, prize played to the end): never
+    /// answered; the service's top-lots watch reads it.
+    #[serde(skip)]
+    pub held: Option<RecordPrefix>,
 }
 
 /// What `mark-sold` did.
@@ -222,9 +226,10 @@ impl Redeemer {
         let blocks = self.blocks_for_sale(game, price_cents, only)?;
         let units = std::sync::Arc::clone(&self.units);
         let vet = Vetter(std::sync::Arc::new(move |unit| {
-            units.sale_view(unit).map(|(id, shown)| Vetted {
+            units.sale_view(unit).map(|(id, shown, prefix)| Vetted {
                 id: id.to_string(),
                 shown,
+                prefix,
             })
         }));
         let op = Op::Sell {
@@ -273,11 +278,11 @@ impl Redeemer {
         let unit = sold.unit;
         // Vetted in the sale's transaction; a sale answered again from its
         // key is authenticated now.
-        let (id, view) = match &sold.vetted {
-            Some(v) => (v.id.clone(), v.shown.clone()),
+        let (id, view, held) = match &sold.vetted {
+            Some(v) => (v.id.clone(), v.shown.clone(), v.prefix),
             None => {
-                let (id, view) = self.units.sale_view(unit)?;
-                (id.to_string(), view)
+                let (id, view, held) = self.units.sale_view(unit)?;
+                (id.to_string(), view, held)
             }
         };
         Ok(Sale {
@@ -292,6 +297,7 @@ impl Redeemer {
             ledger_entry: sold.seq,
             block_sold_out: sold.block_sold_out,
             unit: view,
+            held,
         })
     }
 
@@ -522,10 +528,14 @@ impl Units {
 
     /// The ID of `unit` and what its sale shows, the unit authenticated:
     /// what a sale needs before it is recorded.
-    fn sale_view(&self, unit: UnitRef) -> Result<(UnitId, serde_json::Value), Error> {
+    fn sale_view(
+        &self,
+        unit: UnitRef,
+    ) -> Result<(UnitId, serde_json::Value, Option<RecordPrefix>), Error> {
         let id = self.unit_id_of(unit)?;
         let located = self.locate(&id)?;
-        Ok((id, located.unit.sale_view()))
+        let prefix = RecordPrefix::parse(&located.record);
+        Ok((id, located.unit.sale_view(), prefix))
     }
 
     /// The tape of the unit `located`.
