@@ -859,11 +859,16 @@ async fn log_tile(State(state): State<AppState>, UrlPath(path): UrlPath<String>)
             bytes,
         )
             .into_response(),
-        Ok(Ok(read)) => error_response(&Error::NotInLedger {
+        Ok(Ok(Some((size, None)))) if size > 0 => error_response(&Error::NotInLedger {
             what: format!(
-                "{} is beyond the latest signed head (size {})",
-                resource.path(),
-                read.map_or(0, |(size, _)| size)
+                "{} is beyond the latest signed head (size {size})",
+                resource.path()
+            ),
+        }),
+        Ok(Ok(_)) => error_response(&Error::NotInLedger {
+            what: format!(
+                "{}: no signed head yet (nothing was recorded)",
+                resource.path()
             ),
         }),
         Ok(Err(e)) => error_response(&e),
