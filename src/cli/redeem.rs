@@ -83,6 +83,13 @@ pub enum LedgerAction {
         #[arg(long, value_name = "FILE")]
         ledger_key: Vec<PathBuf>,
     },
+    /// Write the log as C2SP tlog-tiles static files (checkpoint, tiles,
+    /// entry bundles) for the latest head, for any web server to publish.
+    Tiles {
+        /// The folder (made if needed; rerun to add what the log gained).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
     /// Prove a redemption is in the log, or that the log only grew.
     Prove {
         /// The unit whose redemption to prove.

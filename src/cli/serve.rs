@@ -37,6 +37,11 @@ pub struct Args {
     /// answers) without a token, for load balancers that send none.
     #[arg(long)]
     pub public_health: bool,
+    /// Answer /v1/log/checkpoint and /v1/log/tile/… (the ledger's log as
+    /// C2SP tlog-tiles) without a token, for anyone to mirror and check;
+    /// without it they need a token of any role.
+    #[arg(long)]
+    pub public_log: bool,
     /// Serve the reference player page at /player/ (loopback addresses
     /// only): it buys, plays and redeems through this API and shows an
     /// outcome only once it has checked it against the block's seal, with
@@ -100,6 +105,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         tls: args.tls_cert.clone().zip(args.tls_key.clone()),
         allow_plain_http: args.allow_plain_http,
         public_health: args.public_health,
+        public_log: args.public_log,
         player_page: args.player_page,
         top_lots: args.alert_top_lots.map(|k| service::TopLotsConfig {
             k,

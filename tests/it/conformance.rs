@@ -35,6 +35,7 @@ use ticket_issuer::ledger::emission_rows::{At, EmissionRow, PlayRead};
 use ticket_issuer::ledger::log::{self, LogReport};
 use ticket_issuer::ledger::operator::Action;
 use ticket_issuer::ledger::ops::{PlayAction, PlayRow, UnitRef, PLAY_ENDED};
+use ticket_issuer::ledger::published::{PublishedLog, Resource};
 use ticket_issuer::ledger::target::LedgerTarget;
 use ticket_issuer::ledger::writer::panic_message;
 use ticket_issuer::merkle::{self, Hash};
@@ -609,6 +610,68 @@ fn the_log(b: &Backend) {
         .unwrap()
         .flatten();
     assert!(beyond.is_none(), "a proof from beyond the head");
+}
+
+/// Entries by position (`LogSource::entries`) are the log's, in order, cut
+/// at its end; the published level-0 tile and entry bundle of the head
+/// are their leaf hashes and their bytes (docs/REDEMPTION.md §Tiles anyone
+/// can mirror).
+fn entries_by_position(b: &Backend) {
+    paid_out(b);
+    let report = b.sequenced(PAID_ENTRIES);
+    assert!(report.ok, "{:?}", report.findings);
+    let n = PAID_ENTRIES;
+    b.target
+        .with_log(|src| {
+            let lines: Vec<String> = src
+                .snapshot()?
+                .sorted()
+                .entries
+                .into_iter()
+                .filter(|e| e.seq.is_some())
+                .map(|e| e.line)
+                .collect();
+            assert_eq!(lines.len() as u64, n);
+            assert_eq!(src.entries(0, n)?, lines);
+            assert_eq!(src.entries(3, 7)?, lines[3..7]);
+            assert_eq!(src.entries(n - 2, n + 10)?, lines[n as usize - 2..]);
+            assert!(src.entries(n, n + 5)?.is_empty());
+            let log = PublishedLog::latest(src)?.expect("a head");
+            assert_eq!(log.size(), n);
+            let width = u16::try_from(n).unwrap();
+            let tile = log
+                .read(Resource::Tile {
+                    level: 0,
+                    index: 0,
+                    width,
+                })?
+                .expect("under the head");
+            let leaves: Vec<u8> = lines
+                .iter()
+                .flat_map(|l| merkle::leaf_hash(l.as_bytes()))
+                .collect();
+            assert_eq!(tile, leaves);
+            let bundle = log
+                .read(Resource::Entries { index: 0, width })?
+                .expect("under the head");
+            let expected: Vec<u8> = lines
+                .iter()
+                .flat_map(|l| {
+                    let mut e = u16::try_from(l.len()).unwrap().to_be_bytes().to_vec();
+                    e.extend_from_slice(l.as_bytes());
+                    e
+                })
+                .collect();
+            assert_eq!(bundle, expected);
+            let beyond = Resource::Entries {
+                index: 0,
+                width: width + 1,
+            };
+            assert!(log.read(beyond)?.is_none(), "beyond the head");
+            Ok(())
+        })
+        .unwrap()
+        .unwrap();
 }
 
 /// The issuer's end of claims: published once, read back, a log entry;
@@ -1308,6 +1371,7 @@ macro_rules! on_backend {
             empty_ledger,
             sale_play_redemption,
             the_log,
+            entries_by_position,
             end_of_claims,
             tampering_is_seen,
             reads_in_one_snapshot,

@@ -24,6 +24,7 @@ mod game;
 mod hostile;
 mod idempotency;
 mod independent_check;
+mod log_tiles;
 mod log_vectors;
 mod merkle;
 mod operator;

@@ -1600,7 +1600,8 @@ fn the_openapi_description_names_exactly_the_routes_served() {
                     .replace("{key}", "k1")
                     .replace("{game}", "ile-au-tresor")
                     .replace("{emission}", "1")
-                    .replace("{block}", "1"),
+                    .replace("{block}", "1")
+                    .replace("{path}", "0/000"),
             );
             let body = (method == "post").then(|| json!({}));
             let (status, answer) =
@@ -1633,6 +1634,8 @@ fn the_openapi_description_names_exactly_the_routes_served() {
         "POST /v1/plays/{id}/stop",
         "GET /v1/blocks/{game}/{emission}/{block}",
         "GET /v1/ledger/head",
+        "GET /v1/log/checkpoint",
+        "GET /v1/log/tile/{path}",
         "GET /healthz",
         "GET /readyz",
         "GET /metrics",
@@ -1645,7 +1648,7 @@ fn the_openapi_description_names_exactly_the_routes_served() {
     ] {
         assert!(served.iter().any(|s| s == route), "{route} described");
     }
-    assert_eq!(served.len(), 20, "{served:?}");
+    assert_eq!(served.len(), 22, "{served:?}");
     let (status, _) = get(&a, &server, "/v1/undescribed");
     assert_eq!(status, 404);
 }

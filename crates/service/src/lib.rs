@@ -39,6 +39,7 @@ use ticket_issuer_core::game::Game;
 use ticket_issuer_core::money::Cents;
 use ticket_issuer_core::unit_id::UnitId;
 use ticket_issuer_ledger::ledger::ops::PlayAction;
+use ticket_issuer_ledger::ledger::published::{PublishedLog, Resource};
 use ticket_issuer_ledger::redeem::Redemption;
 use ticket_issuer_ledger::redeemer::{batch_parts, Redeemer};
 
@@ -74,6 +75,9 @@ pub struct ServiceConfig {
     /// Answer `/healthz` and `/readyz` without a token (for load balancers
     /// and orchestrators that send none).
     pub public_health: bool,
+    /// Answer `/v1/log/…` (the log's checkpoint and tiles) without a token,
+    /// for anyone to mirror and check.
+    pub public_log: bool,
     /// Serve the reference player page under `/player/` (loopback only).
     pub player_page: bool,
     /// Watch each game's top lots (`--alert-top-lots`), if asked.
@@ -252,6 +256,8 @@ struct Shared {
     metrics: Metrics,
     /// `/healthz` and `/readyz` need no token.
     public_health: bool,
+    /// `/v1/log/…` needs no token.
+    public_log: bool,
     /// The player page is served (its files need no token).
     player_page: bool,
     /// A slot per request handled at once (`max_in_flight`).
@@ -805,6 +811,83 @@ async fn ledger_head(State(state): State<AppState>) -> Response {
     }
 }
 
+/// Where the log is served as C2SP tlog-tiles (docs/API.md §The log as
+/// tiles): `checkpoint`, `tile/…`.
+const LOG_PREFIX: &str = "/v1/log/";
+
+/// Tiles and bundles: their path names immutable bytes.
+const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+
+/// `GET /v1/log/checkpoint`: the latest signed head as a signed note.
+async fn log_checkpoint(State(state): State<AppState>) -> Response {
+    let worker = Arc::clone(&state);
+    let note = blocking(move || {
+        worker
+            .redeemer
+            .ledger()
+            .with_log(|source| Ok(PublishedLog::latest(source)?.map(|log| log.checkpoint())))
+    })
+    .await;
+    match note {
+        Ok(Ok(Some(Some(note)))) => (
+            [
+                (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+                (header::CACHE_CONTROL, "no-cache"),
+            ],
+            note,
+        )
+            .into_response(),
+        Ok(Ok(_)) => error_response(&Error::NotInLedger {
+            what: "no signed head yet (nothing was recorded)".into(),
+        }),
+        Ok(Err(e)) => error_response(&e),
+        Err(r) => r,
+    }
+}
+
+/// `GET /v1/log/tile/{*path}`: a tile or an entry bundle under the latest
+/// signed head; `404` beyond it.
+async fn log_tile(State(state): State<AppState>, UrlPath(path): UrlPath<String>) -> Response {
+    let resource = match Resource::from_path(&format!("tile/{path}")) {
+        Ok(r) => r,
+        Err(e) => return bad_request("invalid_request", e.to_string()),
+    };
+    let worker = Arc::clone(&state);
+    let read = blocking(move || {
+        worker.redeemer.ledger().with_log(|source| {
+            let Some(log) = PublishedLog::latest(source)? else {
+                return Ok((0, None));
+            };
+            Ok((log.size(), log.read(resource)?))
+        })
+    })
+    .await;
+    match read {
+        Ok(Ok(Some((_, Some(bytes))))) => (
+            [
+                (header::CONTENT_TYPE, "application/octet-stream"),
+                (header::CACHE_CONTROL, IMMUTABLE),
+            ],
+            bytes,
+        )
+            .into_response(),
+        Ok(Ok(Some((size, None)))) if size > 0 => error_response(&Error::NotInLedger {
+            what: format!(
+                "{} is beyond the latest signed head (size {size})",
+                resource.path()
+            ),
+        }),
+        Ok(Ok(_)) => error_response(&Error::NotInLedger {
+            what: format!(
+                "{}: no signed head yet (nothing was recorded)",
+                resource.path()
+            ),
+        }),
+        Ok(Err(e)) => error_response(&e),
+        Err(r) => r,
+    }
+}
+
 async fn healthz() -> Response {
     #[derive(Serialize)]
     struct Health {
@@ -904,6 +987,7 @@ async fn require_token(State(state): State<AppState>, request: Request, next: Ne
     let requested = state.access_log.as_ref().map(|_| Requested::of(&request));
     let path = request.uri().path();
     let public = (state.public_health && matches!(path, "/healthz" | "/readyz"))
+        || (state.public_log && path.starts_with(LOG_PREFIX))
         || (state.player_page && player::is_page_path(path));
     let caller = {
         let tokens = state.tokens.read().unwrap_or_else(|p| p.into_inner());
@@ -1107,19 +1191,26 @@ async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) ->
     )
 }
 
-/// The service's routes over `redeemer`, accepting `tokens`;
-/// `public_health`: `/healthz` and `/readyz` need none; `player_page`:
-/// the reference player page under `/player/`, with the redeemer's public
-/// key pinned in it; each request is written to `access_log`, if given.
+/// The service's routes over `redeemer`, accepting `tokens`, as `config`
+/// says: `public_health`: `/healthz` and `/readyz` need none;
+/// `public_log`: `/v1/log/…` (the log's checkpoint and tiles) need none;
+/// `player_page`: the reference player page under `/player/`, with the
+/// redeemer's public key pinned in it; `top_lots`: the top-lots watch;
+/// each request is written to `access_log`, if given.
 pub fn router(
     redeemer: Redeemer,
     tokens: TokenSet,
-    public_health: bool,
-    player_page: bool,
     access_log: Option<AccessLog>,
-    limits: &Limits,
-    top_lots: Option<TopLotsConfig>,
+    config: &ServiceConfig,
 ) -> Router {
+    let ServiceConfig {
+        public_health,
+        public_log,
+        player_page,
+        ref limits,
+        top_lots,
+        ..
+    } = *config;
     let page = player_page.then(|| player::routes(redeemer.public_key().to_bytes()));
     let state = Arc::new(Shared {
         redeemer,
@@ -1127,6 +1218,7 @@ pub fn router(
         access_log,
         metrics: Metrics::default(),
         public_health,
+        public_log,
         player_page,
         in_flight: Arc::new(tokio::sync::Semaphore::new(limits.max_in_flight)),
         body_wait: Duration::from_secs(limits.body_seconds),
@@ -1219,6 +1311,7 @@ fn routes() -> Vec<(RouteDoc, Option<axum::routing::MethodRouter<AppState>>)> {
         query: &[],
         answers: refusals,
         public_health: false,
+        public_log: false,
     };
     vec![
         (
@@ -1409,6 +1502,47 @@ fn routes() -> Vec<(RouteDoc, Option<axum::routing::MethodRouter<AppState>>)> {
                 )
             },
             Some(get(ledger_head)),
+        ),
+        (
+            RouteDoc {
+                answers: &[
+                    (
+                        200,
+                        "text",
+                        "the latest signed head, a C2SP tlog-checkpoint signed note (Cache-Control: no-cache)",
+                    ),
+                    (404, "error", "no signed head yet (`not_in_ledger`)"),
+                ],
+                public_log: true,
+                ..doc(
+                    "GET",
+                    "/v1/log/checkpoint",
+                    "The log's checkpoint (C2SP tlog-tiles)",
+                    None,
+                )
+            },
+            Some(get(log_checkpoint)),
+        ),
+        (
+            RouteDoc {
+                answers: &[
+                    (
+                        200,
+                        "octets",
+                        "a tile (`<L>/<N>[.p/<W>]`: 32-byte hashes) or an entry bundle (`entries/<N>[.p/<W>]`: big-endian uint16 length ‖ entry, each) under the latest signed head; immutable",
+                    ),
+                    (400, "error", "not a tile path (`invalid_request`)"),
+                    (404, "error", "beyond the latest signed head (`not_in_ledger`)"),
+                ],
+                public_log: true,
+                ..doc(
+                    "GET",
+                    "/v1/log/tile/{*path}",
+                    "A tile or entry bundle of the log (C2SP tlog-tiles)",
+                    None,
+                )
+            },
+            Some(get(log_tile)),
         ),
         (
             RouteDoc {
@@ -1619,11 +1753,8 @@ pub fn serve(
     let app = router(
         redeemer.with_busy_timeout(LEDGER_WAIT),
         Arc::clone(&tokens),
-        config.public_health,
-        config.player_page,
         access_log,
-        &config.limits,
-        config.top_lots,
+        config,
     );
     drop(entered);
     let served = runtime.block_on(async move {

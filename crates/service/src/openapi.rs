@@ -25,6 +25,8 @@ pub struct RouteDoc {
     pub answers: &'static [(u16, &'static str, &'static str)],
     /// Answered without a token when the node runs `--public-health`.
     pub public_health: bool,
+    /// Answered without a token when the node runs `--public-log`.
+    pub public_log: bool,
 }
 
 /// The refusals every route may give beside its own answers.
@@ -41,8 +43,9 @@ const COMMON: [(u16, &str, &str); 5] = [
 pub fn document<'r>(routes: impl IntoIterator<Item = &'r RouteDoc>) -> Value {
     let mut paths = Map::new();
     for r in routes {
+        // OpenAPI has no wildcard: axum's `{*path}` is a `{path}` there.
         let item = paths
-            .entry(r.path)
+            .entry(r.path.replace("{*", "{"))
             .or_insert_with(|| Value::Object(Map::new()));
         item[r.method.to_ascii_lowercase()] = operation(r);
     }
@@ -108,7 +111,7 @@ fn operation(r: &RouteDoc) -> Value {
     for (status, kind, description) in r.answers.iter().chain(COMMON.iter()) {
         let schema = match *kind {
             "error" => json!({"$ref": "#/components/schemas/Error"}),
-            "text" | "svg" => Value::Null,
+            "text" | "svg" | "octets" => Value::Null,
             kind => json!({
                 "allOf": [
                     {"$ref": "#/components/schemas/Answer"},
@@ -119,6 +122,7 @@ fn operation(r: &RouteDoc) -> Value {
         let content = match *kind {
             "text" => json!({"text/plain": {}}),
             "svg" => json!({"image/svg+xml": {}}),
+            "octets" => json!({"application/octet-stream": {}}),
             _ => json!({"application/json": {"schema": schema}}),
         };
         responses
@@ -137,7 +141,7 @@ fn operation(r: &RouteDoc) -> Value {
             "content": {"application/json": {"schema": body}},
         });
     }
-    if r.public_health {
+    if r.public_health || r.public_log {
         op["security"] = json!([{"bearer": []}, {}]);
     }
     op
@@ -147,12 +151,14 @@ fn operation(r: &RouteDoc) -> Value {
 fn path_parameters(path: &str) -> impl Iterator<Item = &str> {
     path.split('/')
         .filter_map(|part| part.strip_prefix('{')?.strip_suffix('}'))
+        .map(|name| name.trim_start_matches('*'))
 }
 
 /// `get_v1_units_id`-style: unique per method and path.
 fn operation_id(r: &RouteDoc) -> String {
     let path: String = r
         .path
+        .replace('*', "")
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();

@@ -186,6 +186,7 @@ pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)>
         query: &[],
         answers: ANSWERS,
         public_health: false,
+        public_log: false,
     };
     vec![
         (

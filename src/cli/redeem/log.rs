@@ -1,8 +1,9 @@
-//! `issuer ledger head|verify|prove`: the ledger as a signed log.
+//! `issuer ledger head|verify|prove|tiles`: the ledger as a signed log.
 
 use ticket_issuer::error::Error;
 use ticket_issuer::ledger::log::{self, LogSource};
 use ticket_issuer::ledger::ops::UnitRef;
+use ticket_issuer::ledger::published::{self, PublishedLog};
 use ticket_issuer::ledger::target::LedgerTarget;
 use ticket_issuer::ledger::Summary;
 use ticket_issuer::store::Store;
@@ -95,6 +96,29 @@ pub fn run(
             let report = on_log(target, |src| log::verify(src, &signers, extra.as_deref()))?;
             let summary = target.summary()?;
             Ok(print_verify(&target.describe(), &report, &summary, json))
+        }
+        LedgerAction::Tiles { out } => {
+            let report = on_log(target, |src| {
+                let log = PublishedLog::latest(src)?.ok_or_else(|| Error::NotInLedger {
+                    what: format!(
+                        "{} has no signed head yet (nothing was recorded since the log began)",
+                        target.describe()
+                    ),
+                })?;
+                published::write_static(&log, out)
+            })?;
+            if json {
+                print_json("ledger_tiles", &report);
+            } else {
+                outln!(
+                    "{}: the log of size {} as C2SP tlog-tiles: {} file(s) written, {} kept, checkpoint last",
+                    report.out,
+                    report.size,
+                    report.written,
+                    report.kept
+                );
+            }
+            Ok(0)
         }
         LedgerAction::Prove { unit, from, to } => match (unit, from) {
             (Some(unit), _) => {

@@ -229,6 +229,26 @@ pub(super) fn contiguous(
     Ok(leaves)
 }
 
+/// The leaf data of `entries` (those of one read of positions `from` on),
+/// in log order: they must be the positions from `from` without a gap (a
+/// range past the log's end is cut short, never gapped); a gap is damage.
+pub(super) fn in_order(
+    from: u64,
+    mut entries: Vec<StoredEntry>,
+    ledger: &Path,
+) -> Result<Vec<String>, Error> {
+    entries.sort_by_key(|e| e.seq);
+    let mut lines = Vec::with_capacity(entries.len());
+    for e in entries {
+        let expected = from + lines.len() as u64;
+        if e.seq != Some(expected) {
+            return Err(missing_entry(expected, ledger));
+        }
+        lines.push(e.line);
+    }
+    Ok(lines)
+}
+
 /// Entry `seq` is missing from the log, or has no leaf hash.
 pub(super) fn missing_entry(seq: u64, ledger: &Path) -> Error {
     Error::LedgerDamaged {
@@ -546,6 +566,11 @@ pub trait LogSource {
     fn latest_head(&self) -> Result<Option<StoredHead>, Error>;
     /// The redemption entry of a unit.
     fn redemption_entry(&self, unit: Place) -> Result<Option<StoredEntry>, Error>;
+    /// The leaf data ([`LogEntry::line`]) of the entries at positions
+    /// `[from, to)`, in order, read by position (never the whole log): as
+    /// many as the log holds there (entries queued for the sequencer are
+    /// not in it yet); a gap before the last one read is damage.
+    fn entries(&self, from: u64, to: u64) -> Result<Vec<String>, Error>;
     /// A tile of the log's tree (empty when there is none).
     fn tile(&self, id: TileId) -> Result<Vec<Hash>, Error>;
     /// Leaves the tiles cover.

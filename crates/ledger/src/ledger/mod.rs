@@ -15,6 +15,7 @@ pub mod ops;
 pub mod pg;
 mod pg_env;
 pub mod pg_sequencer;
+pub mod published;
 mod sqlite_log;
 mod sqlite_tx;
 pub mod target;

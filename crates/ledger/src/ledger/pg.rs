@@ -969,6 +969,76 @@ fn place(row: &postgres::Row) -> (String, u32, u32, u32) {
     )
 }
 
+/// The entries of rows read from each table (the columns of
+/// [`LogSource::snapshot`]'s queries).
+fn stored_entries(
+    redemptions: &[postgres::Row],
+    sales: &[postgres::Row],
+    plays: &[postgres::Row],
+    claims: &[postgres::Row],
+    actions: &[postgres::Row],
+) -> Vec<StoredEntry> {
+    let mut entries: Vec<StoredEntry> = redemptions.iter().map(redemption_entry).collect();
+    for r in sales {
+        let (game, emission, block, index) = place(r);
+        let p = Place {
+            game: &game,
+            emission,
+            block,
+            index,
+        };
+        let sold_at: String = r.get(6);
+        entries.push(
+            LogEntry::Sale {
+                unit: p,
+                sold_at: &sold_at,
+            }
+            .stored(r.get::<_, Option<i64>>(4).map(i64::unsigned_abs), r.get(5)),
+        );
+    }
+    for r in plays {
+        let (game, emission, block, index) = place(r);
+        let p = Place {
+            game: &game,
+            emission,
+            block,
+            index,
+        };
+        let (how, ended_at) = (
+            r.get::<_, Option<String>>(7).unwrap_or_default(),
+            r.get::<_, Option<String>>(8).unwrap_or_default(),
+        );
+        entries.push(
+            LogEntry::PlayEnd {
+                unit: p,
+                rolls: small(r.get(6)),
+                how: &how,
+                ended_at: &ended_at,
+            }
+            .stored(Some(r.get::<_, i64>(4).unsigned_abs()), r.get(5)),
+        );
+    }
+    for r in claims {
+        let s = EndOfClaims {
+            game: r.get(0),
+            emission: small(r.get(1)),
+            statement: r.get(2),
+            ended_at: r.get(3),
+        };
+        entries.push(
+            LogEntry::EndOfClaims(&s).stored(Some(r.get::<_, i64>(4).unsigned_abs()), r.get(5)),
+        );
+    }
+    for r in actions {
+        let a = operator_action(r);
+        entries.push(
+            LogEntry::Operator(&a)
+                .stored(r.get::<_, Option<i64>>(8).map(i64::unsigned_abs), r.get(9)),
+        );
+    }
+    entries
+}
+
 impl LogSource for PgLedger {
     fn log_name(&self) -> String {
         self.name.clone()
@@ -1016,64 +1086,7 @@ impl LogSource for PgLedger {
                 tx.query("SELECT level, idx, hashes FROM log_tiles", &[])?,
             ))
         })?;
-        let mut entries: Vec<StoredEntry> = redemptions.iter().map(redemption_entry).collect();
-        for r in &sales {
-            let (game, emission, block, index) = place(r);
-            let p = Place {
-                game: &game,
-                emission,
-                block,
-                index,
-            };
-            let sold_at: String = r.get(6);
-            entries.push(
-                LogEntry::Sale {
-                    unit: p,
-                    sold_at: &sold_at,
-                }
-                .stored(r.get::<_, Option<i64>>(4).map(i64::unsigned_abs), r.get(5)),
-            );
-        }
-        for r in &plays {
-            let (game, emission, block, index) = place(r);
-            let p = Place {
-                game: &game,
-                emission,
-                block,
-                index,
-            };
-            let (how, ended_at) = (
-                r.get::<_, Option<String>>(7).unwrap_or_default(),
-                r.get::<_, Option<String>>(8).unwrap_or_default(),
-            );
-            entries.push(
-                LogEntry::PlayEnd {
-                    unit: p,
-                    rolls: small(r.get(6)),
-                    how: &how,
-                    ended_at: &ended_at,
-                }
-                .stored(Some(r.get::<_, i64>(4).unsigned_abs()), r.get(5)),
-            );
-        }
-        for r in &claims {
-            let s = EndOfClaims {
-                game: r.get(0),
-                emission: small(r.get(1)),
-                statement: r.get(2),
-                ended_at: r.get(3),
-            };
-            entries.push(
-                LogEntry::EndOfClaims(&s).stored(Some(r.get::<_, i64>(4).unsigned_abs()), r.get(5)),
-            );
-        }
-        for r in &actions {
-            let a = operator_action(r);
-            entries.push(
-                LogEntry::Operator(&a)
-                    .stored(r.get::<_, Option<i64>>(8).map(i64::unsigned_abs), r.get(9)),
-            );
-        }
+        let entries = stored_entries(&redemptions, &sales, &plays, &claims, &actions);
         Ok(Snapshot {
             entries,
             heads: heads.iter().map(read_head).collect(),
@@ -1097,6 +1110,55 @@ impl LogSource for PgLedger {
             )
             .map_err(|e| self.db_error(&e))?;
         Ok(row.as_ref().map(read_head))
+    }
+
+    fn entries(&self, from: u64, to: u64) -> Result<Vec<String>, Error> {
+        let (from_i, to_i) = (
+            i64::try_from(from).unwrap_or(i64::MAX),
+            i64::try_from(to).unwrap_or(i64::MAX),
+        );
+        // Each table's `seq` is unique, so indexed; queued rows have none.
+        let range = "seq >= $1 AND seq < $2";
+        let (redemptions, sales, plays, claims, actions) = self.read(|tx| {
+            Ok((
+                tx.query(
+                    &format!(
+                        "SELECT {} FROM redemptions WHERE {range}",
+                        log::REDEMPTION_COLUMNS
+                    ),
+                    &[&from_i, &to_i],
+                )?,
+                tx.query(
+                    &format!(
+                        "SELECT game, emission, block, unit_index, seq, leaf_hash, sold_at FROM sales
+                         WHERE {range}"
+                    ),
+                    &[&from_i, &to_i],
+                )?,
+                tx.query(
+                    &format!(
+                        "SELECT game, emission, block, unit_index, seq, leaf_hash, rolls, ended, ended_at
+                         FROM plays WHERE {range}"
+                    ),
+                    &[&from_i, &to_i],
+                )?,
+                tx.query(
+                    &format!(
+                        "SELECT game, emission, statement, ended_at, seq, leaf_hash
+                         FROM claims_ended WHERE {range}"
+                    ),
+                    &[&from_i, &to_i],
+                )?,
+                tx.query(
+                    &format!(
+                        "SELECT {OPERATOR_COLUMNS}, seq, leaf_hash FROM operator_actions WHERE {range}"
+                    ),
+                    &[&from_i, &to_i],
+                )?,
+            ))
+        })?;
+        let entries = stored_entries(&redemptions, &sales, &plays, &claims, &actions);
+        log::in_order(from, entries, std::path::Path::new(&self.name))
     }
 
     fn tile(&self, (level, index): TileId) -> Result<Vec<Hash>, Error> {

@@ -8,8 +8,8 @@ use std::path::Path;
 use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::log::{
-    contiguous, decoded, tile_error, LedgerKey, LogEntry, LogSource, OwnedFields, Place, Snapshot,
-    StoredEntry, StoredHead, REDEMPTION_COLUMNS,
+    contiguous, decoded, in_order, tile_error, LedgerKey, LogEntry, LogSource, OwnedFields, Place,
+    Snapshot, StoredEntry, StoredHead, REDEMPTION_COLUMNS,
 };
 use super::tiles::{self, TileId, TileSource};
 use super::Ledger;
@@ -210,12 +210,40 @@ fn at_place(
     })
 }
 
-/// Every sale, finished play and logged end of claims of an SQLite ledger.
-fn read_sales_and_plays(conn: &rusqlite::Connection) -> Result<Vec<StoredEntry>, rusqlite::Error> {
+/// Positions `[from, to)` of the log as an SQL condition on `seq` (each
+/// table's `seq` is indexed), or every row.
+#[derive(Clone, Copy)]
+struct Range(Option<(u64, u64)>);
+
+impl Range {
+    /// `AND seq >= ?1 AND seq < ?2`, or nothing.
+    fn clause(self) -> &'static str {
+        match self.0 {
+            Some(_) => " AND seq >= ?1 AND seq < ?2",
+            None => "",
+        }
+    }
+
+    /// The clause's parameters.
+    fn params(self) -> Vec<u64> {
+        self.0.map_or_else(Vec::new, |(from, to)| vec![from, to])
+    }
+}
+
+/// Every sale, finished play, logged end of claims and operator's action
+/// of an SQLite ledger (those in `range`).
+fn read_sales_and_plays(
+    conn: &rusqlite::Connection,
+    range: Range,
+) -> Result<Vec<StoredEntry>, rusqlite::Error> {
+    let (clause, bounds) = (range.clause(), range.params());
+    let bounds = rusqlite::params_from_iter(bounds.iter());
     let mut out = Vec::new();
-    let mut stmt = conn
-        .prepare("SELECT game, emission, block, unit_index, seq, leaf_hash, sold_at FROM sales")?;
-    let mut rows = stmt.query([])?;
+    let mut stmt = conn.prepare(&format!(
+        "SELECT game, emission, block, unit_index, seq, leaf_hash, sold_at FROM sales
+         WHERE seq IS NOT NULL{clause}"
+    ))?;
+    let mut rows = stmt.query(bounds.clone())?;
     while let Some(r) = rows.next()? {
         out.push(at_place(r, |unit| {
             let sold_at: String = r.get(6)?;
@@ -226,11 +254,11 @@ fn read_sales_and_plays(conn: &rusqlite::Connection) -> Result<Vec<StoredEntry>,
             .stored(r.get(4)?, r.get(5)?))
         })?);
     }
-    let mut stmt = conn.prepare(
+    let mut stmt = conn.prepare(&format!(
         "SELECT game, emission, block, unit_index, seq, leaf_hash, rolls, ended, ended_at
-         FROM plays WHERE seq IS NOT NULL",
-    )?;
-    let mut rows = stmt.query([])?;
+         FROM plays WHERE seq IS NOT NULL{clause}"
+    ))?;
+    let mut rows = stmt.query(bounds.clone())?;
     while let Some(r) = rows.next()? {
         out.push(at_place(r, |unit| {
             let how = r.get::<_, Option<String>>(7)?.unwrap_or_default();
@@ -247,11 +275,11 @@ fn read_sales_and_plays(conn: &rusqlite::Connection) -> Result<Vec<StoredEntry>,
     // A claims row without a seq is a pre-log row (written before ends of
     // claims were logged): not an entry; a writer adopts it into the log
     // when it next opens the ledger.
-    let mut stmt = conn.prepare(
+    let mut stmt = conn.prepare(&format!(
         "SELECT game, emission, statement, ended_at, seq, leaf_hash
-         FROM claims_ended WHERE seq IS NOT NULL",
-    )?;
-    let mut rows = stmt.query([])?;
+         FROM claims_ended WHERE seq IS NOT NULL{clause}"
+    ))?;
+    let mut rows = stmt.query(bounds.clone())?;
     while let Some(r) = rows.next()? {
         let s = super::claims::EndOfClaims {
             game: r.get(0)?,
@@ -262,10 +290,10 @@ fn read_sales_and_plays(conn: &rusqlite::Connection) -> Result<Vec<StoredEntry>,
         out.push(LogEntry::EndOfClaims(&s).stored(Some(r.get(4)?), r.get(5)?));
     }
     let mut stmt = conn.prepare(&format!(
-        "SELECT {}, seq, leaf_hash FROM operator_actions WHERE seq IS NOT NULL",
+        "SELECT {}, seq, leaf_hash FROM operator_actions WHERE seq IS NOT NULL{clause}",
         super::operator::COLUMNS
     ))?;
-    let mut rows = stmt.query([])?;
+    let mut rows = stmt.query(bounds)?;
     while let Some(r) = rows.next()? {
         let a = super::operator::OperatorAction::from_columns(
             r.get(0)?,
@@ -304,7 +332,7 @@ impl LogSource for Ledger {
             // One read transaction: the rows and heads of one moment.
             self.conn.execute_batch("BEGIN")?;
             let mut entries = read_redemptions(&self.conn, "", [])?;
-            entries.extend(read_sales_and_plays(&self.conn)?);
+            entries.extend(read_sales_and_plays(&self.conn, Range(None))?);
             let mut stmt = self
                 .conn
                 .prepare(&format!("SELECT {HEAD_COLUMNS} FROM ledger_heads"))?;
@@ -346,6 +374,23 @@ impl LogSource for Ledger {
         )
         .map_err(|e| self.err(e))?
         .pop())
+    }
+
+    fn entries(&self, from: u64, to: u64) -> Result<Vec<String>, Error> {
+        let read = || -> Result<Vec<StoredEntry>, rusqlite::Error> {
+            // One read transaction: the tables of one moment.
+            self.conn.execute_batch("BEGIN")?;
+            let mut entries = read_redemptions(
+                &self.conn,
+                "WHERE seq >= ?1 AND seq < ?2",
+                params![from, to],
+            )?;
+            entries.extend(read_sales_and_plays(&self.conn, Range(Some((from, to))))?);
+            Ok(entries)
+        };
+        let entries = read();
+        let _ = self.conn.execute_batch("COMMIT");
+        in_order(from, entries.map_err(|e| self.err(e))?, &self.path)
     }
 
     fn tile(&self, id: TileId) -> Result<Vec<Hash>, Error> {
