@@ -12,7 +12,9 @@
 #![deny(missing_docs)]
 
 pub use ticket_issuer_core::*;
-pub use ticket_issuer_ledger::{binding, closing, ledger, reconcile, redeem, redeemer, status};
+pub use ticket_issuer_ledger::{
+    binding, closing, ledger, reconcile, redeem, redeemer, status, witness,
+};
 pub use ticket_issuer_ledger::{
     store_status, Ledger, OwnedKeys, RedeemKeys, Redeemer, Redemption, StoreStatus,
 };

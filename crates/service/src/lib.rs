@@ -29,6 +29,7 @@ pub mod openapi;
 mod operator;
 pub mod player;
 mod tokens;
+pub mod witness;
 use serde::{Deserialize, Serialize};
 
 use ticket_issuer_core::error::{Error, ErrorKind};
