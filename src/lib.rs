@@ -13,7 +13,7 @@
 
 pub use ticket_issuer_core::*;
 pub use ticket_issuer_ledger::{
-    approval, binding, closing, ledger, reconcile, redeem, redeemer, status,
+    approval, binding, closing, ledger, reconcile, redeem, redeemer, status, witness,
 };
 pub use ticket_issuer_ledger::{
     store_status, Ledger, OwnedKeys, RedeemKeys, Redeemer, Redemption, StoreStatus,

@@ -24,6 +24,7 @@ mod shares;
 mod status;
 mod terminal;
 mod verify;
+mod witness;
 
 use std::path::PathBuf;
 
@@ -166,6 +167,10 @@ pub enum Command {
     /// Run the whole job on the default store: generate a demo emission,
     /// verify it, export a unit and redeem one.
     Demo(demo::Args),
+    /// A C2SP transparency-log witness: its key and its service
+    /// (docs/REDEMPTION.md §Witnesses).
+    #[command(subcommand)]
+    Witness(witness::WitnessCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionArgs),
     /// Print the manual page (roff) to stdout: `issuer man > issuer.1`;
@@ -207,6 +212,7 @@ impl Command {
             Command::Share(shares::ShareCommand::Commit(a)) => a.json,
             Command::Emission(shares::EmissionCommand::Commit(a)) => a.json,
             Command::Demo(a) => a.json,
+            Command::Witness(w) => w.json(),
             // Their output is a script or a manual page.
             Command::Completions(_) | Command::Man(_) => false,
         }
@@ -291,6 +297,7 @@ pub fn run(cli: &Cli) -> Result<i32, Error> {
         Command::Share(cmd) => shares::share(&store, cmd),
         Command::Emission(cmd) => shares::emission(&store, cmd),
         Command::Demo(args) => demo::run(&store, args),
+        Command::Witness(cmd) => witness::run(cmd),
         Command::Completions(args) => completions::completions(args),
         Command::Man(args) => completions::man(args),
     }

@@ -44,3 +44,4 @@ mod terminal;
 mod third_game;
 mod tresors;
 mod vectors;
+mod witness;

@@ -30,6 +30,7 @@ mod operator;
 pub mod player;
 mod tokens;
 mod top_lots;
+pub mod witness;
 
 use serde::{Deserialize, Serialize};
 pub use top_lots::TopLotsConfig;
