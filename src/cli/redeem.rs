@@ -71,8 +71,14 @@ pub struct LedgerArgs {
 pub enum LedgerAction {
     /// Create or upgrade a PostgreSQL ledger's schema (needs --ledger).
     Migrate,
-    /// Print the latest signed head (a C2SP tlog-checkpoint).
-    Head,
+    /// Print the latest signed head (a C2SP tlog-checkpoint, with its
+    /// witnesses' cosignatures once collected).
+    Head {
+        /// The latest head witnesses cosigned instead (docs/REDEMPTION.md
+        /// §Cosigned checkpoints).
+        #[arg(long)]
+        witnessed: bool,
+    },
     /// Check every entry against its leaf hash and every signed head.
     Verify {
         /// A head kept elsewhere (a checkpoint file) the log must contain.
@@ -82,6 +88,15 @@ pub enum LedgerAction {
         /// PostgreSQL ledger: repeat it for each node's key.
         #[arg(long, value_name = "FILE")]
         ledger_key: Vec<PathBuf>,
+        /// A witness's verifier key (C2SP vkey): the latest witnessed head
+        /// must carry the cosignatures of --witness-quorum of them, each
+        /// verifying. Repeat for each witness.
+        #[arg(long, value_name = "VKEY")]
+        witness_key: Vec<String>,
+        /// With --witness-key: cosignatures needed (default: every
+        /// witness's).
+        #[arg(long, value_name = "K", requires = "witness_key")]
+        witness_quorum: Option<usize>,
     },
     /// Write the log as C2SP tlog-tiles static files (checkpoint, tiles,
     /// entry bundles) for the latest head, for any web server to publish.
@@ -89,6 +104,10 @@ pub enum LedgerAction {
         /// The folder (made if needed; rerun to add what the log gained).
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
+        /// The log as of its latest witnessed head (what a node that fails
+        /// closed publishes).
+        #[arg(long)]
+        witnessed: bool,
     },
     /// Prove a redemption is in the log, or that the log only grew.
     Prove {

@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use ticket_issuer::witness::note::Vkey;
 
 use ticket_issuer::error::Error;
 use ticket_issuer::redeem::Redeemer;
@@ -85,6 +86,25 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = 60, requires = "alert_top_lots",
           value_parser = clap::value_parser!(u64).range(1..))]
     pub top_lots_every: u64,
+    /// A witness to submit the log's checkpoints to: its URL (the prefix
+    /// of its `add-checkpoint`) and its verifier key (C2SP vkey, as
+    /// `issuer witness vkey` prints it). Repeat for each witness.
+    #[arg(long, num_args = 2, value_names = ["URL", "VKEY"], action = clap::ArgAction::Append)]
+    pub witness: Vec<String>,
+    /// With --witness: cosignatures a checkpoint needs (default: every
+    /// witness's).
+    #[arg(long, value_name = "K", requires = "witness")]
+    pub witness_quorum: Option<usize>,
+    /// With --witness: what the node publishes while a checkpoint lacks its
+    /// quorum: `closed`, only the latest witnessed checkpoint (and the
+    /// tiles under it); `open`, the latest checkpoint, cosigned or not.
+    #[arg(long, value_name = "closed|open", default_value = "closed", requires = "witness",
+          value_parser = ["closed", "open"])]
+    pub witness_policy: String,
+    /// With --witness: seconds between two submissions of the latest head.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5, requires = "witness",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub witness_every: u64,
     /// Keys.
     #[command(flatten)]
     pub keys: KeyArgs,
@@ -93,10 +113,36 @@ pub struct Args {
     pub ledger: LedgerArg,
 }
 
+/// The witnesses of `--witness` and the quorum policy.
+fn witnessing(args: &Args) -> Result<Option<service::WitnessingConfig>, Error> {
+    if args.witness.is_empty() {
+        return Ok(None);
+    }
+    let witnesses = args
+        .witness
+        .chunks(2)
+        .map(|pair| {
+            let vkey = Vkey::parse(&pair[1]).map_err(|e| Error::ServiceConfig {
+                reason: format!("--witness {} {}: {e}", pair[0], pair[1]),
+            })?;
+            Ok((pair[0].clone(), vkey))
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    let k = args.witness_quorum.unwrap_or(witnesses.len());
+    service::WitnessingConfig::new(
+        witnesses,
+        k,
+        args.witness_policy == "open",
+        std::time::Duration::from_secs(args.witness_every),
+    )
+    .map(Some)
+}
+
 /// Runs `serve` until SIGTERM.
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let tokens = service::read_tokens(&args.token_file)?;
     let keys = LoadedKeys::load(store, &args.keys)?;
+    let witnessing = witnessing(args)?;
     let config = ServiceConfig {
         listen: args.listen,
         tokens,
@@ -107,6 +153,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         public_health: args.public_health,
         public_log: args.public_log,
         player_page: args.player_page,
+        witnessing,
         top_lots: args.alert_top_lots.map(|k| service::TopLotsConfig {
             k,
             stop_selling: args.stop_selling_when_top_lots_gone,

@@ -9,6 +9,7 @@ mod cli;
 mod common;
 mod conformance;
 mod contract;
+mod cosigned;
 mod emission;
 mod faults;
 mod format;

@@ -56,22 +56,28 @@ impl Log {
 }
 
 /// A running `issuer witness serve`; killed when dropped.
-struct Served {
+pub(crate) struct Served {
     child: Child,
-    url: String,
-    vkey: Vkey,
+    pub(crate) url: String,
+    pub(crate) vkey: Vkey,
 }
 
 impl Served {
     fn start(key: &Path, state: &Path, logs: &[&Log]) -> Served {
+        let logs: Vec<(String, String)> = logs.iter().map(|l| (l.origin(), l.vkey())).collect();
+        Served::start_for(key, state, &logs)
+    }
+
+    /// A witness of the logs `(origin, verifier key)`.
+    pub(crate) fn start_for(key: &Path, state: &Path, logs: &[(String, String)]) -> Served {
         let mut command = Command::new(ISSUER);
         command
             .args(["witness", "serve", "--listen", "127.0.0.1:0", "--key"])
             .arg(key)
             .arg("--state")
             .arg(state);
-        for log in logs {
-            command.args(["--log", &log.origin(), &log.vkey()]);
+        for (origin, vkey) in logs {
+            command.args(["--log", origin, vkey]);
         }
         let mut child = command
             .stdout(Stdio::piped())
@@ -123,7 +129,7 @@ impl Drop for Served {
 }
 
 /// `issuer witness keygen --key DIR/witness.pem`: its vkey.
-fn keygen(dir: &Path) -> (PathBuf, String) {
+pub(crate) fn keygen(dir: &Path) -> (PathBuf, String) {
     let key = dir.join("witness.pem");
     let out = Command::new(ISSUER)
         .args(["witness", "keygen", "--key"])

@@ -25,6 +25,7 @@ use openapi::RouteDoc;
 use tokens::{authorised, Needed};
 pub use tokens::{read_tokens, Roles, Token};
 
+mod cosigning;
 pub mod openapi;
 mod operator;
 pub mod player;
@@ -32,6 +33,7 @@ mod tokens;
 mod top_lots;
 pub mod witness;
 
+pub use cosigning::WitnessingConfig;
 use serde::{Deserialize, Serialize};
 pub use top_lots::TopLotsConfig;
 
@@ -39,6 +41,7 @@ use ticket_issuer_core::error::{Error, ErrorKind};
 use ticket_issuer_core::game::Game;
 use ticket_issuer_core::money::Cents;
 use ticket_issuer_core::unit_id::UnitId;
+use ticket_issuer_ledger::ledger::log::LogSource;
 use ticket_issuer_ledger::ledger::ops::PlayAction;
 use ticket_issuer_ledger::ledger::published::{PublishedLog, Resource};
 use ticket_issuer_ledger::redeem::Redemption;
@@ -83,6 +86,9 @@ pub struct ServiceConfig {
     pub player_page: bool,
     /// Watch each game's top lots (`--alert-top-lots`), if asked.
     pub top_lots: Option<TopLotsConfig>,
+    /// Witnesses to collect cosignatures from (`--witness`), and the
+    /// quorum policy.
+    pub witnessing: Option<WitnessingConfig>,
     /// Bounds on connections and requests.
     pub limits: Limits,
 }
@@ -267,6 +273,8 @@ struct Shared {
     body_wait: Duration,
     /// The top-lots watch, if asked for.
     top_lots: Option<Arc<top_lots::Watch>>,
+    /// The collector of witnesses' cosignatures, if any are configured.
+    cosigning: Option<Arc<cosigning::Cosigning>>,
 }
 
 type AppState = Arc<Shared>;
@@ -819,14 +827,28 @@ const LOG_PREFIX: &str = "/v1/log/";
 /// Tiles and bundles: their path names immutable bytes.
 const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 
-/// `GET /v1/log/checkpoint`: the latest signed head as a signed note.
+/// The log this node publishes: as of its latest head, or, when its
+/// witnessing fails closed, of its latest witnessed head (docs/REDEMPTION.md
+/// §Cosigned checkpoints).
+fn published<'s>(
+    state: &Shared,
+    source: &'s dyn LogSource,
+) -> Result<Option<PublishedLog<'s>>, Error> {
+    match &state.cosigning {
+        Some(c) if c.fail_closed() => PublishedLog::witnessed(source),
+        _ => PublishedLog::latest(source),
+    }
+}
+
+/// `GET /v1/log/checkpoint`: the published head as a signed note (with
+/// its witnesses' cosignatures once collected).
 async fn log_checkpoint(State(state): State<AppState>) -> Response {
     let worker = Arc::clone(&state);
     let note = blocking(move || {
         worker
             .redeemer
             .ledger()
-            .with_log(|source| Ok(PublishedLog::latest(source)?.map(|log| log.checkpoint())))
+            .with_log(|source| Ok(published(&worker, source)?.map(|log| log.checkpoint())))
     })
     .await;
     match note {
@@ -856,7 +878,7 @@ async fn log_tile(State(state): State<AppState>, UrlPath(path): UrlPath<String>)
     let worker = Arc::clone(&state);
     let read = blocking(move || {
         worker.redeemer.ledger().with_log(|source| {
-            let Some(log) = PublishedLog::latest(source)? else {
+            let Some(log) = published(&worker, source)? else {
                 return Ok((0, None));
             };
             Ok((log.size(), log.read(resource)?))
@@ -968,6 +990,9 @@ async fn metrics(State(state): State<AppState>) -> Response {
     let mut text = state.metrics.render();
     if let Some(watch) = &state.top_lots {
         watch.render(&mut text);
+    }
+    if let Some(cosigning) = &state.cosigning {
+        cosigning.render(&mut text);
     }
     let mut response = text.into_response();
     response.headers_mut().insert(
@@ -1210,6 +1235,7 @@ pub fn router(
         player_page,
         ref limits,
         top_lots,
+        ref witnessing,
         ..
     } = *config;
     let page = player_page.then(|| player::routes(redeemer.public_key().to_bytes()));
@@ -1224,9 +1250,15 @@ pub fn router(
         in_flight: Arc::new(tokio::sync::Semaphore::new(limits.max_in_flight)),
         body_wait: Duration::from_secs(limits.body_seconds),
         top_lots: top_lots.map(|c| Arc::new(top_lots::Watch::new(c))),
+        cosigning: witnessing
+            .clone()
+            .map(|c| Arc::new(cosigning::Cosigning::new(c))),
     });
     if let Some(watch) = &state.top_lots {
         tokio::spawn(Arc::clone(watch).run(Arc::clone(&state)));
+    }
+    if let Some(cosigning) = &state.cosigning {
+        tokio::spawn(Arc::clone(cosigning).run(Arc::clone(&state)));
     }
     let table = routes();
     // Written once: every request gets the same bytes.

@@ -5,9 +5,11 @@ use ticket_issuer::ledger::log::{self, LogSource};
 use ticket_issuer::ledger::ops::UnitRef;
 use ticket_issuer::ledger::published::{self, PublishedLog};
 use ticket_issuer::ledger::target::LedgerTarget;
+use ticket_issuer::ledger::witnessed::{self, Quorum, WitnessCheck};
 use ticket_issuer::ledger::Summary;
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
+use ticket_issuer::witness::note::Vkey;
 
 use super::LedgerAction;
 use crate::cli::print_json;
@@ -24,6 +26,19 @@ fn on_log<T>(
             target.describe()
         ),
     })
+}
+
+/// `head` naming its signer's verifier key: a SQLite ledger's heads are
+/// the store's ledger key's (a PostgreSQL head names its node's already).
+fn with_signer(store: &Store, mut head: log::Head) -> log::Head {
+    if head.verifier_key.is_none() {
+        if let Ok(public) = ticket_issuer::seal::read_public(&log::public_path(store)) {
+            if log::origin(&public) == head.origin {
+                head.verifier_key = Some(log::verifier_key(&public));
+            }
+        }
+    }
+    head
 }
 
 /// What `ledger migrate` reports.
@@ -62,13 +77,24 @@ pub fn run(
             }
             Ok(0)
         }
-        LedgerAction::Head => {
-            let head = target.head()?.ok_or_else(|| Error::NotInLedger {
-                what: format!(
-                    "{} has no signed head yet (nothing was recorded since the log began)",
-                    target.describe()
-                ),
-            })?;
+        LedgerAction::Head { witnessed } => {
+            let head = match witnessed {
+                true => on_log(target, |src| src.latest_witnessed_head())?
+                    .map(log::StoredHead::to_head)
+                    .ok_or_else(|| Error::NotInLedger {
+                        what: format!(
+                            "{} has no head its witnesses cosigned yet (serve --witness collects them)",
+                            target.describe()
+                        ),
+                    })?,
+                false => target.head()?.ok_or_else(|| Error::NotInLedger {
+                    what: format!(
+                        "{} has no signed head yet (nothing was recorded since the log began)",
+                        target.describe()
+                    ),
+                })?,
+            };
+            let head = with_signer(store, head);
             if json {
                 print_json("ledger_head", &head);
             } else {
@@ -76,7 +102,12 @@ pub fn run(
             }
             Ok(0)
         }
-        LedgerAction::Verify { head, ledger_key } => {
+        LedgerAction::Verify {
+            head,
+            ledger_key,
+            witness_key,
+            witness_quorum,
+        } => {
             // A shared ledger's heads are signed by the nodes that made
             // them: each node's ledger key, or this store's when none is
             // named.
@@ -93,16 +124,35 @@ pub fn run(
                 .as_ref()
                 .map(|p| std::fs::read_to_string(p).map_err(|e| Error::io(p, e)))
                 .transpose()?;
-            let report = on_log(target, |src| log::verify(src, &signers, extra.as_deref()))?;
+            let quorum = quorum(witness_key, *witness_quorum)?;
+            let (report, witnesses) = on_log(target, |src| {
+                let report = log::verify(src, &signers, extra.as_deref())?;
+                let witnesses = quorum
+                    .as_ref()
+                    .map(|q| witnessed::check(src, q))
+                    .transpose()?;
+                Ok((report, witnesses))
+            })?;
             let summary = target.summary()?;
-            Ok(print_verify(&target.describe(), &report, &summary, json))
+            Ok(print_verify(
+                &target.describe(),
+                &report,
+                &summary,
+                witnesses.as_ref(),
+                json,
+            ))
         }
-        LedgerAction::Tiles { out } => {
+        LedgerAction::Tiles { out, witnessed } => {
             let report = on_log(target, |src| {
-                let log = PublishedLog::latest(src)?.ok_or_else(|| Error::NotInLedger {
+                let log = match witnessed {
+                    true => PublishedLog::witnessed(src)?,
+                    false => PublishedLog::latest(src)?,
+                };
+                let log = log.ok_or_else(|| Error::NotInLedger {
                     what: format!(
-                        "{} has no signed head yet (nothing was recorded since the log began)",
-                        target.describe()
+                        "{} has no {} head yet",
+                        target.describe(),
+                        if *witnessed { "witnessed" } else { "signed" }
                     ),
                 })?;
                 published::write_static(&log, out)
@@ -177,8 +227,31 @@ pub fn run(
 }
 
 /// Prints what `ledger verify` found; returns the exit code.
-fn print_verify(name: &str, report: &log::LogReport, summary: &Summary, json: bool) -> i32 {
-    let ok = report.ok && summary.integrity_ok && summary.reconciled;
+/// The quorum of `--witness-key` and `--witness-quorum`.
+fn quorum(keys: &[String], k: Option<usize>) -> Result<Option<Quorum>, Error> {
+    if keys.is_empty() {
+        return Ok(None);
+    }
+    let bad = |what: String| Error::BadOperatorRequest { what };
+    let witnesses = keys
+        .iter()
+        .map(|k| Vkey::parse(k).map_err(|e| bad(format!("--witness-key {k}: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let k = k.unwrap_or(witnesses.len());
+    Quorum::new(witnesses, k)
+        .map(Some)
+        .map_err(|e| bad(format!("--witness-quorum: {e}")))
+}
+
+fn print_verify(
+    name: &str,
+    report: &log::LogReport,
+    summary: &Summary,
+    witnesses: Option<&WitnessCheck>,
+    json: bool,
+) -> i32 {
+    let ok =
+        report.ok && summary.integrity_ok && summary.reconciled && witnesses.is_none_or(|w| w.ok);
     if json {
         print_json(
             "ledger_verify",
@@ -187,6 +260,7 @@ fn print_verify(name: &str, report: &log::LogReport, summary: &Summary, json: bo
                 "log": report,
                 "integrity_ok": summary.integrity_ok,
                 "reconciled": summary.reconciled,
+                "witnesses": witnesses,
             }),
         );
     } else {
@@ -204,6 +278,28 @@ fn print_verify(name: &str, report: &log::LogReport, summary: &Summary, json: bo
         }
         if !summary.reconciled {
             outln!("  totals DO NOT RECONCILE (run `issuer ledger`)");
+        }
+        if let Some(w) = witnesses {
+            match w.witnessed_size {
+                Some(size) => outln!(
+                    "  witnessed head: size {size} of {}, cosigned by {} ({} needed: {})",
+                    w.latest_size.unwrap_or(0),
+                    if w.cosigned_by.is_empty() {
+                        "none of the witnesses given".to_string()
+                    } else {
+                        w.cosigned_by.join(", ")
+                    },
+                    w.quorum,
+                    if w.ok { "met" } else { "NOT MET" }
+                ),
+                None => outln!(
+                    "  NO HEAD IS COSIGNED by its witnesses ({} needed)",
+                    w.quorum
+                ),
+            }
+            for b in &w.bad {
+                outln!("  BAD COSIGNATURE {b}");
+            }
         }
         outln!(
             "{}",

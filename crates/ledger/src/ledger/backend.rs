@@ -54,6 +54,11 @@ pub trait Backend: Send + Sync {
     /// Runs `f` on the ledger as a log; `false` when there is no ledger.
     fn with_log(&self, f: &mut LogReads) -> Result<bool, Error>;
 
+    /// Adds witnesses' cosignatures to the stored head of `size`: its note
+    /// becomes `cosigned` if it is still `note` (`false`: it changed
+    /// meanwhile, e.g. another node stored its cosignatures first).
+    fn cosign_head(&self, size: u64, note: &str, cosigned: &str) -> Result<bool, Error>;
+
     /// The verifier key file of heads stored without their signer (the
     /// store's SQLite ledger is signed with the store's own key).
     fn default_signer(&self) -> Option<PathBuf> {
@@ -183,6 +188,10 @@ impl Backend for SqliteLedger {
 
     fn default_signer(&self) -> Option<PathBuf> {
         Some(super::log::public_path(&self.store))
+    }
+
+    fn cosign_head(&self, size: u64, note: &str, cosigned: &str) -> Result<bool, Error> {
+        Ledger::open(&self.path)?.cosign_head(size, note, cosigned)
     }
 
     fn summary(&self) -> Result<Summary, Error> {

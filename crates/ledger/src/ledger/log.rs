@@ -575,7 +575,15 @@ pub trait LogSource {
     fn tile(&self, id: TileId) -> Result<Vec<Hash>, Error>;
     /// Leaves the tiles cover.
     fn tiles_covered(&self) -> Result<u64, Error>;
+    /// The largest head whose note carries witnesses' cosignatures (a
+    /// signature line besides the log's: the issuer stores them only once
+    /// its quorum policy is met, docs/REDEMPTION.md §Cosigned checkpoints).
+    fn latest_witnessed_head(&self) -> Result<Option<StoredHead>, Error>;
 }
+
+/// SQL (SQLite and PostgreSQL alike) matching a note with two signature
+/// lines or more: the log's and a witness's.
+pub const COSIGNED_NOTE: &str = "checkpoint LIKE '%— %— %'";
 
 /// No tile stored: the tiles of a log built from its first leaf.
 struct NoTiles;

@@ -20,6 +20,7 @@ mod sqlite_log;
 mod sqlite_tx;
 pub mod target;
 pub mod tiles;
+pub mod witnessed;
 pub mod writer;
 
 use std::path::{Path, PathBuf};
@@ -503,6 +504,18 @@ impl Ledger {
     pub fn identity(&self) -> Result<String, Error> {
         self.conn
             .query_row("SELECT id FROM ledger_identity", [], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
+    /// [`Backend::cosign_head`] on this ledger.
+    pub fn cosign_head(&self, size: u64, note: &str, cosigned: &str) -> Result<bool, Error> {
+        let size = i64::try_from(size).unwrap_or(i64::MAX);
+        self.conn
+            .execute(
+                "UPDATE ledger_heads SET checkpoint = ?1 WHERE size = ?2 AND checkpoint = ?3",
+                rusqlite::params![cosigned, size, note],
+            )
+            .map(|n| n == 1)
             .map_err(|e| self.err(e))
     }
 

@@ -1112,6 +1112,20 @@ impl LogSource for PgLedger {
         Ok(row.as_ref().map(read_head))
     }
 
+    fn latest_witnessed_head(&self) -> Result<Option<StoredHead>, Error> {
+        let row = self
+            .conn()?
+            .query_opt(
+                &format!(
+                    "SELECT {HEAD_COLUMNS} FROM ledger_heads WHERE {} ORDER BY size DESC LIMIT 1",
+                    super::log::COSIGNED_NOTE
+                ),
+                &[],
+            )
+            .map_err(|e| self.db_error(&e))?;
+        Ok(row.as_ref().map(read_head))
+    }
+
     fn entries(&self, from: u64, to: u64) -> Result<Vec<String>, Error> {
         let (from_i, to_i) = (
             i64::try_from(from).unwrap_or(i64::MAX),
@@ -1854,6 +1868,18 @@ impl Backend for PgLedger {
 
     fn lookup(&self, u: ops::UnitRef, _busy: Duration) -> Result<Option<Recorded>, Error> {
         PgLedger::lookup(self, u.game, u.emission, u.block, u.index)
+    }
+
+    fn cosign_head(&self, size: u64, note: &str, cosigned: &str) -> Result<bool, Error> {
+        self.check_schema()?;
+        let size = i64::try_from(size).unwrap_or(i64::MAX);
+        self.conn()?
+            .execute(
+                "UPDATE ledger_heads SET checkpoint = $1 WHERE size = $2 AND checkpoint = $3",
+                &[&cosigned, &size, &note],
+            )
+            .map(|n| n == 1)
+            .map_err(|e| self.db_error(&e))
     }
 
     fn with_log(&self, f: &mut LogReads) -> Result<bool, Error> {

@@ -282,6 +282,14 @@ impl<'s> PublishedLog<'s> {
             .map(|head| PublishedLog { source, head }))
     }
 
+    /// The log of `source` as of its latest head that witnesses cosigned
+    /// (docs/REDEMPTION.md §Cosigned checkpoints); `None` before one.
+    pub fn witnessed(source: &'s dyn LogSource) -> Result<Option<PublishedLog<'s>>, Error> {
+        Ok(source
+            .latest_witnessed_head()?
+            .map(|head| PublishedLog { source, head }))
+    }
+
     /// Entries under the head.
     #[must_use]
     pub fn size(&self) -> u64 {

@@ -366,6 +366,20 @@ impl LogSource for Ledger {
             .map_err(|e| self.err(e))
     }
 
+    fn latest_witnessed_head(&self) -> Result<Option<StoredHead>, Error> {
+        self.conn
+            .query_row(
+                &format!(
+                    "SELECT {HEAD_COLUMNS} FROM ledger_heads WHERE {} ORDER BY size DESC LIMIT 1",
+                    super::log::COSIGNED_NOTE
+                ),
+                [],
+                read_head,
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
     fn redemption_entry(&self, p: Place) -> Result<Option<StoredEntry>, Error> {
         Ok(read_redemptions(
             &self.conn,

@@ -170,6 +170,12 @@ impl LedgerTarget {
         Ok(out)
     }
 
+    /// Adds witnesses' cosignatures to the stored head of `size`
+    /// ([`Backend::cosign_head`]).
+    pub fn cosign_head(&self, size: u64, note: &str, cosigned: &str) -> Result<bool, Error> {
+        self.backend.cosign_head(size, note, cosigned)
+    }
+
     /// Publishes the issuer's end of claims as a log entry ([`Op::EndClaims`],
     /// under a new head signed with `store`'s ledger key); returns the one in
     /// the ledger (the first published stands).
