@@ -6,6 +6,7 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use ticket_issuer::ledger::witnessed::Quorum;
 
 use sha2::{Digest, Sha256};
 
@@ -69,6 +70,14 @@ pub struct Args {
     /// the store's. A shared PostgreSQL ledger: repeat it for each node's.
     #[arg(long, value_name = "FILE", requires = "emission")]
     pub ledger_key: Vec<PathBuf>,
+    /// A witness's verifier key (C2SP vkey): the ledger's latest witnessed
+    /// head must carry --witness-quorum of their cosignatures
+    /// (`ledger/witnessed`). Repeat for each witness.
+    #[arg(long, value_name = "VKEY")]
+    pub witness_key: Vec<String>,
+    /// With --witness-key: cosignatures needed (default: every witness's).
+    #[arg(long, value_name = "K", requires = "witness_key")]
+    pub witness_quorum: Option<usize>,
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -292,7 +301,17 @@ fn reconcile_ledger(
         .iter()
         .map(|p| ticket_issuer::seal::read_public(p))
         .collect::<Result<Vec<_>, _>>()?;
-    ticket_issuer::reconcile(&target, game, emission, blocks, &keys.access(), &signers)
+    let witnesses = Quorum::from_args(&args.witness_key, args.witness_quorum)
+        .map_err(|what| Error::BadOperatorRequest { what })?;
+    ticket_issuer::reconcile(
+        &target,
+        game,
+        emission,
+        blocks,
+        &keys.access(),
+        &signers,
+        witnesses.as_ref(),
+    )
 }
 
 /// The payout rule against the game's exact figures and the blocks'.

@@ -50,10 +50,13 @@ fn a_node_publishes_checkpoints_its_witnesses_cosigned() {
     drop(server);
     let public =
         ticket_issuer::seal::read_public(&Store::new(&store).ledger_public_key_path()).unwrap();
+    // The witnesses' `--log`: as `ledger head --json` names it.
+    let head = run(&["ledger", "head", "--json"], 0).json();
     let log = (
-        ticket_issuer::ledger::log::origin(&public),
-        verifier_key(&public),
+        head["origin"].as_str().unwrap().to_string(),
+        head["verifier_key"].as_str().unwrap().to_string(),
     );
+    assert_eq!(log.1, verifier_key(&public));
 
     let witness = |n: usize| {
         let wdir = dir.path().join(format!("witness-{n}"));
@@ -123,6 +126,33 @@ fn a_node_publishes_checkpoints_its_witnesses_cosigned() {
         verify["witnesses"]["cosigned_by"].as_array().unwrap().len(),
         2
     );
+    // The audit checks the same (`ledger/witnessed`).
+    let out = dir.path().join("audit");
+    run(
+        &[
+            "audit",
+            "--emission",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+            "--witness-key",
+            &v1,
+            "--witness-key",
+            &v2,
+        ],
+        0,
+    );
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let witnessed_check = report["ledger"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "ledger/witnessed")
+        .cloned()
+        .unwrap();
+    assert_eq!(witnessed_check["ok"], true, "{witnessed_check}");
 
     // A witness down: the node fails closed, the published checkpoint
     // stays where both cosigned while the log grows; back, it catches up

@@ -197,7 +197,15 @@ pub fn close(
         audits.push(audit_block(&block, &b.file_sha256)?);
     }
     let signers: Vec<VerifyingKey> = Vec::new();
-    let evidence = crate::reconcile(target, game, emission, &audits, &issuer.keys, &signers)?;
+    let evidence = crate::reconcile(
+        target,
+        game,
+        emission,
+        &audits,
+        &issuer.keys,
+        &signers,
+        None,
+    )?;
     let reconciled = evidence
         .checks
         .iter()

@@ -25,6 +25,7 @@ use crate::ledger::emission_rows::{At, EmissionRow, PaidRow, PlayRead};
 use crate::ledger::log;
 use crate::ledger::ops::{PLAY_ENDED, PLAY_STOPPED};
 use crate::ledger::target::LedgerTarget;
+use crate::ledger::witnessed::{self, Quorum, WitnessCheck};
 use crate::money::Cents;
 use crate::record::PREFIX_SIZE;
 use crate::records_key::KeyAccess;
@@ -119,6 +120,7 @@ pub fn reconcile(
     blocks: &[BlockAudit],
     keys: &KeyAccess<'_>,
     signers: &[VerifyingKey],
+    witnesses: Option<&Quorum>,
 ) -> Result<LedgerEvidence, Error> {
     let ledger = target.describe();
     let step_by_step = game.step_by_step();
@@ -269,7 +271,7 @@ pub fn reconcile(
             detail,
         ));
     }
-    checks.extend(ledger_checks(target, signers)?);
+    checks.extend(ledger_checks(target, signers, witnesses)?);
     let (realised_return, expected_return, band_99) = found.over.returns(game);
     Ok(LedgerEvidence {
         ledger,
@@ -1118,7 +1120,11 @@ fn bound_check(target: &LedgerTarget, blocks: &[BlockAudit], exists: bool) -> Re
 
 /// The ledger's own checks: its summary reconciles, its integrity check
 /// passes, its log verifies under its signed heads.
-fn ledger_checks(target: &LedgerTarget, signers: &[VerifyingKey]) -> Result<Vec<Check>, Error> {
+fn ledger_checks(
+    target: &LedgerTarget,
+    signers: &[VerifyingKey],
+    witnesses: Option<&Quorum>,
+) -> Result<Vec<Check>, Error> {
     let summary = target.summary()?;
     let unreconciled: Vec<String> = summary
         .blocks
@@ -1191,5 +1197,42 @@ fn ledger_checks(target: &LedgerTarget, signers: &[VerifyingKey]) -> Result<Vec<
             )
         }
     });
+    if let Some(quorum) = witnesses {
+        let check = target
+            .with_log(|source| witnessed::check(source, quorum))?
+            .unwrap_or(WitnessCheck {
+                quorum: format!("{} of {}", quorum.k, quorum.witnesses.len()),
+                witnessed_size: None,
+                latest_size: None,
+                cosigned_by: Vec::new(),
+                bad: Vec::new(),
+                ok: false,
+            });
+        let mut detail = match check.witnessed_size {
+            Some(size) => format!(
+                "the latest witnessed head, size {size} of {}, is cosigned by {} ({} needed)",
+                check.latest_size.unwrap_or(0),
+                match check.cosigned_by.is_empty() {
+                    true => "none of the witnesses given".to_string(),
+                    false => check.cosigned_by.join(", "),
+                },
+                check.quorum
+            ),
+            None => format!(
+                "no head is cosigned by its witnesses ({} needed)",
+                check.quorum
+            ),
+        };
+        for b in &check.bad {
+            detail.push_str(&format!("; bad cosignature {b}"));
+        }
+        checks.push(Check::new(
+            "ledger/witnessed".into(),
+            "ledger",
+            "the log's latest witnessed head carries the cosignatures of its witnesses' quorum, none forged",
+            check.ok,
+            detail,
+        ));
+    }
     Ok(checks)
 }

@@ -9,7 +9,6 @@ use ticket_issuer::ledger::witnessed::{self, Quorum, WitnessCheck};
 use ticket_issuer::ledger::Summary;
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
-use ticket_issuer::witness::note::Vkey;
 
 use super::LedgerAction;
 use crate::cli::print_json;
@@ -124,7 +123,8 @@ pub fn run(
                 .as_ref()
                 .map(|p| std::fs::read_to_string(p).map_err(|e| Error::io(p, e)))
                 .transpose()?;
-            let quorum = quorum(witness_key, *witness_quorum)?;
+            let quorum = Quorum::from_args(witness_key, *witness_quorum)
+                .map_err(|what| Error::BadOperatorRequest { what })?;
             let (report, witnesses) = on_log(target, |src| {
                 let report = log::verify(src, &signers, extra.as_deref())?;
                 let witnesses = quorum
@@ -227,22 +227,6 @@ pub fn run(
 }
 
 /// Prints what `ledger verify` found; returns the exit code.
-/// The quorum of `--witness-key` and `--witness-quorum`.
-fn quorum(keys: &[String], k: Option<usize>) -> Result<Option<Quorum>, Error> {
-    if keys.is_empty() {
-        return Ok(None);
-    }
-    let bad = |what: String| Error::BadOperatorRequest { what };
-    let witnesses = keys
-        .iter()
-        .map(|k| Vkey::parse(k).map_err(|e| bad(format!("--witness-key {k}: {e}"))))
-        .collect::<Result<Vec<_>, _>>()?;
-    let k = k.unwrap_or(witnesses.len());
-    Quorum::new(witnesses, k)
-        .map(Some)
-        .map_err(|e| bad(format!("--witness-quorum: {e}")))
-}
-
 fn print_verify(
     name: &str,
     report: &log::LogReport,

@@ -43,6 +43,22 @@ impl Quorum {
         Ok(Quorum { witnesses, k })
     }
 
+    /// The quorum of the command line: witness verifier keys (`--witness-key`)
+    /// and K (default: all); `None` when no key is given.
+    pub fn from_args(keys: &[String], k: Option<usize>) -> Result<Option<Quorum>, String> {
+        if keys.is_empty() {
+            return Ok(None);
+        }
+        let witnesses = keys
+            .iter()
+            .map(|key| Vkey::parse(key).map_err(|e| format!("--witness-key {key}: {e}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let k = k.unwrap_or(witnesses.len());
+        Quorum::new(witnesses, k)
+            .map(Some)
+            .map_err(|e| format!("--witness-quorum: {e}"))
+    }
+
     /// The witnesses whose cosignature on `note` verifies.
     #[must_use]
     pub fn cosigners(&self, note: &str) -> Vec<&Vkey> {
