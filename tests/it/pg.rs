@@ -1702,3 +1702,163 @@ fn pg_the_sequencer_back_fills_missing_tiles_from_the_leaves() {
         "{proof}"
     );
 }
+
+/// Two serve nodes on one PostgreSQL ledger, each collecting the
+/// cosignatures of one witness that follows both nodes' logs (each node
+/// signs the heads it makes with its own key), under 8 clients' load:
+/// every checkpoint either node publishes meanwhile carries the witness's
+/// cosignature and the root of the database's leaves at its size; once
+/// the load ends both publish the latest head, and `ledger verify
+/// --witness-key` holds (docs/REDEMPTION.md §Cosigned checkpoints).
+#[test]
+fn pg_two_nodes_publish_checkpoints_their_witness_cosigned_under_load() {
+    let Some((_pg, dir, a, b, url)) = migrated("pg_two_nodes_publish_checkpoints…") else {
+        return;
+    };
+    let ledger_key = |s: &Path| Store::new(s).ledger_signing_key().unwrap().verifying_key();
+    let keys = [ledger_key(&a), ledger_key(&b)];
+    let logs: Vec<(String, String)> = keys
+        .iter()
+        .map(|k| {
+            (
+                ticket_issuer::ledger::log::origin(k),
+                ticket_issuer::ledger::log::verifier_key(k),
+            )
+        })
+        .collect();
+    let wdir = dir.path().join("witness");
+    std::fs::create_dir_all(&wdir).unwrap();
+    let (wkey, wvkey) = crate::witness::keygen(&wdir);
+    let witness = crate::witness::Served::start_for(&wkey, &wdir.join("state"), &logs);
+    let ids: Vec<String> = (0..400).map(|i| id(&a, i)).collect();
+    sellable(&a, Some(&url), &ids);
+    let node = |s: &Path| {
+        Server::start_with(
+            s,
+            &[
+                "--ledger",
+                &url,
+                "--witness",
+                &witness.url,
+                &wvkey,
+                "--witness-every",
+                "1",
+            ],
+        )
+    };
+    let servers = [node(&a), node(&b)];
+
+    // 8 clients redeem 400 IDs while a poller reads both nodes' checkpoints.
+    const CLIENTS: usize = 8;
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (seen, paid) = std::thread::scope(|s| {
+        let poller = s.spawn(|| {
+            let agent = agent();
+            let mut seen = Vec::new();
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                for server in &servers {
+                    let (status, note) = get(&agent, server, "/v1/log/checkpoint");
+                    if status == 200 {
+                        seen.push(note);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            seen
+        });
+        let clients: Vec<_> = (0..CLIENTS)
+            .map(|c| {
+                let (server, ids) = (&servers[c % 2], &ids);
+                s.spawn(move || {
+                    let agent = agent();
+                    ids.iter()
+                        .skip(c)
+                        .step_by(CLIENTS)
+                        .filter(|unit| {
+                            let (status, r) =
+                                post(&agent, server, "/v1/redemptions", json!({ "id": unit }));
+                            assert_eq!(status, 200, "{r}");
+                            true
+                        })
+                        .count()
+                })
+            })
+            .collect();
+        let paid: usize = clients.into_iter().map(|h| h.join().unwrap()).sum();
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        (poller.join().unwrap(), paid)
+    });
+    assert_eq!(paid, ids.len());
+
+    // Both nodes end up publishing the latest head, cosigned.
+    let latest = || -> u64 {
+        sql(&url)
+            .query_one("SELECT MAX(size) FROM ledger_heads", &[])
+            .unwrap()
+            .get::<_, i64>(0) as u64
+    };
+    let witness_vkey = ticket_issuer::witness::note::Vkey::parse(&wvkey).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let last: Vec<String> = loop {
+        let notes: Vec<String> = servers
+            .iter()
+            .map(|s| get(&agent(), s, "/v1/log/checkpoint").1)
+            .collect();
+        let size = latest();
+        let caught_up = notes.iter().all(|n| {
+            keys.iter()
+                .find_map(|k| ticket_issuer::ledger::log::open_checkpoint(n, k).ok())
+                .is_some_and(|c| c.size == size)
+        });
+        if caught_up {
+            break notes;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never caught up with {size}: {notes:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    // Every checkpoint published, during the load and after: cosigned,
+    // signed by a node, and the root of the database's leaves.
+    let leaves = leaf_hashes(&url);
+    assert!(
+        seen.len() > 10,
+        "the poller read {} checkpoints",
+        seen.len()
+    );
+    for note in seen.iter().chain(&last) {
+        ticket_issuer::witness::cosignature::verify_cosignature(note, &witness_vkey)
+            .unwrap_or_else(|e| panic!("{e}: {note}"));
+        let key = keys
+            .iter()
+            .find(|k| ticket_issuer::ledger::log::open_checkpoint(note, k).is_ok())
+            .expect("signed by a node");
+        let (_, size, root) = open_note(note, key);
+        assert_eq!(root, mth(&leaves[..size as usize]), "size {size}");
+    }
+    let pems: Vec<String> = [&a, &b]
+        .iter()
+        .map(|s| s.join("keys/ledger.pub.pem").display().to_string())
+        .collect();
+    let verified = issuer(
+        &a,
+        &[
+            "ledger",
+            "verify",
+            "--ledger",
+            &url,
+            "--ledger-key",
+            &pems[0],
+            "--ledger-key",
+            &pems[1],
+            "--witness-key",
+            &wvkey,
+            "--json",
+        ],
+    )
+    .expect_code(0)
+    .json();
+    assert_eq!(verified["witnesses"]["ok"], true, "{verified}");
+    drop(witness);
+}
