@@ -68,19 +68,23 @@ fn a_node_publishes_checkpoints_its_witnesses_cosigned() {
     let (k2, s2, v2) = witness(2);
     let w1 = Served::start_for(&k1, &s1, std::slice::from_ref(&log));
     let w2 = Served::start_for(&k2, &s2, std::slice::from_ref(&log));
-    let server = Server::start_with(
-        &store,
-        &[
-            "--witness",
-            &w1.url,
-            &v1,
-            "--witness",
-            &w2.url,
-            &v2,
-            "--witness-every",
-            "1",
-        ],
-    );
+    // A node collecting both witnesses' cosignatures, every second.
+    let both = |w1: &Served, w2: &Served| {
+        Server::start_with(
+            &store,
+            &[
+                "--witness",
+                &w1.url,
+                &v1,
+                "--witness",
+                &w2.url,
+                &v2,
+                "--witness-every",
+                "1",
+            ],
+        )
+    };
+    let server = both(&w1, &w2);
     let checkpoint = || {
         let (status, text) = call(
             &a,
@@ -128,7 +132,10 @@ fn a_node_publishes_checkpoints_its_witnesses_cosigned() {
     );
     // The audit checks the same (`ledger/witnessed`).
     let out = dir.path().join("audit");
-    run(
+    // Its statistical tests may flag a 30-unit block by chance: the
+    // ledger's checks are what this test reads.
+    let audit = issuer(
+        &store,
         &[
             "audit",
             "--emission",
@@ -141,8 +148,8 @@ fn a_node_publishes_checkpoints_its_witnesses_cosigned() {
             "--witness-key",
             &v2,
         ],
-        0,
     );
+    assert!(audit.code <= 1, "{}", audit.stderr);
     let report: Value =
         serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
     let witnessed_check = report["ledger"]["checks"]
@@ -182,19 +189,7 @@ fn a_node_publishes_checkpoints_its_witnesses_cosigned() {
     );
     let w2 = Served::start_for(&k2, &s2, std::slice::from_ref(&log));
     drop(server);
-    let server = Server::start_with(
-        &store,
-        &[
-            "--witness",
-            &w1.url,
-            &v1,
-            "--witness",
-            &w2.url,
-            &v2,
-            "--witness-every",
-            "1",
-        ],
-    );
+    let server = both(&w1, &w2);
     let caught_up = eventually("the grown head cosigned", || {
         let (status, note) = call(
             &a,

@@ -451,6 +451,30 @@ fn voids_chosen_among_losers_are_flagged_by_the_audit() {
 
 /// `status --alert-top-lots K` flags a game and price whose K highest lots
 /// are all sold while units remain (REDEMPTION.md §Prizes remaining).
+/// The ID of the one unit of emission 1 block 1 of `store` holding `lot`,
+/// found by an audit (written under `dir`) in its outcomes.
+fn units_holding(store: &std::path::Path, dir: &std::path::Path, lot: &str) -> String {
+    let out = dir.join("audit");
+    let args = [
+        "audit",
+        "--emission",
+        "1",
+        "--no-ledger",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ];
+    issuer(store, &args).expect_code(0);
+    let outcomes = std::fs::read_to_string(out.join("outcomes-e1-b1.tsv")).unwrap();
+    let holding: Vec<&str> = outcomes
+        .lines()
+        .filter(|l| l.split('\t').nth(2) == Some(lot))
+        .map(|l| l.split('\t').next().unwrap())
+        .collect();
+    assert_eq!(holding.len(), 1, "{lot}");
+    holding[0].to_string()
+}
+
 #[test]
 fn status_flags_a_game_whose_top_lots_are_gone() {
     let (dir, store, _block) = crate::common::shared_block(100).copy_store();
@@ -465,26 +489,7 @@ fn status_flags_a_game_whose_top_lots_are_gone() {
         (Some(1), Some(false))
     );
     // The top lot's unit, found in the audit's outcomes, handed out.
-    let out = dir.path().join("audit");
-    run(
-        &[
-            "audit",
-            "--emission",
-            "1",
-            "--no-ledger",
-            "--out",
-            out.to_str().unwrap(),
-            "-q",
-        ],
-        0,
-    );
-    let outcomes = std::fs::read_to_string(out.join("outcomes-e1-b1.tsv")).unwrap();
-    let top: Vec<&str> = outcomes
-        .lines()
-        .filter(|l| l.split('\t').nth(2) == Some("chandelier-3"))
-        .map(|l| l.split('\t').next().unwrap())
-        .collect();
-    assert_eq!(top.len(), 1);
+    let top = [units_holding(&store, dir.path(), "chandelier-3")];
     let ids = dir.path().join("top.txt");
     std::fs::write(&ids, format!("{}\n", top[0])).unwrap();
     run(
@@ -527,26 +532,7 @@ fn serve_stops_selling_once_the_top_lots_are_gone() {
     let (dir, store, _block) = crate::common::shared_block(100).copy_store();
     let run = |args: &[&str], code| issuer(&store, args).expect_code(code);
     run(&["close", "--emission", "1"], 0);
-    let out = dir.path().join("audit");
-    run(
-        &[
-            "audit",
-            "--emission",
-            "1",
-            "--no-ledger",
-            "--out",
-            out.to_str().unwrap(),
-            "-q",
-        ],
-        0,
-    );
-    let outcomes = std::fs::read_to_string(out.join("outcomes-e1-b1.tsv")).unwrap();
-    let top: String = outcomes
-        .lines()
-        .find(|l| l.split('\t').nth(2) == Some("chandelier-3"))
-        .and_then(|l| l.split('\t').next())
-        .unwrap()
-        .to_string();
+    let top = units_holding(&store, dir.path(), "chandelier-3");
     let server = Server::start_with_tokens(
         &store,
         &tokens(),
