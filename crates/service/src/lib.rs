@@ -379,6 +379,39 @@ struct CheckQuery {
     stopped_after_rolls: Option<u32>,
 }
 
+/// `?receipt=true` of a sale or a redemption: the answer carries the
+/// entry's receipt (docs/REDEMPTION.md §Receipts); without it, nothing
+/// more is read.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReceiptQuery {
+    #[serde(default)]
+    receipt: bool,
+}
+
+/// `?receipt=` of a sale or a redemption (false when absent); another
+/// query is refused as our error object (`400 invalid_request`).
+struct ReceiptAsked(bool);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for ReceiptAsked {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<ReceiptAsked, ApiError> {
+        <Query<ReceiptQuery> as axum::extract::FromRequestParts<S>>::from_request_parts(
+            parts, state,
+        )
+        .await
+        .map(|Query(q)| ReceiptAsked(q.receipt))
+        .map_err(|_| ApiError::Request {
+            code: "invalid_request",
+            message: "the query is not ?receipt=true or ?receipt=false".into(),
+        })
+    }
+}
+
 /// Why a request is not answered with its work's result: the request
 /// itself is malformed (400, its code), or the library refused or failed
 /// (the error's own status and object). One `IntoResponse` for every
@@ -524,6 +557,7 @@ fn outcome_response<T: Serialize>(
 async fn redeem_one(
     State(state): State<AppState>,
     IdempotencyKey(key): IdempotencyKey,
+    ReceiptAsked(with_receipt): ReceiptAsked,
     JsonBody(request): JsonBody<UnitRequest>,
 ) -> Response {
     let started = Instant::now();
@@ -533,9 +567,13 @@ async fn redeem_one(
     };
     let worker = Arc::clone(&state);
     let outcome = match blocking(move || {
-        worker
+        let r = worker
             .redeemer
-            .redeem_keyed(&id, request.stopped_after_rolls, key.as_deref())
+            .redeem_keyed(&id, request.stopped_after_rolls, key.as_deref())?;
+        if with_receipt {
+            return worker.redeemer.with_receipt(r);
+        }
+        Ok(r)
     })
     .await
     {
@@ -702,6 +740,7 @@ async fn answer<T: Serialize + Send + 'static>(
 async fn sell(
     State(state): State<AppState>,
     IdempotencyKey(key): IdempotencyKey,
+    ReceiptAsked(with_receipt): ReceiptAsked,
     JsonBody(request): JsonBody<SaleRequest>,
 ) -> Response {
     let price = request.price.map(|p| match p {
@@ -717,6 +756,9 @@ async fn sell(
         let sale = r.sell_keyed(game, game.price_cents(price.as_deref())?, key.as_deref())?;
         if let Some(watch) = &watch {
             watch.after_sale(&sale);
+        }
+        if with_receipt {
+            return r.sale_with_receipt(sale);
         }
         Ok(sale)
     })
@@ -748,6 +790,13 @@ async fn stop(
         r.play_keyed(&id.parse()?, PlayAction::Stop, key.as_deref())
     })
     .await
+}
+
+/// `GET /v1/receipts/{id}`: the receipts of the unit's sale and
+/// redemption against the published checkpoint; the ID authenticated as
+/// a check's is.
+async fn receipts(State(state): State<AppState>, UrlPath(id): UrlPath<String>) -> Response {
+    answer(state, "receipts", move |r| r.receipts(&id.parse()?)).await
 }
 
 async fn play_state(State(state): State<AppState>, UrlPath(id): UrlPath<String>) -> Response {
@@ -1286,6 +1335,13 @@ fn unit_schema() -> serde_json::Value {
 
 /// Every route: its description and its handler. The router and
 /// `GET /v1/openapi.json` are both made from it.
+/// `?receipt=` of a sale or a redemption.
+const RECEIPT_QUERY: &[(&str, &str, &str)] = &[(
+    "receipt",
+    "boolean",
+    "true: the answer carries the entry's receipt (docs/REDEMPTION.md §Receipts)",
+)];
+
 fn routes() -> Vec<(RouteDoc, Option<axum::routing::MethodRouter<AppState>>)> {
     use serde_json::json;
     let refusals: &'static [(u16, &'static str, &'static str)] = &[
@@ -1318,10 +1374,11 @@ fn routes() -> Vec<(RouteDoc, Option<axum::routing::MethodRouter<AppState>>)> {
         (
             RouteDoc {
                 idempotent: true,
+                query: RECEIPT_QUERY,
                 answers: &[(
                     200,
                     "redemption",
-                    "paid (durable), with its proof and ledger entry",
+                    "paid (durable), with its proof and ledger entry (and its receipt, asked with ?receipt=true)",
                 )],
                 ..doc(
                     "POST",
@@ -1376,10 +1433,11 @@ fn routes() -> Vec<(RouteDoc, Option<axum::routing::MethodRouter<AppState>>)> {
         (
             RouteDoc {
                 idempotent: true,
+                query: RECEIPT_QUERY,
                 answers: &[(
                     200,
                     "sale",
-                    "the unit sold (durable): its ID and what the player sees before play",
+                    "the unit sold (durable): its ID and what the player sees before play (and its receipt, asked with ?receipt=true)",
                 )],
                 ..doc(
                     "POST",
@@ -1411,6 +1469,22 @@ fn routes() -> Vec<(RouteDoc, Option<axum::routing::MethodRouter<AppState>>)> {
                 )
             },
             Some(get(sale_under_key)),
+        ),
+        (
+            RouteDoc {
+                answers: &[(
+                    200,
+                    "receipts",
+                    "the receipts of the unit's sale and redemption entries against the published checkpoint (`null` where not under it yet)",
+                )],
+                ..doc(
+                    "GET",
+                    "/v1/receipts/{id}",
+                    "A unit's receipts: its entries proved in the published log",
+                    None,
+                )
+            },
+            Some(get(receipts)),
         ),
         (
             RouteDoc {

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::log::{missing_entry, LogSource, StoredHead};
-use super::tiles::WIDTH;
+use super::tiles::{TileId, TileSource, WIDTH};
 use crate::error::Error;
 use crate::merkle::{self, Hash};
 
@@ -358,6 +358,23 @@ impl<'s> PublishedLog<'s> {
             }
         }
         Ok(hashes)
+    }
+}
+
+/// The tiles as served under the head: a proof read through it
+/// ([`super::tiles::Cached`]) is made of what a mirror holds, and never
+/// depends on how far the stored tiling has gone.
+impl TileSource for PublishedLog<'_> {
+    fn tile(&mut self, (level, index): TileId) -> Result<Vec<Hash>, Error> {
+        // Hashes of `level` under the head: ⌊size / 256^level⌋.
+        let under = WIDTH
+            .checked_pow(u32::from(level))
+            .map_or(0, |span| self.size() / span);
+        let width = under.saturating_sub(index.saturating_mul(WIDTH)).min(WIDTH);
+        if width == 0 {
+            return Ok(Vec::new());
+        }
+        self.hashes(level, index, width as usize)
     }
 }
 

@@ -16,6 +16,7 @@ mod disclosure;
 mod keyed;
 mod operator;
 mod picture;
+mod receipts;
 mod remaining;
 mod sale;
 pub use block_seal::BlockSeal;
@@ -23,6 +24,7 @@ pub use disclosure::{Check, Disclosure, UnitInPlay};
 pub use keyed::batch_parts;
 pub use operator::Acted;
 pub use picture::PictureAsk;
+pub use receipts::{EntryReceipt, UnitReceipts};
 pub use remaining::{BlockRemaining, EmissionRemaining, PrizeLine, Remaining, TopLots};
 use sale::probe;
 pub use sale::{Marked, PlayView, Sale};
@@ -692,6 +694,7 @@ impl Located {
             redeemed_at: None,
             already_redeemed_at: None,
             ledger_entry: None,
+            receipt: None,
         };
         Ok(Authenticated { redemption, entry })
     }
