@@ -425,3 +425,61 @@ fn the_recipe_in_the_docs_checks_receipts() {
         })
     ));
 }
+
+#[test]
+fn pg_a_unit_s_receipts_come_once_its_entries_are_under_the_published_checkpoint() {
+    let Some(pg) = crate::pg::Cluster::start("pg_a_unit_s_receipts…") else {
+        return;
+    };
+    let (_dir, store) = te_store(UNITS);
+    pg.migrate(&store);
+    let url = pg.url();
+    let args = [
+        "mark-sold",
+        "--all",
+        "--emission",
+        "1",
+        "--game",
+        "tresors-ensables",
+        "--json",
+        "--ledger",
+        url.as_str(),
+    ];
+    issuer(&store, &args).expect_code(0);
+    let id = te_id(&store, 7);
+    played(&store, Some(&url), &id, None);
+    let answer = issuer(
+        &store,
+        &["redeem", &id, "--json", "--receipt", "--ledger", &url],
+    )
+    .expect_code(0)
+    .json();
+    let key = ledger_key(&store);
+    // Queued for the sequencer: null, or already under the checkpoint.
+    if !answer["receipt"].is_null() {
+        verified(&answer, &key);
+    }
+    let server = Server::start_with(&store, &["--ledger", url.as_str()]);
+    let a = agent();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let both = loop {
+        let (status, body) = get(&a, &server, &format!("/v1/receipts/{id}"));
+        assert_eq!(status, 200, "{body}");
+        let both: Value = serde_json::from_str(&body).unwrap();
+        if !both["sale"]["receipt"].is_null() && !both["redemption"]["receipt"].is_null() {
+            break both;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never under the checkpoint: {both}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let sale = verified(&both["sale"], &key);
+    let redemption = verified(&both["redemption"], &key);
+    assert!(sale
+        .entry
+        .starts_with(&format!("sale/v1|{}|tresors-ensables|1|1|7|", sale.index)));
+    assert!(redemption.entry.contains(&format!("|{id}|")));
+    assert!(redemption.tree_size > 256);
+}
