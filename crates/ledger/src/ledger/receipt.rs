@@ -235,3 +235,132 @@ impl Receipt {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use ed25519_dalek::SigningKey;
+
+    use super::*;
+    use crate::ledger::log::LedgerKey;
+    use crate::witness::cosignature::Cosigner;
+
+    /// A receipt of entry `index` of a log of `size` sale lines, made here
+    /// from the Merkle functions alone (no storage), signed by `key`.
+    fn made(key: &LedgerKey, size: u64, index: u64) -> Receipt {
+        let lines: Vec<String> = (0..size)
+            .map(|i| format!("sale/v1|{i}|ile-au-tresor|1|1|{i}|2026-01-05T10:00:00Z\n"))
+            .collect();
+        let leaves: Vec<Hash> = lines
+            .iter()
+            .map(|l| merkle::leaf_hash(l.as_bytes()))
+            .collect();
+        let proof = merkle::inclusion_proof(&leaves, index as usize).unwrap();
+        Receipt {
+            entry: lines[index as usize].clone(),
+            index,
+            tree_size: size,
+            inclusion_proof: proof.iter().map(|h| BASE64.encode(h)).collect(),
+            checkpoint: key.sign_checkpoint(size, &merkle::root_from_hashes(&leaves)),
+        }
+    }
+
+    #[test]
+    fn every_tampering_of_a_receipt_is_refused_by_its_own_check() {
+        let key = LedgerKey::from_signing(SigningKey::from_bytes(&[1; 32]));
+        let public = key.public();
+        let good = made(&key, 300, 257);
+        let proved = good.verify(&public, &[], 0).unwrap();
+        assert_eq!(proved.size, 300);
+        let mut flipped = good.clone();
+        let mut h = BASE64.decode(&flipped.inclusion_proof[1]).unwrap();
+        h[31] ^= 0x80;
+        flipped.inclusion_proof[1] = BASE64.encode(h);
+        let mut removed = good.clone();
+        removed.inclusion_proof.pop();
+        let mut trailing = good.clone();
+        trailing.inclusion_proof.push(BASE64.encode([0u8; 32]));
+        let mut short_hash = good.clone();
+        short_hash.inclusion_proof[0] = BASE64.encode([0u8; 31]);
+        let (text, signature) = good
+            .checkpoint
+            .split_at(good.checkpoint.rfind("\n\n").unwrap());
+        let mut unsigned = good.clone();
+        unsigned.checkpoint = format!("{text}\n");
+        let mut resigned = good.clone();
+        resigned.checkpoint = LedgerKey::from_signing(SigningKey::from_bytes(&[2; 32]))
+            .sign_checkpoint(300, &[0; 32]);
+        let mut altered = good.clone();
+        altered.checkpoint = good.checkpoint.replacen("\n300\n", "\n301\n", 1);
+        let mut moved = good.clone();
+        moved.entry = good.entry.replacen("|257|", "|256|", 1);
+        let mut grown = good.clone();
+        grown.entry.push('x');
+        for (what, receipt, check) in [
+            ("a proof hash flipped", flipped, "inclusion"),
+            ("a proof hash removed", removed, "inclusion"),
+            ("a proof hash added", trailing, "inclusion"),
+            ("a proof hash of 31 bytes", short_hash, "hash"),
+            ("no signature line", unsigned, "note"),
+            ("signed by another key", resigned, "signature"),
+            ("the size line altered", altered, "signature"),
+            ("the entry's position altered", moved, "position"),
+            ("trailing garbage in the entry", grown, "inclusion"),
+        ] {
+            let refused = receipt.verify(&public, &[], 0).expect_err(what);
+            let found = match refused {
+                ReceiptError::Inclusion { .. } => "inclusion",
+                ReceiptError::ProofHash(_) => "hash",
+                ReceiptError::Note(_) => "note",
+                ReceiptError::LogSignature { .. } => "signature",
+                ReceiptError::EntryIndex { .. } => "position",
+                other => panic!("{what}: {other:?}"),
+            };
+            assert_eq!(found, check, "{what}");
+        }
+        assert!(signature.starts_with("\n\n\u{2014} ticket-issuer/ledger/"));
+        // The receipt's size must be the checkpoint's, even where the
+        // proof's shape would fit another size.
+        let mut resized = good.clone();
+        resized.tree_size = 299;
+        assert!(matches!(
+            resized.verify(&public, &[], 0),
+            Err(ReceiptError::TreeSize {
+                receipt: 299,
+                checkpoint: 300
+            })
+        ));
+    }
+
+    #[test]
+    fn witnesses_count_towards_the_quorum_and_a_bad_line_is_refused() {
+        let key = LedgerKey::from_signing(SigningKey::from_bytes(&[1; 32]));
+        let good = made(&key, 5, 4);
+        let text = &good.checkpoint[..=good.checkpoint.rfind("\n\n").unwrap()];
+        let (a, b) = (
+            Cosigner::new(SigningKey::from_bytes(&[3; 32]), Some("a.example/w")).unwrap(),
+            Cosigner::new(SigningKey::from_bytes(&[4; 32]), Some("b.example/w")).unwrap(),
+        );
+        let both = [a.vkey().clone(), b.vkey().clone()];
+        let mut cosigned = good.clone();
+        cosigned.checkpoint.push_str(&a.cosign(text, 100));
+        let proved = cosigned.verify(&key.public(), &both, 1).unwrap();
+        assert_eq!(proved.cosigned_by, [("a.example/w".to_string(), 100)]);
+        assert!(matches!(
+            cosigned.verify(&key.public(), &both, 2),
+            Err(ReceiptError::Quorum { have: 1, need: 2, ref missing }) if missing == "b.example/w"
+        ));
+        // A's line moved to another time: refused, not merely not counted.
+        let mut other_time = good.clone();
+        let line = a.cosign(text, 100);
+        let (name, blob) = line.trim_end().rsplit_once(' ').unwrap();
+        let mut blob = BASE64.decode(blob).unwrap();
+        blob[11] ^= 1;
+        other_time
+            .checkpoint
+            .push_str(&format!("{name} {}\n", BASE64.encode(blob)));
+        assert!(matches!(
+            other_time.verify(&key.public(), &both, 0),
+            Err(ReceiptError::Cosignature(CosignatureError::Invalid { .. }))
+        ));
+    }
+}
