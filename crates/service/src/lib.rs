@@ -381,16 +381,16 @@ struct CheckQuery {
 
 /// `?receipt=true` of a sale or a redemption: the answer carries the
 /// entry's receipt (docs/REDEMPTION.md §Receipts); without it, nothing
-/// more is read.
+/// more is read. Other parameters are left alone, as before.
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct ReceiptQuery {
     #[serde(default)]
     receipt: bool,
 }
 
-/// `?receipt=` of a sale or a redemption (false when absent); another
-/// query is refused as our error object (`400 invalid_request`).
+/// `?receipt=` of a sale or a redemption (false when absent); a value
+/// other than `true` or `false` is refused as our error object (`400
+/// invalid_request`).
 struct ReceiptAsked(bool);
 
 impl<S: Send + Sync> axum::extract::FromRequestParts<S> for ReceiptAsked {
@@ -1333,8 +1333,6 @@ fn unit_schema() -> serde_json::Value {
     })
 }
 
-/// Every route: its description and its handler. The router and
-/// `GET /v1/openapi.json` are both made from it.
 /// `?receipt=` of a sale or a redemption.
 const RECEIPT_QUERY: &[(&str, &str, &str)] = &[(
     "receipt",
@@ -1342,6 +1340,8 @@ const RECEIPT_QUERY: &[(&str, &str, &str)] = &[(
     "true: the answer carries the entry's receipt (docs/REDEMPTION.md §Receipts)",
 )];
 
+/// Every route: its description and its handler. The router and
+/// `GET /v1/openapi.json` are both made from it.
 fn routes() -> Vec<(RouteDoc, Option<axum::routing::MethodRouter<AppState>>)> {
     use serde_json::json;
     let refusals: &'static [(u16, &'static str, &'static str)] = &[
