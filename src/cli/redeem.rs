@@ -39,6 +39,11 @@ pub struct Args {
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,
+    /// With --json: the answer carries the redemption's receipt, its log
+    /// entry proved in the published checkpoint (docs/REDEMPTION.md
+    /// §Receipts); `null` while the checkpoint does not cover it.
+    #[arg(long, requires = "json", conflicts_with_all = ["batch", "check"])]
+    pub receipt: bool,
     /// Keys.
     #[command(flatten)]
     pub keys: KeyArgs,
@@ -170,7 +175,10 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         }
         return Ok(0);
     }
-    let r = redeemer.redeem_keyed(&id, args.stopped_after_rolls, key)?;
+    let mut r = redeemer.redeem_keyed(&id, args.stopped_after_rolls, key)?;
+    if args.receipt {
+        r = redeemer.with_receipt(r)?;
+    }
     if args.json {
         print_json("redemption", &r);
         return Ok(0);

@@ -32,6 +32,11 @@ pub struct SellArgs {
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,
+    /// With --json: the answer carries the sale's receipt, its log entry
+    /// proved in the published checkpoint (docs/REDEMPTION.md §Receipts);
+    /// `null` while the checkpoint does not cover it.
+    #[arg(long, requires = "json")]
+    pub receipt: bool,
     /// Keys.
     #[command(flatten)]
     pub keys: KeyArgs,
@@ -105,10 +110,13 @@ pub fn sell(store: &Store, args: &SellArgs) -> Result<i32, Error> {
     let price_cents = game.price_cents(args.price.as_deref())?;
     let redeemer = redeemer(store, &args.keys, &args.ledger)?;
     let key = args.idempotency.key.as_deref();
-    let sale = match (args.lookup, key) {
+    let mut sale = match (args.lookup, key) {
         (true, Some(key)) => redeemer.sale_under_key(key)?,
         _ => redeemer.sell_keyed(game, price_cents, key)?,
     };
+    if args.receipt {
+        sale = redeemer.sale_with_receipt(sale)?;
+    }
     if args.json {
         print_json("sale", &sale);
     } else {

@@ -45,8 +45,12 @@ fn a_node_publishes_checkpoints_its_witnesses_cosigned() {
         )
         .unwrap();
         assert_eq!(status, 200, "{text}");
+        serde_json::from_str::<Value>(&text).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
     };
-    sell(&server);
+    let first = sell(&server);
     drop(server);
     let public =
         ticket_issuer::seal::read_public(&Store::new(&store).ledger_public_key_path()).unwrap();
@@ -112,6 +116,26 @@ fn a_node_publishes_checkpoints_its_witnesses_cosigned() {
         verify_cosignature(&note, v).unwrap();
     }
     assert_eq!(run(&["ledger", "head", "--witnessed"], 0).stdout, note);
+    // A player's receipt of the first sale: against the cosigned
+    // checkpoint, both cosignatures in it.
+    let (status, text) = call(
+        &a,
+        "GET",
+        &server.url(&format!("/v1/receipts/{first}")),
+        Some(TOKEN),
+        None,
+    )
+    .unwrap();
+    assert_eq!(status, 200, "{text}");
+    let receipt: ticket_issuer::ledger::receipt::Receipt = serde_json::from_value(
+        serde_json::from_str::<Value>(&text).unwrap()["sale"]["receipt"].clone(),
+    )
+    .unwrap();
+    assert_eq!(receipt.checkpoint, note);
+    let verified = receipt
+        .verify(&public, &[w1.vkey.clone(), w2.vkey.clone()], 2)
+        .unwrap();
+    assert_eq!(verified.cosigned_by.len(), 2);
     let verify = run(
         &[
             "ledger",

@@ -33,6 +33,7 @@ mod par;
 mod pg;
 mod picture;
 mod player_page;
+mod receipts;
 mod reconcile;
 mod redeem;
 mod rng;

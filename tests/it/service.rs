@@ -1626,6 +1626,7 @@ fn the_openapi_description_names_exactly_the_routes_served() {
         "POST /v1/redemptions",
         "POST /v1/redemptions/batch",
         "GET /v1/units/{id}",
+        "GET /v1/receipts/{id}",
         "POST /v1/sales",
         "GET /v1/sales/{key}",
         "GET /v1/plays/{id}",
@@ -1648,7 +1649,7 @@ fn the_openapi_description_names_exactly_the_routes_served() {
     ] {
         assert!(served.iter().any(|s| s == route), "{route} described");
     }
-    assert_eq!(served.len(), 22, "{served:?}");
+    assert_eq!(served.len(), 23, "{served:?}");
     let (status, _) = get(&a, &server, "/v1/undescribed");
     assert_eq!(status, 404);
 }

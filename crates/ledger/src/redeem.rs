@@ -10,6 +10,7 @@ use ed25519_dalek::VerifyingKey;
 use serde::Serialize;
 
 use crate::error::Error;
+use crate::ledger::receipt::Receipt;
 use crate::ledger::Committed;
 use crate::records_key::{KeyAccess, RecordsKeyFile};
 use crate::store::{Secrets, Store};
@@ -56,6 +57,13 @@ pub struct Redemption {
     /// earlier redemption's entry (absent when there is none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ledger_entry: Option<Committed>,
+    /// When asked for: the entry's receipt against the published
+    /// checkpoint (docs/REDEMPTION.md §Receipts), `null` while the entry
+    /// is not under it (`GET /v1/receipts/{id}` later); absent when not
+    /// asked.
+    /// (Boxed: a redemption is passed by value often, a receipt rarely.)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<Option<Box<Receipt>>>,
 }
 
 /// Where the keys of a redemption come from.

@@ -39,6 +39,12 @@ pub struct WitnessingConfig {
 }
 
 impl WitnessingConfig {
+    /// Publishes the latest head even without its quorum.
+    #[must_use]
+    pub fn fails_open(&self) -> bool {
+        self.fail_open
+    }
+
     /// `witnesses` (URL and verifier key each), `k` of which must cosign;
     /// `Err` says why the policy cannot be met.
     pub fn new(
@@ -93,11 +99,6 @@ impl Cosigning {
 
     fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
         self.seen.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Publishes only witnessed heads.
-    pub(crate) fn fail_closed(&self) -> bool {
-        !self.config.fail_open
     }
 
     /// Submits the latest head every period until the runtime stops.

@@ -43,7 +43,7 @@ use ticket_issuer_core::money::Cents;
 use ticket_issuer_core::unit_id::UnitId;
 use ticket_issuer_ledger::ledger::log::LogSource;
 use ticket_issuer_ledger::ledger::ops::PlayAction;
-use ticket_issuer_ledger::ledger::published::{PublishedLog, Resource};
+use ticket_issuer_ledger::ledger::published::{Publication, PublishedLog, Resource};
 use ticket_issuer_ledger::redeem::Redemption;
 use ticket_issuer_ledger::redeemer::{batch_parts, Redeemer};
 
@@ -387,6 +387,39 @@ struct CheckQuery {
     stopped_after_rolls: Option<u32>,
 }
 
+/// `?receipt=true` of a sale or a redemption: the answer carries the
+/// entry's receipt (docs/REDEMPTION.md §Receipts); without it, nothing
+/// more is read. Other parameters are left alone, as before.
+#[derive(Deserialize)]
+struct ReceiptQuery {
+    #[serde(default)]
+    receipt: bool,
+}
+
+/// `?receipt=` of a sale or a redemption (false when absent); a value
+/// other than `true` or `false` is refused as our error object (`400
+/// invalid_request`).
+struct ReceiptAsked(bool);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for ReceiptAsked {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<ReceiptAsked, ApiError> {
+        <Query<ReceiptQuery> as axum::extract::FromRequestParts<S>>::from_request_parts(
+            parts, state,
+        )
+        .await
+        .map(|Query(q)| ReceiptAsked(q.receipt))
+        .map_err(|_| ApiError::Request {
+            code: "invalid_request",
+            message: "the query is not ?receipt=true or ?receipt=false".into(),
+        })
+    }
+}
+
 /// Why a request is not answered with its work's result: the request
 /// itself is malformed (400, its code), or the library refused or failed
 /// (the error's own status and object). One `IntoResponse` for every
@@ -532,6 +565,7 @@ fn outcome_response<T: Serialize>(
 async fn redeem_one(
     State(state): State<AppState>,
     IdempotencyKey(key): IdempotencyKey,
+    ReceiptAsked(with_receipt): ReceiptAsked,
     JsonBody(request): JsonBody<UnitRequest>,
 ) -> Response {
     let started = Instant::now();
@@ -541,9 +575,13 @@ async fn redeem_one(
     };
     let worker = Arc::clone(&state);
     let outcome = match blocking(move || {
-        worker
+        let r = worker
             .redeemer
-            .redeem_keyed(&id, request.stopped_after_rolls, key.as_deref())
+            .redeem_keyed(&id, request.stopped_after_rolls, key.as_deref())?;
+        if with_receipt {
+            return worker.redeemer.with_receipt(r);
+        }
+        Ok(r)
     })
     .await
     {
@@ -710,6 +748,7 @@ async fn answer<T: Serialize + Send + 'static>(
 async fn sell(
     State(state): State<AppState>,
     IdempotencyKey(key): IdempotencyKey,
+    ReceiptAsked(with_receipt): ReceiptAsked,
     JsonBody(request): JsonBody<SaleRequest>,
 ) -> Response {
     let price = request.price.map(|p| match p {
@@ -725,6 +764,9 @@ async fn sell(
         let sale = r.sell_keyed(game, game.price_cents(price.as_deref())?, key.as_deref())?;
         if let Some(watch) = &watch {
             watch.after_sale(&sale);
+        }
+        if with_receipt {
+            return r.sale_with_receipt(sale);
         }
         Ok(sale)
     })
@@ -756,6 +798,13 @@ async fn stop(
         r.play_keyed(&id.parse()?, PlayAction::Stop, key.as_deref())
     })
     .await
+}
+
+/// `GET /v1/receipts/{id}`: the receipts of the unit's sale and
+/// redemption against the published checkpoint; the ID authenticated as
+/// a check's is.
+async fn receipts(State(state): State<AppState>, UrlPath(id): UrlPath<String>) -> Response {
+    answer(state, "receipts", move |r| r.receipts(&id.parse()?)).await
 }
 
 async fn play_state(State(state): State<AppState>, UrlPath(id): UrlPath<String>) -> Response {
@@ -827,17 +876,13 @@ const LOG_PREFIX: &str = "/v1/log/";
 /// Tiles and bundles: their path names immutable bytes.
 const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 
-/// The log this node publishes: as of its latest head, or, when its
-/// witnessing fails closed, of its latest witnessed head (docs/REDEMPTION.md
-/// §Cosigned checkpoints).
+/// The log this node publishes ([`Redeemer::publication`]: its latest
+/// head, or its latest witnessed one when its witnessing fails closed).
 fn published<'s>(
     state: &Shared,
     source: &'s dyn LogSource,
 ) -> Result<Option<PublishedLog<'s>>, Error> {
-    match &state.cosigning {
-        Some(c) if c.fail_closed() => PublishedLog::witnessed(source),
-        _ => PublishedLog::latest(source),
-    }
+    state.redeemer.publication().of(source)
 }
 
 /// `GET /v1/log/checkpoint`: the published head as a signed note (with
@@ -1239,6 +1284,12 @@ pub fn router(
         ..
     } = *config;
     let page = player_page.then(|| player::routes(redeemer.public_key().to_bytes()));
+    // A node failing closed publishes, and makes receipts against, only
+    // witnessed heads.
+    let redeemer = match witnessing {
+        Some(w) if !w.fails_open() => redeemer.with_publication(Publication::Witnessed),
+        _ => redeemer,
+    };
     let state = Arc::new(Shared {
         redeemer,
         tokens,
@@ -1316,6 +1367,13 @@ fn unit_schema() -> serde_json::Value {
     })
 }
 
+/// `?receipt=` of a sale or a redemption.
+const RECEIPT_QUERY: &[(&str, &str, &str)] = &[(
+    "receipt",
+    "boolean",
+    "true: the answer carries the entry's receipt (docs/REDEMPTION.md §Receipts)",
+)];
+
 /// Every route: its description and its handler. The router and
 /// `GET /v1/openapi.json` are both made from it.
 fn routes() -> Vec<(RouteDoc, Option<axum::routing::MethodRouter<AppState>>)> {
@@ -1350,10 +1408,11 @@ fn routes() -> Vec<(RouteDoc, Option<axum::routing::MethodRouter<AppState>>)> {
         (
             RouteDoc {
                 idempotent: true,
+                query: RECEIPT_QUERY,
                 answers: &[(
                     200,
                     "redemption",
-                    "paid (durable), with its proof and ledger entry",
+                    "paid (durable), with its proof and ledger entry (and its receipt, asked with ?receipt=true)",
                 )],
                 ..doc(
                     "POST",
@@ -1408,10 +1467,11 @@ fn routes() -> Vec<(RouteDoc, Option<axum::routing::MethodRouter<AppState>>)> {
         (
             RouteDoc {
                 idempotent: true,
+                query: RECEIPT_QUERY,
                 answers: &[(
                     200,
                     "sale",
-                    "the unit sold (durable): its ID and what the player sees before play",
+                    "the unit sold (durable): its ID and what the player sees before play (and its receipt, asked with ?receipt=true)",
                 )],
                 ..doc(
                     "POST",
@@ -1443,6 +1503,22 @@ fn routes() -> Vec<(RouteDoc, Option<axum::routing::MethodRouter<AppState>>)> {
                 )
             },
             Some(get(sale_under_key)),
+        ),
+        (
+            RouteDoc {
+                answers: &[(
+                    200,
+                    "receipts",
+                    "the receipts of the unit's sale and redemption entries against the published checkpoint (`null` where not under it yet)",
+                )],
+                ..doc(
+                    "GET",
+                    "/v1/receipts/{id}",
+                    "A unit's receipts: its entries proved in the published log",
+                    None,
+                )
+            },
+            Some(get(receipts)),
         ),
         (
             RouteDoc {

@@ -3,7 +3,7 @@
 use ticket_issuer::error::Error;
 use ticket_issuer::ledger::log::{self, LogSource};
 use ticket_issuer::ledger::ops::UnitRef;
-use ticket_issuer::ledger::published::{self, PublishedLog};
+use ticket_issuer::ledger::published::{self, Publication};
 use ticket_issuer::ledger::target::LedgerTarget;
 use ticket_issuer::ledger::witnessed::{self, Quorum, WitnessCheck};
 use ticket_issuer::ledger::Summary;
@@ -144,10 +144,11 @@ pub fn run(
         }
         LedgerAction::Tiles { out, witnessed } => {
             let report = on_log(target, |src| {
-                let log = match witnessed {
-                    true => PublishedLog::witnessed(src)?,
-                    false => PublishedLog::latest(src)?,
+                let publication = match witnessed {
+                    true => Publication::Witnessed,
+                    false => Publication::Latest,
                 };
+                let log = publication.of(src)?;
                 let log = log.ok_or_else(|| Error::NotInLedger {
                     what: format!(
                         "{} has no {} head yet",

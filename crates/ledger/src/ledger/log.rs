@@ -566,6 +566,9 @@ pub trait LogSource {
     fn latest_head(&self) -> Result<Option<StoredHead>, Error>;
     /// The redemption entry of a unit.
     fn redemption_entry(&self, unit: Place) -> Result<Option<StoredEntry>, Error>;
+    /// The sale entry of a unit (its `seq` is `None` while it is queued
+    /// for the sequencer, or for a sale recorded before the log).
+    fn sale_entry(&self, unit: Place) -> Result<Option<StoredEntry>, Error>;
     /// The leaf data ([`LogEntry::line`]) of the entries at positions
     /// `[from, to)`, in order, read by position (never the whole log): as
     /// many as the log holds there (entries queued for the sequencer are

@@ -16,6 +16,7 @@ pub mod pg;
 mod pg_env;
 pub mod pg_sequencer;
 pub mod published;
+pub mod receipt;
 mod sqlite_log;
 mod sqlite_tx;
 pub mod target;

@@ -959,6 +959,24 @@ fn redemption_entry(row: &postgres::Row) -> StoredEntry {
     )
 }
 
+/// A sale row (game, emission, block, unit_index, seq, leaf_hash,
+/// sold_at) as an entry.
+fn sale_entry(r: &postgres::Row) -> StoredEntry {
+    let (game, emission, block, index) = place(r);
+    let p = Place {
+        game: &game,
+        emission,
+        block,
+        index,
+    };
+    let sold_at: String = r.get(6);
+    LogEntry::Sale {
+        unit: p,
+        sold_at: &sold_at,
+    }
+    .stored(r.get::<_, Option<i64>>(4).map(i64::unsigned_abs), r.get(5))
+}
+
 /// The place columns (game, emission, block, unit_index) of a row.
 fn place(row: &postgres::Row) -> (String, u32, u32, u32) {
     (
@@ -979,23 +997,7 @@ fn stored_entries(
     actions: &[postgres::Row],
 ) -> Vec<StoredEntry> {
     let mut entries: Vec<StoredEntry> = redemptions.iter().map(redemption_entry).collect();
-    for r in sales {
-        let (game, emission, block, index) = place(r);
-        let p = Place {
-            game: &game,
-            emission,
-            block,
-            index,
-        };
-        let sold_at: String = r.get(6);
-        entries.push(
-            LogEntry::Sale {
-                unit: p,
-                sold_at: &sold_at,
-            }
-            .stored(r.get::<_, Option<i64>>(4).map(i64::unsigned_abs), r.get(5)),
-        );
-    }
+    entries.extend(sales.iter().map(sale_entry));
     for r in plays {
         let (game, emission, block, index) = place(r);
         let p = Place {
@@ -1216,6 +1218,23 @@ impl LogSource for PgLedger {
             )
             .map_err(|e| self.db_error(&e))?;
         Ok(row.as_ref().map(redemption_entry))
+    }
+
+    fn sale_entry(&self, p: Place) -> Result<Option<StoredEntry>, Error> {
+        let row = self
+            .conn()?
+            .query_opt(
+                "SELECT game, emission, block, unit_index, seq, leaf_hash, sold_at FROM sales
+                 WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
+                &[
+                    &p.game,
+                    &i64::from(p.emission),
+                    &i64::from(p.block),
+                    &i64::from(p.index),
+                ],
+            )
+            .map_err(|e| self.db_error(&e))?;
+        Ok(row.as_ref().map(sale_entry))
     }
 }
 

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::log::{missing_entry, LogSource, StoredHead};
-use super::tiles::WIDTH;
+use super::tiles::{TileId, TileSource, WIDTH};
 use crate::error::Error;
 use crate::merkle::{self, Hash};
 
@@ -267,6 +267,28 @@ impl Resource {
     }
 }
 
+/// Which head a node publishes (docs/REDEMPTION.md §Cosigned checkpoints):
+/// its latest, or, when its witnessing fails closed, its latest witnessed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Publication {
+    /// The latest signed head (cosigned or not).
+    #[default]
+    Latest,
+    /// The latest head its witnesses cosigned.
+    Witnessed,
+}
+
+impl Publication {
+    /// The log of `source` as this publication shows it; `None` before
+    /// such a head.
+    pub fn of<'s>(self, source: &'s dyn LogSource) -> Result<Option<PublishedLog<'s>>, Error> {
+        match self {
+            Publication::Latest => PublishedLog::latest(source),
+            Publication::Witnessed => PublishedLog::witnessed(source),
+        }
+    }
+}
+
 /// The latest signed head of a log, and the resources under it.
 pub struct PublishedLog<'s> {
     source: &'s dyn LogSource,
@@ -366,6 +388,23 @@ impl<'s> PublishedLog<'s> {
             }
         }
         Ok(hashes)
+    }
+}
+
+/// The tiles as served under the head: a proof read through it
+/// ([`super::tiles::Cached`]) is made of what a mirror holds, and never
+/// depends on how far the stored tiling has gone.
+impl TileSource for PublishedLog<'_> {
+    fn tile(&mut self, (level, index): TileId) -> Result<Vec<Hash>, Error> {
+        // Hashes of `level` under the head: ⌊size / 256^level⌋.
+        let under = WIDTH
+            .checked_pow(u32::from(level))
+            .map_or(0, |span| self.size() / span);
+        let width = under.saturating_sub(index.saturating_mul(WIDTH)).min(WIDTH);
+        if width == 0 {
+            return Ok(Vec::new());
+        }
+        self.hashes(level, index, width as usize)
     }
 }
 

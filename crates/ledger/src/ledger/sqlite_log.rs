@@ -390,6 +390,27 @@ impl LogSource for Ledger {
         .pop())
     }
 
+    fn sale_entry(&self, p: Place) -> Result<Option<StoredEntry>, Error> {
+        self.conn
+            .query_row(
+                "SELECT game, emission, block, unit_index, seq, leaf_hash, sold_at FROM sales
+                 WHERE game=?1 AND emission=?2 AND block=?3 AND unit_index=?4",
+                params![p.game, p.emission, p.block, p.index],
+                |r| {
+                    at_place(r, |unit| {
+                        let sold_at: String = r.get(6)?;
+                        Ok(LogEntry::Sale {
+                            unit,
+                            sold_at: &sold_at,
+                        }
+                        .stored(r.get(4)?, r.get(5)?))
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
     fn entries(&self, from: u64, to: u64) -> Result<Vec<String>, Error> {
         let read = || -> Result<Vec<StoredEntry>, rusqlite::Error> {
             // One read transaction: the tables of one moment.

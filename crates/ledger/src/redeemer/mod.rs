@@ -16,6 +16,7 @@ mod disclosure;
 mod keyed;
 mod operator;
 mod picture;
+mod receipts;
 mod remaining;
 mod sale;
 pub use block_seal::BlockSeal;
@@ -23,6 +24,7 @@ pub use disclosure::{Check, Disclosure, UnitInPlay};
 pub use keyed::batch_parts;
 pub use operator::Acted;
 pub use picture::PictureAsk;
+pub use receipts::{EntryReceipt, UnitReceipts};
 pub use remaining::{BlockRemaining, EmissionRemaining, PrizeLine, Remaining, TopLots};
 use sale::probe;
 pub use sale::{Marked, PlayView, Sale};
@@ -37,6 +39,7 @@ use crate::emission::Emission;
 use crate::error::Error;
 use crate::game::{Game, GameUnit, StopRefusal};
 use crate::ledger::ops::{Done, Op, PlayRow, UnitRef};
+use crate::ledger::published::Publication;
 use crate::ledger::target::LedgerTarget;
 use crate::ledger::writer::GroupCommit;
 use crate::ledger::{Committed, Entry, BUSY_TIMEOUT};
@@ -128,6 +131,8 @@ pub struct Redeemer {
     writer: Mutex<Option<Arc<GroupCommit>>>,
     busy: Duration,
     ledger: LedgerTarget,
+    /// The head receipts are made against.
+    publication: Publication,
 }
 
 /// Locks `m`, carrying on after a panic elsewhere (the data are caches).
@@ -146,6 +151,7 @@ impl Redeemer {
             busy: BUSY_TIMEOUT,
             bindings: Bindings::new(&store, &ledger),
             ledger,
+            publication: Publication::Latest,
             units: Arc::new(Units {
                 store,
                 keys,
@@ -169,6 +175,20 @@ impl Redeemer {
     pub fn with_busy_timeout(mut self, busy: Duration) -> Redeemer {
         self.busy = busy;
         self
+    }
+
+    /// Makes receipts against `publication`'s head (a node whose
+    /// witnessing fails closed: the latest witnessed one).
+    #[must_use]
+    pub fn with_publication(mut self, publication: Publication) -> Redeemer {
+        self.publication = publication;
+        self
+    }
+
+    /// The head it publishes and makes receipts against.
+    #[must_use]
+    pub fn publication(&self) -> Publication {
+        self.publication
     }
 
     /// The ledger it records into.
@@ -692,6 +712,7 @@ impl Located {
             redeemed_at: None,
             already_redeemed_at: None,
             ledger_entry: None,
+            receipt: None,
         };
         Ok(Authenticated { redemption, entry })
     }

@@ -14,6 +14,7 @@ use crate::game::{Fields, Game, Step, Tape};
 use crate::ledger::ops::{
     Done, ForSale, Op, PlayAction, PlayOrder, PlayRow, Sold, UnitRef, Vetted, Vetter, PLAY_STOPPED,
 };
+use crate::ledger::receipt::Receipt;
 use crate::money::Cents;
 use crate::record::RecordPrefix;
 use crate::unit_id::UnitId;
@@ -43,6 +44,11 @@ pub struct Sale {
     pub ledger_entry: Option<u64>,
     /// This sale took the block's last unsold unit.
     pub block_sold_out: bool,
+    /// When asked for: the sale's receipt against the published
+    /// checkpoint (docs/REDEMPTION.md §Receipts), `null` while the entry
+    /// is not under it; absent when not asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<Option<Receipt>>,
     /// What the player's screen shows: a whole L'île au trésor unit (map,
     /// chests, throws); a Trésors Ensablés board only.
     pub unit: serde_json::Value,
@@ -296,6 +302,7 @@ impl Redeemer {
             sequenced: sold.seq.is_some(),
             ledger_entry: sold.seq,
             block_sold_out: sold.block_sold_out,
+            receipt: None,
             unit: view,
             held,
         })
