@@ -140,6 +140,32 @@ fn operator_routes_need_the_operator_role_and_record_who_acted() {
         (remaining["kind"].as_str(), remaining["unsold"].as_u64()),
         (Some("remaining"), Some(19))
     );
+    // What players are shown, for the platform's token: the same
+    // figures, computed once and answered again within 30 s (a sale
+    // meanwhile shows at the next computation).
+    let (status, public) = send(TOKEN, "/v1/remaining?game=tresors-ensables", None);
+    assert_eq!(status, 200, "{public}");
+    assert_eq!(public["prizes"], remaining["prizes"]);
+    assert_eq!(public["unsold"], 19);
+    let sale = json!({"game": "tresors-ensables"});
+    let (status, sold) = send(TOKEN, "/v1/sales", Some(sale));
+    assert_eq!(status, 200, "{sold}");
+    let (_, again) = send(TOKEN, "/v1/remaining?game=tresors-ensables", None);
+    assert_eq!(
+        (again["unsold"].as_u64(), &again["as_of"]),
+        (Some(19), &public["as_of"])
+    );
+    let (_, fresh) = send(
+        OPERATOR,
+        "/v1/operator/remaining?game=tresors-ensables",
+        None,
+    );
+    assert_eq!(fresh["unsold"], 18, "{fresh}");
+    let (status, refused) = send(TOKEN, "/v1/remaining?game=nope", None);
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (400, Some("unknown_game"))
+    );
     drop(server);
 
     // Every action is in the log, which verifies.

@@ -275,6 +275,8 @@ struct Shared {
     top_lots: Option<Arc<top_lots::Watch>>,
     /// The collector of witnesses' cosignatures, if any are configured.
     cosigning: Option<Arc<cosigning::Cosigning>>,
+    /// Prizes remaining as last computed (`GET /v1/remaining`).
+    remaining: operator::RemainingCache,
 }
 
 type AppState = Arc<Shared>;
@@ -1304,6 +1306,7 @@ pub fn router(
         cosigning: witnessing
             .clone()
             .map(|c| Arc::new(cosigning::Cosigning::new(c))),
+        remaining: operator::RemainingCache::default(),
     });
     if let Some(watch) = &state.top_lots {
         tokio::spawn(Arc::clone(watch).run(Arc::clone(&state)));

@@ -3,6 +3,9 @@
 //! the `operator` role ([`crate::tokens`]); the token's name is recorded
 //! as who acted.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Extension, Query, State};
 use axum::response::Response;
@@ -11,6 +14,7 @@ use serde_json::{json, Value};
 use ticket_issuer_core::error::Error;
 use ticket_issuer_core::game::Game;
 use ticket_issuer_ledger::ledger::operator::Action;
+use ticket_issuer_ledger::redeemer::{Redeemer, Remaining};
 
 use super::{answer, bad_request, AppState, Caller, JsonBody, RouteDoc, Shape};
 
@@ -135,6 +139,71 @@ pub(crate) async fn remaining(
     .await
 }
 
+/// How long a published figure of prizes remaining is answered again
+/// before it is computed anew (docs/API.md: `GET /v1/remaining`).
+pub(crate) const REMAINING_TTL: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The figures of prizes remaining last computed, per game and price: a
+/// platform shows them to players on every page, and each computation
+/// opens every block on sale (about 0.2 s a block).
+#[derive(Default)]
+pub(crate) struct RemainingCache {
+    slots: std::sync::Mutex<HashMap<(&'static str, u32), Arc<SlotLock>>>,
+}
+
+/// One game and price's figures and when they were computed, locked while
+/// they are computed.
+type SlotLock = std::sync::Mutex<Option<(std::time::Instant, Remaining)>>;
+
+impl RemainingCache {
+    /// `game`'s figures at `price` no older than [`REMAINING_TTL`]; one
+    /// computation at a time per game and price, the others wait for it.
+    fn get(&self, r: &Redeemer, game: Game, price: u32) -> Result<Remaining, Error> {
+        game.check_price(price)?;
+        let slot = Arc::clone(
+            self.slots
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .entry((game.slug(), price))
+                .or_default(),
+        );
+        let mut held = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, figures)) = &*held {
+            if at.elapsed() < REMAINING_TTL {
+                return Ok(figures.clone());
+            }
+        }
+        let figures = r.remaining(game, price)?;
+        *held = Some((std::time::Instant::now(), figures.clone()));
+        Ok(figures)
+    }
+}
+
+/// `GET /v1/remaining`: the prizes remaining players are shown, for any
+/// token, computed at most every [`REMAINING_TTL`] per game and price.
+pub(crate) async fn public_remaining(
+    State(state): State<AppState>,
+    query: Result<Query<RemainingQuery>, QueryRejection>,
+) -> Response {
+    let Ok(Query(query)) = query else {
+        return bad_request(
+            "invalid_request",
+            "the query is not ?game=<slug>[&price=<euros>]".into(),
+        );
+    };
+    let shared = Arc::clone(&state);
+    answer(state, "remaining", move |r| {
+        let game = Game::from_slug(&query.game).ok_or_else(|| Error::UnknownGame {
+            name: query.game.clone(),
+            known: Game::known(),
+        })?;
+        shared
+            .remaining
+            .get(r, game, game.price_cents(query.price.as_deref())?)
+    })
+    .await
+}
+
 /// The JSON Schema of a control's body.
 fn control_schema() -> Value {
     json!({
@@ -250,6 +319,29 @@ pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)>
                 )
             },
             axum::routing::get(remaining),
+        ),
+        (
+            RouteDoc {
+                method: "GET",
+                query: &[
+                    ("game", "string", "the game's slug"),
+                    ("price", "string", "unit price, euros (needed where the game has several)"),
+                ],
+                answers: &[
+                    (
+                        200,
+                        "remaining",
+                        "prizes remaining in the units not yet sold, as computed at most 30 s ago (what players are shown)",
+                    ),
+                    (400, "error", "a malformed query, an unknown game or price"),
+                ],
+                ..doc(
+                    "/v1/remaining",
+                    "Prizes remaining, for players to be shown (any token; computed at most every 30 s)",
+                    None,
+                )
+            },
+            axum::routing::get(public_remaining),
         ),
     ]
 }
