@@ -12,7 +12,7 @@ use ticket_issuer::closing;
 use ticket_issuer::emission::Emission;
 use ticket_issuer::error::Error;
 use ticket_issuer::ledger::claims::EndOfClaims;
-use ticket_issuer::records_key::{default_file_name, KeyAccess, RecordsKeyFile};
+use ticket_issuer::records_key::{default_file_name, RecordsKeyFile};
 use ticket_issuer::store::Store;
 use ticket_issuer::Output;
 
@@ -250,51 +250,27 @@ pub fn reveal(store: &Store, args: &RevealArgs) -> Result<i32, Error> {
 pub fn end_claims(store: &Store, args: &EndClaimsArgs) -> Result<i32, Error> {
     let secrets = store.secrets()?;
     let emission = args.emission.open(store)?;
-    // Claims end only once the units could be claimed: a closed emission,
-    // its commitments published.
-    let manifest = emission.require_manifest(&secrets.signing.verifying_key())?;
-    if !manifest.closed {
-        return Err(Error::EmissionNotClosed {
-            emission: args.emission.emission,
-        });
-    }
     let ledger = args.ledger.target(store)?;
-    // Published in the ledger the emission is sold through, or none yet.
-    ticket_issuer::binding::Bindings::new(store, &ledger)
-        .check(emission.game, args.emission.emission)?;
-    let number = args.emission.emission;
-    if ledger.end_of_claims(emission.game, number)?.is_none() {
-        early_end(store, &ledger, &emission, &manifest, args)?;
-    }
-    let statement = EndOfClaims::sign(&secrets.signing, emission.game, args.emission.emission);
-    let stored = ledger.publish_end_of_claims(store, emission.game, &statement)?;
-    // The claims ended: nothing of the emission changes any more, so its
-    // closing statement is final.
-    let trusted = secrets.signing.verifying_key();
-    let issuer = closing::Issuer {
+    let approvals = approval::read_files(&args.approval)?;
+    let early = args
+        .reason
+        .as_deref()
+        .filter(|_| args.force)
+        .map(|reason| closing::EarlyEnd {
+            reason,
+            approvals: &approvals,
+        });
+    let ended = closing::end_claims(
         store,
-        trusted: &trusted,
-        keys: KeyAccess {
-            secrets: Some(&secrets),
-            files: &[],
-        },
-        signing: &secrets.signing,
-    };
-    let closing = closing::close(&issuer, &ledger, emission.game, args.emission.emission)?;
+        &secrets,
+        &ledger,
+        emission.game,
+        args.emission.emission,
+        early.as_ref(),
+    )?;
+    let (stored, closing) = (&ended.end, &ended.closing);
     if args.json {
-        #[derive(serde::Serialize)]
-        struct Ended<'a> {
-            #[serde(flatten)]
-            end: &'a EndOfClaims,
-            closing: &'a closing::ClosingStatement,
-        }
-        print_json(
-            "end_of_claims",
-            &Ended {
-                end: &stored,
-                closing: &closing,
-            },
-        );
+        print_json("end_of_claims", &ended);
     } else {
         out!("{}", stored.statement);
         out!("{}", closing.statement);
@@ -316,56 +292,6 @@ pub fn end_claims(store: &Store, args: &EndClaimsArgs) -> Result<i32, Error> {
         );
     }
     Ok(0)
-}
-
-/// Refuses an end of claims before the deadline set at close, unless
-/// forced with a reason, which is then published in the ledger's log.
-fn early_end(
-    store: &Store,
-    ledger: &ticket_issuer::ledger::target::LedgerTarget,
-    emission: &Emission,
-    manifest: &ticket_issuer::emission::Manifest,
-    args: &EndClaimsArgs,
-) -> Result<(), Error> {
-    let Some(until) = &manifest.claims_until else {
-        return Ok(());
-    };
-    let now = ticket_issuer::ledger::claims::utc_now();
-    if now.as_str() >= until.as_str() {
-        return Ok(());
-    }
-    let Some(reason) = args.reason.as_deref().filter(|_| args.force) else {
-        return Err(Error::ClaimsStillOpen {
-            emission: emission.number,
-            until: until.clone(),
-        });
-    };
-    ticket_issuer::ledger::operator::check_reason(reason)
-        .map_err(|what| Error::BadOperatorRequest { what })?;
-    let approvers = DualControl::load(store)?.approve(
-        &Subject {
-            action: Guarded::EndClaimsForce,
-            game: emission.game.slug().into(),
-            emission: emission.number,
-            block: None,
-            reason: Some(reason.into()),
-        },
-        &approval::read_files(&args.approval)?,
-    )?;
-    ledger.publish_action(
-        store,
-        ticket_issuer::ledger::operator::OperatorAction {
-            action: ticket_issuer::ledger::operator::Action::EarlyEnd,
-            game: emission.game.slug().into(),
-            emission: emission.number,
-            block: None,
-            index: None,
-            unit_id: None,
-            reason: format!("claims were open until {until}: {reason}"),
-            by: approval::recorded_by(ticket_issuer::closing::BY, &approvers),
-            at: String::new(),
-        },
-    )
 }
 
 /// `--claims-until`'s parser.

@@ -166,6 +166,27 @@ fn operator_routes_need_the_operator_role_and_record_who_acted() {
         (status, refused["error"].as_str()),
         (400, Some("unknown_game"))
     );
+    // The end of claims over HTTP: the operator's, with the issuer's key
+    // this node holds; rerun, the same statement; then nothing is sold.
+    let end = json!({"game": "tresors-ensables", "emission": 1});
+    let (status, _) = send(TOKEN, "/v1/operator/end-claims", Some(end.clone()));
+    assert_eq!(status, 403);
+    let (status, ended) = send(OPERATOR, "/v1/operator/end-claims", Some(end.clone()));
+    assert_eq!(status, 200, "{ended}");
+    assert_eq!(ended["kind"], "end_of_claims");
+    assert!(ended["closing"]["statement"]
+        .as_str()
+        .unwrap()
+        .starts_with("ticket-issuer closing statement/v1"));
+    let (_, again) = send(OPERATOR, "/v1/operator/end-claims", Some(end));
+    assert_eq!(again["ended_at"], ended["ended_at"]);
+    assert_eq!(again["closing"], ended["closing"]);
+    let (status, refused) = send(
+        TOKEN,
+        "/v1/sales",
+        Some(json!({"game": "tresors-ensables"})),
+    );
+    assert_eq!(status, 409, "{refused}");
     drop(server);
 
     // Every action is in the log, which verifies.

@@ -1649,7 +1649,7 @@ fn the_openapi_description_names_exactly_the_routes_served() {
     ] {
         assert!(served.iter().any(|s| s == route), "{route} described");
     }
-    assert_eq!(served.len(), 24, "{served:?}");
+    assert_eq!(served.len(), 25, "{served:?}");
     let (status, _) = get(&a, &server, "/v1/undescribed");
     assert_eq!(status, 404);
 }

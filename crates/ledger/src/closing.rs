@@ -14,6 +14,7 @@ use base64::Engine;
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::Serialize;
 
+use crate::approval::{recorded_by, DualControl, Guarded, Subject};
 use crate::block::authentic::AuthenticBlock;
 use crate::emission::Emission;
 use crate::error::Error;
@@ -359,4 +360,117 @@ mod tests {
             ("2026-12-02T09:00:01Z", true)
         );
     }
+}
+
+/// Claims ended before the deadline set at close: why, and the approvals
+/// the store's dual control asks for (docs/REDEMPTION.md §Dual control).
+pub struct EarlyEnd<'a> {
+    /// Why, published in the log.
+    pub reason: &'a str,
+    /// Each `(which, signed approval)`.
+    pub approvals: &'a [(String, String)],
+}
+
+/// What ending an emission's claims published.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClaimsEnded {
+    /// The end of claims, signed by the issuer.
+    #[serde(flatten)]
+    pub end: crate::ledger::claims::EndOfClaims,
+    /// The emission's closing statement.
+    pub closing: ClosingStatement,
+}
+
+/// Ends the claims of `game`'s closed `emission` in `ledger` (`issuer
+/// end-claims`, `POST /v1/operator/end-claims`): before the deadline set at
+/// close only with `early` (its reason in the log first, as the store's
+/// dual control approves it); then the end of claims signed with the
+/// issuer's key, after which every node refuses the emission's units, and
+/// the closing statement. Rerun, it answers what was published first.
+pub fn end_claims(
+    store: &Store,
+    secrets: &crate::store::Secrets,
+    ledger: &LedgerTarget,
+    game: Game,
+    emission: u32,
+    early: Option<&EarlyEnd<'_>>,
+) -> Result<ClaimsEnded, Error> {
+    let trusted = secrets.signing.verifying_key();
+    // Claims end only once the units could be claimed: a closed emission,
+    // its commitments published.
+    let manifest = Emission::new(store, game, emission).require_manifest(&trusted)?;
+    if !manifest.closed {
+        return Err(Error::EmissionNotClosed { emission });
+    }
+    // Published in the ledger the emission is sold through, or none yet.
+    crate::binding::Bindings::new(store, ledger).check(game, emission)?;
+    if ledger.end_of_claims(game, emission)?.is_none() {
+        if let Some(until) = manifest
+            .claims_until
+            .as_ref()
+            .filter(|until| utc_now().as_str() < until.as_str())
+        {
+            early_end(store, ledger, game, emission, until, early)?;
+        }
+    }
+    let statement = crate::ledger::claims::EndOfClaims::sign(&secrets.signing, game, emission);
+    let end = ledger.publish_end_of_claims(store, game, &statement)?;
+    // The claims ended: nothing of the emission changes any more, so its
+    // closing statement is final.
+    let issuer = Issuer {
+        store,
+        trusted: &trusted,
+        keys: KeyAccess {
+            secrets: Some(secrets),
+            files: &[],
+        },
+        signing: &secrets.signing,
+    };
+    let closing = close(&issuer, ledger, game, emission)?;
+    Ok(ClaimsEnded { end, closing })
+}
+
+/// Publishes the early end of claims (open `until`), refused without
+/// `early` (`claims_still_open`) or without the approvals dual control
+/// asks for.
+fn early_end(
+    store: &Store,
+    ledger: &LedgerTarget,
+    game: Game,
+    emission: u32,
+    until: &str,
+    early: Option<&EarlyEnd<'_>>,
+) -> Result<(), Error> {
+    let Some(early) = early else {
+        return Err(Error::ClaimsStillOpen {
+            emission,
+            until: until.to_string(),
+        });
+    };
+    crate::ledger::operator::check_reason(early.reason)
+        .map_err(|what| Error::BadOperatorRequest { what })?;
+    let approvers = DualControl::load(store)?.approve(
+        &Subject {
+            action: Guarded::EndClaimsForce,
+            game: game.slug().into(),
+            emission,
+            block: None,
+            reason: Some(early.reason.into()),
+        },
+        early.approvals,
+    )?;
+    ledger.publish_action(
+        store,
+        OperatorAction {
+            action: Action::EarlyEnd,
+            game: game.slug().into(),
+            emission,
+            block: None,
+            index: None,
+            unit_id: None,
+            reason: format!("claims were open until {until}: {}", early.reason),
+            by: recorded_by(BY, &approvers),
+            at: String::new(),
+        },
+    )
 }

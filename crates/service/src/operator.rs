@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use ticket_issuer_core::error::Error;
 use ticket_issuer_core::game::Game;
+use ticket_issuer_ledger::closing::EarlyEnd;
 use ticket_issuer_ledger::ledger::operator::Action;
 use ticket_issuer_ledger::redeemer::{Redeemer, Remaining};
 
@@ -44,6 +45,54 @@ impl Shape for ControlRequest {
     const SHAPE: &'static str = r#"{"game": <slug>, "emission": <number>, "block": <number, optional>, "reason": <text>, "approvals": [<signed approval>, …] (optional)}"#;
 }
 
+/// `POST /v1/operator/end-claims` body.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EndClaimsRequest {
+    game: String,
+    emission: u32,
+    /// Before the deadline set at close: why (published in the log).
+    #[serde(default)]
+    reason: Option<String>,
+    /// Signed approvals of the early end (dual control).
+    #[serde(default)]
+    approvals: Vec<String>,
+}
+
+impl Shape for EndClaimsRequest {
+    const SHAPE: &'static str = r#"{"game": <slug>, "emission": <number>, "reason": <text, before the deadline only>, "approvals": [<signed approval>, …] (optional)}"#;
+}
+
+/// Ends an emission's claims, and publishes its closing statement, with
+/// the issuer's key this node holds (docs/REDEMPTION.md §End of claims).
+pub(crate) async fn end_claims(
+    State(state): State<AppState>,
+    JsonBody(request): JsonBody<EndClaimsRequest>,
+) -> Response {
+    answer(state, "end_of_claims", move |r| {
+        let game = Game::from_slug(&request.game).ok_or_else(|| Error::UnknownGame {
+            name: request.game.clone(),
+            known: Game::known(),
+        })?;
+        let approvals = numbered(&request.approvals);
+        let early = request.reason.as_deref().map(|reason| EarlyEnd {
+            reason,
+            approvals: &approvals,
+        });
+        r.end_claims(game, request.emission, early.as_ref())
+    })
+    .await
+}
+
+/// Approvals named by their place in the request (`approvals[i]`).
+fn numbered(approvals: &[String]) -> Vec<(String, String)> {
+    approvals
+        .iter()
+        .enumerate()
+        .map(|(n, a)| (format!("approvals[{n}]"), a.clone()))
+        .collect()
+}
+
 impl Shape for VoidRequest {
     const SHAPE: &'static str = r#"{"id": <unit ID>, "reason": <text>}"#;
 }
@@ -61,12 +110,7 @@ async fn control(action: Action, state: AppState, by: String, request: ControlRe
             request.block,
             &request.reason,
             &by,
-            &request
-                .approvals
-                .iter()
-                .enumerate()
-                .map(|(n, a)| (format!("approvals[{n}]"), a.clone()))
-                .collect::<Vec<_>>(),
+            &numbered(&request.approvals),
         )
     })
     .await
@@ -213,6 +257,7 @@ fn control_schema() -> Value {
             "emission": {"type": "integer", "minimum": 0},
             "block": {"type": "integer", "minimum": 0, "description": "one block; absent: the whole emission"},
             "reason": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "why, kept in the ledger"},
+            "approvals": {"type": "array", "items": {"type": "string"}, "description": "signed approvals of a withdrawal (dual control)"},
         },
     })
 }
@@ -240,7 +285,11 @@ const ANSWERS: &[(u16, &str, &str)] = &[
         "error",
         "not closed, claims ended, not suspended, withdrawal permanent, not sold, play started",
     ),
-    (422, "error", "a wrong check code (void)"),
+    (
+        422,
+        "error",
+        "a wrong check code (void); a withdrawal without the approvals dual control asks for",
+    ),
 ];
 
 /// The operator's routes, described.
@@ -295,6 +344,36 @@ pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)>
                 })),
             ),
             post(void),
+        ),
+        (
+            RouteDoc {
+                answers: &[
+                    (
+                        200,
+                        "end_of_claims",
+                        "the end of claims signed with the issuer's key and the closing statement (the first published, when rerun)",
+                    ),
+                    (400, "error", "a malformed body, an unknown game, no issuer key on this node (`no_secrets`)"),
+                    (403, "error", "the token lacks the operator role (`forbidden`)"),
+                    (404, "error", "no such emission"),
+                    (409, "error", "not closed; before the claim deadline without a reason (`claims_still_open`)"),
+                    (422, "error", "an early end without the approvals dual control asks for"),
+                ],
+                ..doc(
+                    "/v1/operator/end-claims",
+                    "End an emission's claims and publish its closing statement (operator role; the node must hold the issuer's key)",
+                    Some(json!({
+                        "type": "object", "required": ["game", "emission"], "additionalProperties": false,
+                        "properties": {
+                            "game": {"type": "string", "description": "game slug"},
+                            "emission": {"type": "integer", "minimum": 0},
+                            "reason": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "before the deadline set at close: why (published in the log)"},
+                            "approvals": {"type": "array", "items": {"type": "string"}, "description": "signed approvals of the early end (dual control)"},
+                        },
+                    })),
+                )
+            },
+            post(end_claims),
         ),
         (
             RouteDoc {

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::Redeemer;
 use crate::approval::{recorded_by, DualControl, Guarded, Subject};
+use crate::closing::{ClaimsEnded, EarlyEnd};
 use crate::error::Error;
 use crate::game::Game;
 use crate::ledger::operator::{check_reason, Action, OperatorAction};
@@ -114,6 +115,27 @@ impl Redeemer {
             by: recorded_by(by, &approvers),
             at: String::new(),
         })
+    }
+
+    /// Ends the claims of `game`'s `emission` with the issuer's key this
+    /// redeemer holds ([`crate::closing::end_claims`]); refused
+    /// `no_secrets` on a node without it.
+    pub fn end_claims(
+        &self,
+        game: Game,
+        emission: u32,
+        early: Option<&EarlyEnd<'_>>,
+    ) -> Result<ClaimsEnded, Error> {
+        let store = &self.units.store;
+        let secrets = self
+            .units
+            .keys
+            .secrets
+            .as_ref()
+            .ok_or_else(|| Error::NoSecrets {
+                store: store.root().to_path_buf(),
+            })?;
+        crate::closing::end_claims(store, secrets, &self.ledger, game, emission, early)
     }
 
     /// Voids the sale of `id` before its play began, as `by` for `reason`.
