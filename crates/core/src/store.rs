@@ -406,7 +406,7 @@ pub fn os_random() -> Result<[u8; 32], Error> {
 
 /// Refuses a secret key file that others can read, as ssh does: a copy
 /// made with loose permissions is a leak waiting to happen.
-fn private_only(path: &Path) -> Result<(), Error> {
+pub fn private_only(path: &Path) -> Result<(), Error> {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(path)
         .map_err(|e| Error::io(path, e))?

@@ -135,7 +135,7 @@ pub struct DualControl {
 
 /// A name an approver may have: letters, digits, `-`, `_`, `.`, 1 to 24
 /// (two fit in the ledger's `by`, [`recorded_by`]).
-fn check_name(name: &str) -> Result<(), String> {
+pub fn check_name(name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
         && name.len() <= 24
         && name

@@ -160,6 +160,35 @@ pub(crate) struct RemainingQuery {
     price: Option<String>,
 }
 
+impl RemainingQuery {
+    /// The game it names and the price in cents.
+    fn game_and_price(&self) -> Result<(Game, u32), Error> {
+        let game = Game::from_slug(&self.game).ok_or_else(|| Error::UnknownGame {
+            name: self.game.clone(),
+            known: Game::known(),
+        })?;
+        Ok((game, game.price_cents(self.price.as_deref())?))
+    }
+}
+
+/// The refusal of a remaining query that does not parse.
+fn bad_query() -> Response {
+    bad_request(
+        "invalid_request",
+        "the query is not ?game=<slug>[&price=<euros>]".into(),
+    )
+}
+
+/// The query both remaining routes take.
+const REMAINING_QUERY: &[(&str, &str, &str)] = &[
+    ("game", "string", "the game's slug"),
+    (
+        "price",
+        "string",
+        "unit price, euros (needed where the game has several)",
+    ),
+];
+
 /// Prizes remaining (docs/REDEMPTION.md §Prizes remaining): operator
 /// role, since it reads every block's records (the operator publishes the
 /// figures to players).
@@ -168,17 +197,11 @@ pub(crate) async fn remaining(
     query: Result<Query<RemainingQuery>, QueryRejection>,
 ) -> Response {
     let Ok(Query(query)) = query else {
-        return bad_request(
-            "invalid_request",
-            "the query is not ?game=<slug>[&price=<euros>]".into(),
-        );
+        return bad_query();
     };
     answer(state, "remaining", move |r| {
-        let game = Game::from_slug(&query.game).ok_or_else(|| Error::UnknownGame {
-            name: query.game.clone(),
-            known: Game::known(),
-        })?;
-        r.remaining(game, game.price_cents(query.price.as_deref())?)
+        let (game, price) = query.game_and_price()?;
+        r.remaining(game, price)
     })
     .await
 }
@@ -230,20 +253,12 @@ pub(crate) async fn public_remaining(
     query: Result<Query<RemainingQuery>, QueryRejection>,
 ) -> Response {
     let Ok(Query(query)) = query else {
-        return bad_request(
-            "invalid_request",
-            "the query is not ?game=<slug>[&price=<euros>]".into(),
-        );
+        return bad_query();
     };
     let shared = Arc::clone(&state);
     answer(state, "remaining", move |r| {
-        let game = Game::from_slug(&query.game).ok_or_else(|| Error::UnknownGame {
-            name: query.game.clone(),
-            known: Game::known(),
-        })?;
-        shared
-            .remaining
-            .get(r, game, game.price_cents(query.price.as_deref())?)
+        let (game, price) = query.game_and_price()?;
+        shared.remaining.get(r, game, price)
     })
     .await
 }
@@ -378,10 +393,7 @@ pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)>
         (
             RouteDoc {
                 method: "GET",
-                query: &[
-                    ("game", "string", "the game's slug"),
-                    ("price", "string", "unit price, euros (needed where the game has several)"),
-                ],
+                query: REMAINING_QUERY,
                 answers: &[
                     (
                         200,
@@ -402,10 +414,7 @@ pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)>
         (
             RouteDoc {
                 method: "GET",
-                query: &[
-                    ("game", "string", "the game's slug"),
-                    ("price", "string", "unit price, euros (needed where the game has several)"),
-                ],
+                query: REMAINING_QUERY,
                 answers: &[
                     (
                         200,

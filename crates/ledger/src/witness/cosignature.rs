@@ -81,21 +81,7 @@ impl Cosigner {
 
     /// Reads the key at `path`; refused if others may read it.
     pub fn load(path: &Path, name: Option<&str>) -> Result<Cosigner, Error> {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path)
-            .map_err(|e| Error::io(path, e))?
-            .permissions()
-            .mode();
-        if mode & 0o077 != 0 {
-            return Err(Error::BadKey {
-                path: path.to_path_buf(),
-                reason: format!(
-                    "permissions {:o} let others read this secret; run `chmod 600 {}`",
-                    mode & 0o777,
-                    path.display()
-                ),
-            });
-        }
+        crate::store::private_only(path)?;
         Cosigner::new(seal::read_private(path)?, name)
     }
 
