@@ -37,11 +37,11 @@ node_store() {
 }
 mark_sold() {
     local store=$1; shift
-    "$ISSUER" --store "$store" mark-sold --emission 1 --ids "$work/ids" "$@" >/dev/null
+    "$ISSUER" --store "$store" mark-sold --emission 1 --ids "$work/ids" --platform bench "$@" >/dev/null
 }
 serve() { # store [serve args…]; appends the node's URL to $urls
     local store=$1; shift
-    echo "$token" >"$store.tokens"
+    echo "bench:$token" >"$store.tokens"
     chmod 600 "$store.tokens"
     "$ISSUER" --store "$store" serve --listen 127.0.0.1:0 --token-file "$store.tokens" "$@" \
         >"$store.out" 2>"$store.err" &

@@ -52,7 +52,7 @@ fresh_ledger() {
     rm -f "$store"/ledger.sqlite "$store"/ledger.sqlite-wal "$store"/ledger.sqlite-shm
     # A new ledger: the emissions' bindings to the last one go with it.
     rm -f "$store"/emissions/*/*/ledger.json
-    "$ISSUER" --store "$store" mark-sold --emission 1 --ids "$work/ids" >/dev/null
+    "$ISSUER" --store "$store" mark-sold --emission 1 --ids "$work/ids" --platform bench >/dev/null
 }
 check_ledger() {
     units=$("$ISSUER" --store "$store" ledger --json | sed -E 's/.*"units":([0-9]+).*/\1/')
@@ -67,7 +67,7 @@ check_ledger() {
 echo "(a) issuer serve, $CLIENTS clients over 127.0.0.1, $IDS IDs"
 fresh_ledger
 token="bench-token-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
-echo "$token" >"$work/tokens"
+echo "bench:$token" >"$work/tokens"
 chmod 600 "$work/tokens"
 "$ISSUER" --store "$store" serve --listen 127.0.0.1:0 --token-file "$work/tokens" \
     >"$work/serve.out" 2>"$work/serve.err" &

@@ -180,7 +180,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
             reason: "its first chunk holds no winner".into(),
         })?;
     let winner = unit_id(&opened, best);
-    redeemer.mark_sold(std::slice::from_ref(&winner))?;
+    redeemer.mark_sold(std::slice::from_ref(&winner), None)?;
     outln!("7. a platform handing out IDs itself marked {winner} sold; redeeming it");
     let r = redeemer.redeem(&winner, None)?;
     out!("{}", super::redeem::picture(&r));

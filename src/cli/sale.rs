@@ -9,7 +9,7 @@ use super::generate::parse_game;
 use super::{print_json, redeemer, IdempotencyArg, KeyArgs, LedgerArg};
 use ticket_issuer::error::Error;
 use ticket_issuer::ledger::ops::PlayAction;
-use ticket_issuer::redeemer::PlayView;
+use ticket_issuer::redeemer::{Asker, PlayView};
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
 
@@ -26,6 +26,12 @@ pub struct SellArgs {
     /// (exit 1, `no_sale_under_key`, when none was recorded).
     #[arg(long, requires = "key")]
     pub lookup: bool,
+    /// Sell for this platform (its token's name): the sale and its key
+    /// are in its lane, so it plays and redeems the unit over HTTP
+    /// (default: the operator's alone; docs/SECURITY.md §Each platform in
+    /// its own lane).
+    #[arg(long, value_name = "NAME", value_parser = platform_name)]
+    pub platform: Option<String>,
     /// Idempotency.
     #[command(flatten)]
     pub idempotency: IdempotencyArg,
@@ -62,6 +68,11 @@ pub struct MarkSoldArgs {
     /// Every unit of the emission.
     #[arg(long)]
     pub all: bool,
+    /// The platform the units were handed out by: its token's name, so
+    /// that it may play and redeem them over HTTP (default: the
+    /// operator's alone; docs/SECURITY.md §Each platform in its own lane).
+    #[arg(long, value_name = "NAME", value_parser = platform_name)]
+    pub platform: Option<String>,
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,
@@ -104,15 +115,25 @@ pub struct PlayArgs {
     pub ledger: LedgerArg,
 }
 
+/// A platform's name as `--platform` takes it.
+fn platform_name(text: &str) -> Result<String, String> {
+    ticket_issuer::ledger::ops::check_lane(text).map(|()| text.to_string())
+}
+
 /// Runs `sell`.
 pub fn sell(store: &Store, args: &SellArgs) -> Result<i32, Error> {
     let game = parse_game(&args.game)?;
     let price_cents = game.price_cents(args.price.as_deref())?;
     let redeemer = redeemer(store, &args.keys, &args.ledger)?;
     let key = args.idempotency.key.as_deref();
+    let window = redeemer.window(
+        args.platform
+            .clone()
+            .map_or(Asker::Operator, Asker::OperatorToken),
+    );
     let mut sale = match (args.lookup, key) {
-        (true, Some(key)) => redeemer.sale_under_key(key)?,
-        _ => redeemer.sell_keyed(game, price_cents, key)?,
+        (true, Some(key)) => window.sale_under_key(key)?,
+        _ => window.sell(game, price_cents, key)?,
     };
     if args.receipt {
         sale = redeemer.sale_with_receipt(sale)?;
@@ -171,9 +192,13 @@ pub fn mark_sold(store: &Store, args: &MarkSoldArgs) -> Result<i32, Error> {
                     ),
                 });
             }
-            redeemer.mark_sold(&ids)?
+            redeemer.mark_sold(&ids, args.platform.as_deref())?
         }
-        None => redeemer.mark_emission_sold(emission.game, args.emission.emission)?,
+        None => redeemer.mark_emission_sold(
+            emission.game,
+            args.emission.emission,
+            args.platform.as_deref(),
+        )?,
     };
     if args.json {
         print_json("mark_sold", &marked);

@@ -304,8 +304,9 @@ fn by_emission<'a>(
 }
 
 /// Closes the emission of each of `ids` (a closed one stays as it is) and
-/// records the units sold with `issuer mark-sold --ids -`, in the store's
-/// ledger: what a platform does before its players may redeem. Each unit
+/// records the units sold with `issuer mark-sold --ids - --platform
+/// tests`, in the store's ledger: what a platform does before its players
+/// may redeem (the test servers' [`TOKEN`] is that platform's). Each unit
 /// must then be sold exactly once (marked now or before).
 pub fn sold(store: &Path, ids: &[&str]) {
     sold_on(store, None, ids)
@@ -321,7 +322,18 @@ pub fn sold_on(store: &Path, ledger: Option<&str>, ids: &[&str]) {
         let emission = emission.to_string();
         let place = ["--emission", &emission, "--game", game.slug()];
         issuer(store, &[&["close"][..], &place].concat()).expect_code(0);
-        let mut args = [&["mark-sold", "--ids", "-", "--json"][..], &place].concat();
+        let mut args = [
+            &[
+                "mark-sold",
+                "--ids",
+                "-",
+                "--json",
+                "--platform",
+                TOKEN_NAME,
+            ][..],
+            &place,
+        ]
+        .concat();
         if let Some(url) = ledger {
             args.extend(["--ledger", url]);
         }
@@ -342,7 +354,9 @@ pub fn sold_in(redeemer: &Redeemer, ids: &[UnitId]) {
             .close(&secrets)
             .expect("the emission closes");
     }
-    let marked = redeemer.mark_sold(ids).expect("the units are marked sold");
+    let marked = redeemer
+        .mark_sold(ids, Some(TOKEN_NAME))
+        .expect("the units are marked sold");
     assert_eq!(marked.marked + marked.already_sold, ids.len() as u64);
 }
 
@@ -542,6 +556,10 @@ pub fn valid_id_of(store: &Path, game: Game, emission: u32, block: u32, index: u
 
 pub const TOKEN: &str = "service-test-token-0123456789";
 
+/// The name of [`TOKEN`] in the servers' token file: its platform's lane,
+/// in which `sold` records the units it marks sold.
+pub const TOKEN_NAME: &str = "tests";
+
 /// A running `issuer serve`; killed when dropped.
 pub struct Server {
     pub child: Child,
@@ -556,7 +574,11 @@ impl Server {
     /// `start` with more `serve` arguments. The token file is the
     /// store's own (`<store>.tokens`), so servers can share a folder.
     pub fn start_with<S: AsRef<OsStr>>(store: &Path, extra: &[S]) -> Server {
-        Server::start_with_tokens(store, &format!("# test\n{TOKEN}\n"), extra)
+        Server::start_with_tokens(
+            store,
+            &format!("# test\nsales,metrics {TOKEN_NAME}:{TOKEN}\n"),
+            extra,
+        )
     }
 
     /// `start_with` with the token file's text.

@@ -34,7 +34,7 @@ use ticket_issuer::ledger::claims::{self, EndOfClaims};
 use ticket_issuer::ledger::emission_rows::{At, EmissionRow, PlayRead};
 use ticket_issuer::ledger::log::{self, LogReport};
 use ticket_issuer::ledger::operator::Action;
-use ticket_issuer::ledger::ops::{PlayAction, PlayRow, UnitRef, PLAY_ENDED};
+use ticket_issuer::ledger::ops::{LedgerTx, PlayAction, PlayRow, UnitRef, PLAY_ENDED};
 use ticket_issuer::ledger::published::{PublishedLog, Resource};
 use ticket_issuer::ledger::target::LedgerTarget;
 use ticket_issuer::ledger::writer::panic_message;
@@ -224,7 +224,10 @@ impl Backend {
     }
 
     fn sale(&self, id: &UnitId) -> Option<String> {
-        self.target.sale(UnitRef::of(id), BUSY).unwrap()
+        self.target
+            .sale(UnitRef::of(id), BUSY)
+            .unwrap()
+            .map(|s| s.sold_at)
     }
 
     fn play(&self, id: &UnitId) -> Option<PlayRow> {
@@ -236,7 +239,7 @@ impl Backend {
     fn sale_and_play(&self, id: &UnitId) -> (Option<String>, Option<PlayRow>) {
         let p = UnitRef::of(id).place();
         self.target
-            .read(BUSY, |tx| Ok((tx.sale(p)?, tx.play(p)?)))
+            .read(BUSY, |tx| Ok((tx.sale(p)?.map(|s| s.sold_at), tx.play(p)?)))
             .unwrap()
             .unwrap_or_default()
     }
@@ -344,7 +347,9 @@ fn paid_out(b: &Backend) -> PaidOut {
     );
     let winner = ile_unit(b, &r, 0, true);
     let loser = ile_unit(b, &r, 0, false);
-    let marked = r.mark_sold(&[te(b, 1), te(b, 2), winner, loser]).unwrap();
+    let marked = r
+        .mark_sold(&[te(b, 1), te(b, 2), winner, loser], None)
+        .unwrap();
     assert_eq!((marked.marked, marked.already_sold), (4, 0));
     let plays: Vec<(UnitId, PlayView)> = (0..3)
         .map(|i| {
@@ -504,7 +509,7 @@ fn sale_play_redemption(b: &Backend) {
 
     // A unit sold but not played is not paid; one never sold neither.
     let unplayed = te(b, 5);
-    r.mark_sold(&[unplayed]).unwrap();
+    r.mark_sold(&[unplayed], None).unwrap();
     assert_eq!(b.play(&unplayed), None);
     let never = te(b, 6);
     for (id, code) in [(unplayed, "play_unfinished"), (never, "not_sold")] {
@@ -686,7 +691,7 @@ fn end_of_claims(b: &Backend) {
     let open_te: UnitId = sale.id.parse().unwrap();
     played_in(r, &open_te, None);
     let open_ile = ile_unit(b, r, out.ile[0].index.max(out.ile[1].index) + 1, false);
-    r.mark_sold(&[open_ile]).unwrap();
+    r.mark_sold(&[open_ile], None).unwrap();
     let before = b.sequenced(PAID_ENTRIES + 3);
     assert!(before.ok, "{:?}", before.findings);
     assert!(b.target.end_of_claims(TE, TE_EMISSION).unwrap().is_none());
@@ -809,7 +814,8 @@ fn reads_in_one_snapshot(b: &Backend) {
         let read = || {
             b.target
                 .read(BUSY, |tx| {
-                    Ok(((tx.sale(p)?, tx.play(p)?), (tx.sale(q)?, tx.play(q)?)))
+                    let sold = |tx: &mut dyn LedgerTx, p| Ok(tx.sale(p)?.map(|s| s.sold_at));
+                    Ok(((sold(tx, p)?, tx.play(p)?), (sold(tx, q)?, tx.play(q)?)))
                 })
                 .unwrap()
                 .unwrap_or_default()
@@ -931,7 +937,7 @@ fn emission_rows(b: &Backend) {
 fn schema_versions(b: &Backend) {
     let r = b.redeemer();
     let id = te(b, 0);
-    r.mark_sold(std::slice::from_ref(&id)).unwrap();
+    r.mark_sold(std::slice::from_ref(&id), None).unwrap();
     let (from, to) = b.target.migrate().unwrap();
     assert!(
         to > 0 && from == to,
@@ -954,7 +960,7 @@ fn schema_versions(b: &Backend) {
     let read = b.target.read(BUSY, |tx| tx.sale(UnitRef::of(&id).place()));
     newer("read", read.unwrap_err());
     let r = b.redeemer();
-    let sold = r.mark_sold(std::slice::from_ref(&te(b, 1)));
+    let sold = r.mark_sold(std::slice::from_ref(&te(b, 1)), None);
     newer("a sale", sold.unwrap_err());
 }
 
@@ -1000,7 +1006,7 @@ fn operator_controls(b: &Backend) {
             .map(drop)
             .unwrap_err(),
         node_b.redeem(&over, None).map(drop).unwrap_err(),
-        node_b.mark_sold(&[te(b, 10)]).map(drop).unwrap_err(),
+        node_b.mark_sold(&[te(b, 10)], None).map(drop).unwrap_err(),
     ];
     for e in refused {
         match &e {
@@ -1102,7 +1108,7 @@ fn operator_controls(b: &Backend) {
         other => panic!("{b}: {other}"),
     }
     assert_eq!(
-        code(node_b.mark_sold(&[te(b, 12)]).map(drop).unwrap_err()),
+        code(node_b.mark_sold(&[te(b, 12)], None).map(drop).unwrap_err()),
         conflict("withdrawn")
     );
     let e = node_a
@@ -1203,7 +1209,7 @@ fn prizes_remaining(b: &Backend) {
         .map(|_| r.sell(ILE, ILE_PRICE).unwrap().id.parse().unwrap())
         .collect();
     let marked: Vec<UnitId> = (100..103).map(|i| ile(b, i)).collect();
-    r.mark_sold(&marked).unwrap();
+    r.mark_sold(&marked, None).unwrap();
     sold.extend(&marked);
     let voided = sold[1];
     r.void(&voided, "never shown", "ops-1").unwrap();
@@ -1413,7 +1419,7 @@ fn postgres_integrity_sees_a_row_outside_the_log_and_its_queue() {
         |b| {
             let r = b.redeemer();
             let id = te(b, 0);
-            r.mark_sold(std::slice::from_ref(&id)).unwrap();
+            r.mark_sold(std::slice::from_ref(&id), None).unwrap();
             played_in(&r, &id, None);
             r.redeem(&id, None).unwrap();
             assert!(b.target.summary().unwrap().integrity_ok);

@@ -28,6 +28,7 @@ mod independent_check;
 mod log_tiles;
 mod log_vectors;
 mod merkle;
+mod noninterference;
 mod operator;
 mod par;
 mod pg;

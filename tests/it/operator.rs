@@ -140,20 +140,36 @@ fn operator_routes_need_the_operator_role_and_record_who_acted() {
         (remaining["kind"].as_str(), remaining["unsold"].as_u64()),
         (Some("remaining"), Some(19))
     );
-    // What players are shown, for the platform's token: the same
-    // figures, computed once and answered again within 30 s (a sale
-    // meanwhile shows at the next computation).
+    // What players are shown, for the platform's token (issue 34): a
+    // drawn game's prizes revealed (none: no play ended; the voided sale
+    // was never played), never a count of what the unsold hold; computed
+    // once and answered again within 30 s.
     let (status, public) = send(TOKEN, "/v1/remaining?game=tresors-ensables", None);
     assert_eq!(status, 200, "{public}");
-    assert_eq!(public["prizes"], remaining["prizes"]);
-    assert_eq!(public["unsold"], 19);
+    assert_eq!(
+        (
+            public["counted_by"].as_str(),
+            public["units"].as_u64(),
+            public["sold"].as_u64(),
+            public["revealed"].as_u64()
+        ),
+        (Some("bands"), Some(20), Some(1), Some(0)),
+        "{public}"
+    );
+    let lines = public["prizes"].as_array().unwrap();
+    assert_eq!(lines.len(), 7, "{public}");
+    for line in lines {
+        assert_eq!(line["revealed"], 0, "{public}");
+        assert!(line.get("remaining").is_none() && line.get("in_table").is_none());
+    }
+    assert!(public.get("unsold").is_none(), "{public}");
     let sale = json!({"game": "tresors-ensables"});
     let (status, sold) = send(TOKEN, "/v1/sales", Some(sale));
     assert_eq!(status, 200, "{sold}");
     let (_, again) = send(TOKEN, "/v1/remaining?game=tresors-ensables", None);
     assert_eq!(
-        (again["unsold"].as_u64(), &again["as_of"]),
-        (Some(19), &public["as_of"])
+        (again["sold"].as_u64(), &again["as_of"]),
+        (Some(1), &public["as_of"])
     );
     let (_, fresh) = send(
         OPERATOR,
@@ -592,8 +608,11 @@ fn serve_stops_selling_once_the_top_lots_are_gone() {
         ],
     );
     let a = agent();
+    // The watch's gauges are the operator's: a platform may not read them.
+    let (status, _) = call(&a, "GET", &server.url("/metrics"), Some(TOKEN), None).unwrap();
+    assert_eq!(status, 403);
     let metrics = || {
-        call(&a, "GET", &server.url("/metrics"), Some(TOKEN), None)
+        call(&a, "GET", &server.url("/metrics"), Some(OPERATOR), None)
             .unwrap()
             .1
     };

@@ -12,7 +12,7 @@ use ticket_issuer::game::tresors;
 use ticket_issuer::game::{Moment, Picture};
 use ticket_issuer::rng::Stream;
 
-use crate::common::{agent, call, get, issuer, te_store, Server};
+use crate::common::{agent, call, get, issuer, te_store, Server, TOKEN_NAME};
 
 /// The seed the fixed units are drawn from (their streams 1, 2, …).
 const SEED: [u8; 32] = [0x24; 32];
@@ -221,9 +221,19 @@ fn a_picture_refuses_what_the_play_does_not_have() {
 /// seed, is passed over): its ID.
 fn sold_and_rolled(store: &Path, rolls: u32) -> String {
     for _ in 0..40 {
-        let sale = issuer(store, &["sell", "--game", "tresors-ensables", "--json"])
-            .expect_code(0)
-            .json();
+        let sale = issuer(
+            store,
+            &[
+                "sell",
+                "--game",
+                "tresors-ensables",
+                "--json",
+                "--platform",
+                TOKEN_NAME,
+            ],
+        )
+        .expect_code(0)
+        .json();
         let id = sale["id"].as_str().unwrap().to_string();
         let mut over = false;
         for n in 1..=rolls {
@@ -314,10 +324,24 @@ fn the_picture_route_draws_a_play_as_it_stands_and_refuses_as_the_play_routes() 
     let path = format!("/v1/plays/{id}/picture.svg");
     let (status, _) = call(&a, "GET", &server.url(&path), None, None).unwrap();
     assert_eq!(status, 401, "a token, as every route");
+    // A unit the platform did not sell is unknown to it, sold or not
+    // (issue 34); its own with a mistyped code is refused as such.
+    let mut typo = id.clone();
+    let last = typo.pop().unwrap();
+    typo.push(if last == 'A' { 'B' } else { 'A' });
     for (path, status, code) in [
-        (format!("/v1/plays/{unsold}/picture.svg"), 409, "not_sold"),
         (
-            "/v1/plays/TE-1-1-1-AAAAAAAA/picture.svg".into(),
+            format!("/v1/plays/{unsold}/picture.svg"),
+            404,
+            "unknown_unit",
+        ),
+        (
+            "/v1/plays/TE-1-1-45-AAAAAAAA/picture.svg".into(),
+            404,
+            "unknown_unit",
+        ),
+        (
+            format!("/v1/plays/{typo}/picture.svg"),
             422,
             "wrong_check_code",
         ),

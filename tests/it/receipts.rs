@@ -17,7 +17,7 @@ use ticket_issuer::store::Store;
 use ticket_issuer::witness::cosignature::{CosignatureError, Cosigner};
 
 use crate::common::{
-    agent, get, issuer, issuer_with_input, played, post, te_store, valid_id_of, Server,
+    agent, get, issuer, issuer_with_input, played, post, te_store, valid_id_of, Server, TOKEN_NAME,
 };
 
 /// Units in the test block: its entries fill more than one level-0 tile.
@@ -65,6 +65,8 @@ fn mark_most_sold(store: &Path) {
         "--game",
         "tresors-ensables",
         "--json",
+        "--platform",
+        TOKEN_NAME,
     ];
     let marked = issuer_with_input(store, &args, &list).expect_code(0).json();
     assert_eq!(marked["marked"], UNITS - 3, "{marked}");
@@ -77,7 +79,15 @@ fn receipts_from_the_cli_and_http_verify_and_a_unit_s_receipts_follow_the_log() 
     // The CLI: a sale's receipt, then a redemption's.
     let sale = issuer(
         &store,
-        &["sell", "--game", "tresors-ensables", "--json", "--receipt"],
+        &[
+            "sell",
+            "--game",
+            "tresors-ensables",
+            "--json",
+            "--receipt",
+            "--platform",
+            TOKEN_NAME,
+        ],
     )
     .expect_code(0)
     .json();
@@ -172,15 +182,15 @@ fn receipts_from_the_cli_and_http_verify_and_a_unit_s_receipts_follow_the_log() 
     assert!(sale.index < redemption.index);
     assert_eq!(both["sale"]["index"], sale.index);
 
-    // Refusals: never sold, and a wrong check code answered exactly as a
-    // check answers it.
+    // Refusals: never sold (unknown to the platform, issue 34), and a
+    // wrong check code answered exactly as a check answers it.
     let (status, e) = get(
         &a,
         &server,
         &format!("/v1/receipts/{}", te_id(&store, UNITS - 1)),
     );
-    assert_eq!(status, 409, "{e}");
-    assert!(e.contains("\"not_sold\""), "{e}");
+    assert_eq!(status, 404, "{e}");
+    assert!(e.contains("\"unknown_unit\""), "{e}");
     for id in [
         wrong_code(&seven),
         wrong_code(&te_id(&store, UNITS - 1)),
@@ -253,6 +263,8 @@ fn the_recipe_in_the_docs_checks_receipts() {
             "--game",
             "tresors-ensables",
             "--json",
+            "--platform",
+            TOKEN_NAME,
         ],
     )
     .expect_code(0)
@@ -454,6 +466,8 @@ fn pg_a_unit_s_receipts_come_once_its_entries_are_under_the_published_checkpoint
         "--game",
         "tresors-ensables",
         "--json",
+        "--platform",
+        TOKEN_NAME,
         "--ledger",
         url.as_str(),
     ];

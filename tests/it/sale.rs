@@ -526,7 +526,7 @@ fn the_sqlite_ledger_has_a_schema_version_and_refuses_a_newer_one() {
     let m = migrate();
     assert_eq!(
         (m["from_version"].as_i64(), m["to_version"].as_i64()),
-        (Some(0), Some(5)),
+        (Some(0), Some(6)),
         "{m}"
     );
     issuer(&store, &["close", "--emission", "1"]).expect_code(0);
@@ -534,7 +534,7 @@ fn the_sqlite_ledger_has_a_schema_version_and_refuses_a_newer_one() {
     let m = migrate();
     assert_eq!(
         (m["from_version"].as_i64(), m["to_version"].as_i64()),
-        (Some(5), Some(5)),
+        (Some(6), Some(6)),
         "{m}"
     );
     let db = || rusqlite::Connection::open(store.join("ledger.sqlite")).unwrap();
@@ -546,11 +546,11 @@ fn the_sqlite_ledger_has_a_schema_version_and_refuses_a_newer_one() {
     // Written before versions were kept: brought up when next opened.
     db().execute_batch("PRAGMA user_version = 0").unwrap();
     issuer(&store, &["sell", "--game", "ile-au-tresor", "--price", "1"]).expect_code(0);
-    assert_eq!(version(), 5);
+    assert_eq!(version(), 6);
     issuer(&store, &["ledger", "verify"]).expect_code(0);
 
     // A newer issuer's ledger: refused, named, nothing written.
-    db().execute_batch("PRAGMA user_version = 6").unwrap();
+    db().execute_batch("PRAGMA user_version = 7").unwrap();
     let before = std::fs::read(store.join("ledger.sqlite")).unwrap();
     for args in [
         &["ledger", "verify"][..],
@@ -560,12 +560,12 @@ fn the_sqlite_ledger_has_a_schema_version_and_refuses_a_newer_one() {
         let run = issuer(&store, args).expect_code(3);
         assert!(
             run.stderr
-                .contains("version 6, newer than this issuer's 5; upgrade the issuer"),
+                .contains("version 7, newer than this issuer's 6; upgrade the issuer"),
             "{args:?}: {}",
             run.stderr
         );
     }
-    assert_eq!(version(), 6);
+    assert_eq!(version(), 7);
     assert_eq!(std::fs::read(store.join("ledger.sqlite")).unwrap(), before);
 }
 

@@ -612,7 +612,12 @@ fn the_service_redeems_refuses_by_kind_batches_and_counts_401s() {
     let (dir, store) = store_copy();
     sold(
         &store,
-        &[&id(&store, 100), &id(&store, 103), &id(&store, 104)],
+        &[
+            &id(&store, 100),
+            &id(&store, 103),
+            &id(&store, 104),
+            &id(&store, 106),
+        ],
     );
     let server = Server::start(&store);
     let a = agent();
@@ -634,23 +639,30 @@ fn the_service_redeems_refuses_by_kind_batches_and_counts_401s() {
     );
     assert_eq!(e["redeemed_at"], r["redeemed_at"]);
     assert_eq!(e["prize"], r["prize"]);
-    // Each refusal kind with its status.
-    let mut wrong = id(&store, 101);
-    let last = wrong.pop().unwrap();
-    wrong.push(if last == 'A' { 'B' } else { 'A' });
+    // Each refusal kind with its status. A unit the platform did not sell
+    // (never sold, another block, a mistyped ID of one) is unknown to it
+    // (issue 34); its own unit's mistyped code is refused as such.
+    let typo = |id: String| {
+        let mut wrong = id;
+        let last = wrong.pop().unwrap();
+        wrong.push(if last == 'A' { 'B' } else { 'A' });
+        wrong
+    };
+    let wrong = typo(id(&store, 104));
     let unknown_block = valid_id(&store, 1, 9, 0);
     for (body, status, error) in [
         (json!({ "id": "IAT-1-1-nope" }), 400, "invalid_id"),
         (json!({ "id": wrong }), 422, "wrong_check_code"),
-        (json!({ "id": unknown_block }), 404, "unknown_block"),
+        (json!({ "id": typo(id(&store, 101)) }), 404, "unknown_unit"),
+        (json!({ "id": unknown_block }), 404, "unknown_unit"),
         (
-            json!({ "id": id(&store, 102), "stopped_after_rolls": 3 }),
+            json!({ "id": id(&store, 103), "stopped_after_rolls": 3 }),
             422,
             "bad_stop",
         ),
         (json!({ "unit": "x" }), 400, "invalid_request"),
-        // A unit never sold (issue 13).
-        (json!({ "id": id(&store, 107) }), 409, "not_sold"),
+        // A unit never sold (issues 13, 34).
+        (json!({ "id": id(&store, 107) }), 404, "unknown_unit"),
     ] {
         let (got, e) = post(&a, &server, "/v1/redemptions", body);
         assert_eq!((got, e["error"].as_str()), (status, Some(error)), "{e}");
@@ -779,13 +791,13 @@ fn the_service_redeems_refuses_by_kind_batches_and_counts_401s() {
         !metrics.contains("IAT-"),
         "no unit ID in a label:\n{metrics}"
     );
-    // The head: signed over the three sales and the three redemptions,
+    // The head: signed over the four sales and the three redemptions,
     // each redemption provably in it.
     let (status, head) = get(&a, &server, "/v1/ledger/head");
     assert_eq!(status, 200);
     let head: Value = serde_json::from_str(&head).unwrap();
     let (_, size, root) = open_note(head["checkpoint"].as_str().unwrap(), &ledger_key(&store));
-    assert_eq!(size, 6);
+    assert_eq!(size, 7);
     for unit in [first.clone(), id(&store, 103), id(&store, 104)] {
         assert_proven(&store, &unit, &root, size);
     }
@@ -946,7 +958,11 @@ fn a_tresors_ensables_stop_is_paid_over_http_and_bound_in_the_log() {
         .expect("some unit of the block allows a stop");
     let path = format!("/v1/units/{unit}?stopped_after_rolls={stop}");
     let (status, refused) = get(&a, &server, &path);
-    assert_eq!(status, 409, "not sold: the check tells nothing: {refused}");
+    assert_eq!(
+        (status, refused.contains("\"unknown_unit\"")),
+        (404, true),
+        "not sold: the check tells nothing: {refused}"
+    );
     // Sold, then played over HTTP one roll at a time and stopped there; the
     // redemption pays the play as recorded.
     sold(&store, &[&unit]);
@@ -1398,7 +1414,7 @@ fn sighup_reloads_named_tokens_and_the_access_log_names_them() {
     assert!(!text.contains(TOKEN) && !text.contains(new), "{text}");
     assert_eq!(lines[0]["route"], "/healthz", "{text}");
     assert_eq!(lines[0]["status"], 200);
-    assert_eq!(lines[0]["token"], "line-2", "{text}");
+    assert_eq!(lines[0]["token"], crate::common::TOKEN_NAME, "{text}");
     assert_eq!(lines[1]["route"], "/v1/plays/{id}", "{text}");
     assert_eq!(lines[1]["unit_id"], "IAT-1-1-7-NOTAREALID", "{text}");
     assert!(lines[1]["error"].is_string(), "{text}");

@@ -497,7 +497,11 @@ impl<'s> Emission<'s> {
         }
     }
 
-    fn save_manifest(&self, manifest: &mut Manifest, secrets: &Secrets) -> Result<(), Error> {
+    pub(crate) fn save_manifest(
+        &self,
+        manifest: &mut Manifest,
+        secrets: &Secrets,
+    ) -> Result<(), Error> {
         let game = manifest_game(manifest, &self.manifest_path())?;
         manifest.master_commitment =
             Some(hex::encode(secrets.master_commitment(game, self.number)));

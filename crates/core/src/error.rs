@@ -279,6 +279,14 @@ pub enum Error {
         /// The ID.
         id: String,
     },
+    /// A unit asked by a platform that did not sell it: answered exactly
+    /// as an ID that names no unit (docs/SECURITY.md §What each role may
+    /// learn), whatever the unit is.
+    #[error("no unit {id} was sold through this platform: check the ID as printed on the ticket (a unit is checked, played and paid only by the platform that sold it)")]
+    UnknownUnit {
+        /// The ID, as normalised.
+        id: String,
+    },
     /// `mark-sold` of a unit sold already.
     #[error("unit {id} was already sold at {at}")]
     AlreadySold {
@@ -993,6 +1001,7 @@ codes! {
     BlockRejected => "block_rejected", Rejected;
     AlreadyRedeemed => "already_redeemed", Conflict;
     NotSold => "not_sold", Conflict;
+    UnknownUnit => "unknown_unit", NotFound;
     AlreadySold => "already_sold", Conflict;
     SoldOut => "sold_out", Conflict;
     PlayUnfinished => "play_unfinished", Conflict;
@@ -1089,6 +1098,62 @@ pub struct ErrorReport {
 }
 
 impl Error {
+    /// Whether this refusal's words hold only what the asking platform
+    /// gave or may know (its request, its own unit, the game's public
+    /// rules): never a file, host, database user, ledger ID or another
+    /// party's unit (docs/SECURITY.md §What each role may learn). Every
+    /// other error reaches a platform by its code and kind only
+    /// ([`Error::platform_report`]). A list of what may pass, not of what
+    /// may not: a new variant stays generic until someone adds it here.
+    #[must_use]
+    pub fn speaks_to_platforms(&self) -> bool {
+        matches!(
+            self,
+            Error::MalformedId { .. }
+                | Error::UnknownGame { .. }
+                | Error::UnsupportedPrice { .. }
+                | Error::PriceNeeded { .. }
+                | Error::CheckCodeMismatch { .. }
+                | Error::AlreadyRedeemed { .. }
+                | Error::UnknownUnit { .. }
+                | Error::NotSold { .. }
+                | Error::SoldOut { .. }
+                | Error::PlayUnfinished { .. }
+                | Error::PlayOver { .. }
+                | Error::RollOutOfOrder { .. }
+                | Error::NotPlayable { .. }
+                | Error::IdempotencyKeyReused { .. }
+                | Error::BadIdempotencyKey { .. }
+                | Error::NoSaleUnderKey { .. }
+                | Error::ClaimsEnded { .. }
+                | Error::Suspended { .. }
+                | Error::Withdrawn { .. }
+                | Error::Voided { .. }
+                | Error::BadStop { .. }
+                | Error::EmissionRevealed { .. }
+        )
+    }
+
+    /// The report a sales platform is answered: [`Error::client_report`]
+    /// for a refusal that [speaks to platforms](Error::speaks_to_platforms),
+    /// else the code and kind with a sentence that names nothing of the
+    /// node (its operator reads the detail on the node's standard error).
+    #[must_use]
+    pub fn platform_report(&self) -> ErrorReport {
+        let mut r = self.client_report();
+        if self.speaks_to_platforms() {
+            return r;
+        }
+        r.message = match (self.code(), self.kind()) {
+            ("ledger_outcome_unknown", _) => "the ledger's answer to this operation was lost: it may or may not be recorded; retry it with the same idempotency key (docs/API.md §Retries)".into(),
+            (_, ErrorKind::Unavailable) => "this node cannot serve the request now (its ledger or its files); nothing was recorded; retry, or another node".into(),
+            (_, ErrorKind::Internal) => "this node failed on the request; its outcome is not known: look it up, or retry under the same idempotency key; the node's operator has the detail".into(),
+            (code, _) => format!("this node refused the request ({code}); the node's operator has the detail"),
+        };
+        r.emission = None;
+        r
+    }
+
     /// The report for a client of the service, who must not learn the
     /// server's file system: no `path`, and the message names the file by
     /// its name only ("b000001.tkb", "ledger.sqlite").
@@ -1133,6 +1198,7 @@ impl Error {
             | Error::IndexOutOfRange { id, .. }
             | Error::BadStop { id, .. }
             | Error::NotSold { id }
+            | Error::UnknownUnit { id }
             | Error::PlayUnfinished { id, .. }
             | Error::PlayOver { id, .. }
             | Error::RollOutOfOrder { id, .. }

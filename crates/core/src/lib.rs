@@ -95,4 +95,50 @@ pub mod test_support {
     pub use crate::cipher::{seal_chunk, ChunkPlace, OpenProblem};
     pub use crate::fsutil::{read_small, KEY_FILE_LIMIT};
     pub use crate::stats::{chi_square, ChiSquare};
+
+    use crate::block::reader::BlockFile;
+    use crate::block::writer::{self, WrittenBlock};
+    use crate::emission::Emission;
+    use crate::error::Error;
+    use crate::game::Game;
+    use crate::store::Store;
+
+    /// Replaces block `block` of `game`'s emission `emission` in `store`
+    /// with a block of the same public facts (game, emission, block,
+    /// price, size, seed commitment) whose records are `records`
+    /// (concatenated, in index order), encrypted with the block's records
+    /// key and sealed with the store's signing key; the emission's signed
+    /// manifest is written again with the block's new root and digest.
+    /// How a test builds a second world that agrees with the first on
+    /// everything public (tests/it/noninterference.rs).
+    pub fn reseal_block(
+        store: &Store,
+        game: Game,
+        emission: u32,
+        block: u32,
+        records: &[u8],
+    ) -> Result<WrittenBlock, Error> {
+        let secrets = store.secrets()?;
+        let path = store.block_path(game, emission, block);
+        let h = BlockFile::open(&path)?.header;
+        let spec = crate::block::build::BlockSpec {
+            game,
+            emission,
+            block,
+            price_cents: h.price_cents,
+            units: h.unit_count,
+        };
+        let key = secrets.block_records_key(game, emission, block);
+        let built = crate::block::build::from_records(spec, h.seed_commitment, &key, records)?;
+        std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+        let written = writer::write(&built, &key, &secrets.signing, &path)?;
+        let emission = Emission::new(store, game, emission);
+        let mut manifest = emission.require_manifest(&secrets.signing.verifying_key())?;
+        for b in manifest.blocks.iter_mut().filter(|b| b.block == block) {
+            b.merkle_root = hex::encode(written.header.merkle_root);
+            b.file_sha256 = hex::encode(written.file_sha256);
+        }
+        emission.save_manifest(&mut manifest, &secrets)?;
+        Ok(written)
+    }
 }

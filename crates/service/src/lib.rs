@@ -45,7 +45,7 @@ use ticket_issuer_ledger::ledger::log::LogSource;
 use ticket_issuer_ledger::ledger::ops::PlayAction;
 use ticket_issuer_ledger::ledger::published::{Publication, PublishedLog, Resource};
 use ticket_issuer_ledger::redeem::Redemption;
-use ticket_issuer_ledger::redeemer::{batch_parts, Redeemer};
+use ticket_issuer_ledger::redeemer::{batch_parts, Asker, Redeemer, Window};
 
 /// Most units in one `POST /v1/redemptions/batch`.
 pub const MAX_BATCH: usize = 1000;
@@ -330,13 +330,37 @@ fn json_response<T: Serialize>(status: StatusCode, kind: &str, body: T) -> Respo
 /// own configuration refused by its database is the server's fault (500),
 /// not the request's.
 fn error_response(e: &Error) -> Response {
-    let status = match e {
+    with_code(
+        json_response(status_of_error(e), "error", e.client_report()),
+        e.code(),
+    )
+}
+
+/// The status of `e`'s answer.
+fn status_of_error(e: &Error) -> StatusCode {
+    match e {
         Error::LedgerLoginRefused { .. } | Error::EmissionOfAnotherLedger { .. } => {
             StatusCode::INTERNAL_SERVER_ERROR
         }
         _ => status_of(e.kind()),
-    };
-    with_code(json_response(status, "error", e.client_report()), e.code())
+    }
+}
+
+/// A refusal as `asker` is answered it: a platform gets its [platform
+/// report](Error::platform_report) (no file, host, user or ledger ID; the
+/// node's standard error keeps the detail for the operator), the operator
+/// the client report.
+fn refused_to(asker: &Asker, e: &Error) -> Response {
+    if !asker.is_platform() {
+        return error_response(e);
+    }
+    if !e.speaks_to_platforms() {
+        eprintln!("serve: answered {} to a platform: {e}", e.code());
+    }
+    with_code(
+        json_response(status_of_error(e), "error", e.platform_report()),
+        e.code(),
+    )
 }
 
 /// `response`, marked with its error code for the access log.
@@ -538,9 +562,10 @@ async fn blocking<T: Send + 'static>(
     })
 }
 
-/// Counts and answers one unit's outcome.
+/// Counts and answers one unit's outcome, for `asker`.
 fn outcome_response<T: Serialize>(
     state: &Shared,
+    asker: &Asker,
     kind: &str,
     outcome: Result<T, Error>,
 ) -> Response {
@@ -559,13 +584,14 @@ fn outcome_response<T: Serialize>(
         }
         Err(e) => {
             state.metrics.refused(e.code());
-            error_response(&e)
+            refused_to(asker, &e)
         }
     }
 }
 
 async fn redeem_one(
     State(state): State<AppState>,
+    Asking(asker): Asking,
     IdempotencyKey(key): IdempotencyKey,
     ReceiptAsked(with_receipt): ReceiptAsked,
     JsonBody(request): JsonBody<UnitRequest>,
@@ -573,15 +599,15 @@ async fn redeem_one(
     let started = Instant::now();
     let id: UnitId = match request.id.parse() {
         Ok(id) => id,
-        Err(e) => return outcome_response::<Redemption>(&state, "redemption", Err(e)),
+        Err(e) => return outcome_response::<Redemption>(&state, &asker, "redemption", Err(e)),
     };
     let worker = Arc::clone(&state);
+    let seen = asker.clone();
     let outcome = match blocking(move || {
-        let r = worker
-            .redeemer
-            .redeem_keyed(&id, request.stopped_after_rolls, key.as_deref())?;
+        let window = worker.redeemer.window(seen);
+        let r = window.redeem(&id, request.stopped_after_rolls, key.as_deref())?;
         if with_receipt {
-            return worker.redeemer.with_receipt(r);
+            return window.with_receipt(r);
         }
         Ok(r)
     })
@@ -593,13 +619,14 @@ async fn redeem_one(
     if let Ok(r) = &outcome {
         state.metrics.paid(&r.prize);
     }
-    let response = outcome_response(&state, "redemption", outcome);
+    let response = outcome_response(&state, &asker, "redemption", outcome);
     state.metrics.observe(started.elapsed());
     response
 }
 
 async fn redeem_batch(
     State(state): State<AppState>,
+    Asking(asker): Asking,
     IdempotencyKey(key): IdempotencyKey,
     JsonBody(request): JsonBody<BatchRequest>,
 ) -> Response {
@@ -630,16 +657,19 @@ async fn redeem_batch(
             .map(|u| (u.id.as_str(), u.stopped_after_rolls)),
     );
     let worker = Arc::clone(&state);
-    let redeemed = match blocking(move || match key {
-        Some(key) => worker.redeemer.redeem_batch_keyed(&valid, &key, &request),
-        None => Ok(worker.redeemer.redeem_many(&valid)),
+    let seen = asker.clone();
+    let redeemed = match blocking(move || {
+        worker
+            .redeemer
+            .window(seen)
+            .redeem_batch(&valid, key.as_deref().map(|k| (k, request.as_str())))
     })
     .await
     {
         Ok(Ok(o)) => o,
         Ok(Err(e)) => {
             state.metrics.refused(e.code());
-            return error_response(&e);
+            return refused_to(&asker, &e);
         }
         Err(r) => return r,
     };
@@ -669,7 +699,11 @@ async fn redeem_batch(
                 serde_json::to_value(Envelope {
                     kind: "error",
                     schema: 1,
-                    body: e.client_report(),
+                    body: if asker.is_platform() {
+                        e.platform_report()
+                    } else {
+                        e.client_report()
+                    },
                 })
             }
         };
@@ -685,29 +719,20 @@ async fn redeem_batch(
 
 async fn check_unit(
     State(state): State<AppState>,
+    Asking(asker): Asking,
     UrlPath(id): UrlPath<String>,
     query: Result<Query<CheckQuery>, QueryRejection>,
 ) -> Response {
-    let started = Instant::now();
     let Ok(Query(query)) = query else {
         return bad_request(
             "invalid_request",
             "the query is not ?stopped_after_rolls=<number of rolls>".into(),
         );
     };
-    let id: UnitId = match id.parse() {
-        Ok(id) => id,
-        Err(e) => return outcome_response::<Redemption>(&state, "check", Err(e)),
-    };
-    let worker = Arc::clone(&state);
-    let outcome =
-        match blocking(move || worker.redeemer.check(&id, query.stopped_after_rolls)).await {
-            Ok(o) => o,
-            Err(r) => return r,
-        };
-    let response = outcome_response(&state, "check", outcome);
-    state.metrics.observe(started.elapsed());
-    response
+    answer(state, asker, "check", move |w| {
+        w.check(&id.parse()?, query.stopped_after_rolls)
+    })
+    .await
 }
 
 /// `POST /v1/sales` body.
@@ -730,8 +755,30 @@ struct RollRequest {
     roll: u32,
 }
 
-/// Runs `work` off the async threads, then answers its outcome as `kind`.
+/// Runs `work` on `asker`'s window off the async threads, then answers
+/// its outcome as `kind`: every answer to a token is built through a
+/// [`Window`], so what it may learn is decided in one place.
 async fn answer<T: Serialize + Send + 'static>(
+    state: AppState,
+    asker: Asker,
+    kind: &'static str,
+    work: impl FnOnce(&Window) -> Result<T, Error> + Send + 'static,
+) -> Response {
+    let started = Instant::now();
+    let worker = Arc::clone(&state);
+    let seen = asker.clone();
+    let outcome = match blocking(move || work(&worker.redeemer.window(seen))).await {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let response = outcome_response(&state, &asker, kind, outcome);
+    state.metrics.observe(started.elapsed());
+    response
+}
+
+/// [`answer`] for an operator's route, whose work needs the whole
+/// redeemer (the token middleware lets only the operator role through).
+async fn answer_operator<T: Serialize + Send + 'static>(
     state: AppState,
     kind: &'static str,
     work: impl FnOnce(&Redeemer) -> Result<T, Error> + Send + 'static,
@@ -742,13 +789,14 @@ async fn answer<T: Serialize + Send + 'static>(
         Ok(o) => o,
         Err(r) => return r,
     };
-    let response = outcome_response(&state, kind, outcome);
+    let response = outcome_response(&state, &Asker::Operator, kind, outcome);
     state.metrics.observe(started.elapsed());
     response
 }
 
 async fn sell(
     State(state): State<AppState>,
+    Asking(asker): Asking,
     IdempotencyKey(key): IdempotencyKey,
     ReceiptAsked(with_receipt): ReceiptAsked,
     JsonBody(request): JsonBody<SaleRequest>,
@@ -758,76 +806,116 @@ async fn sell(
         other => other.to_string(),
     });
     let watch = state.top_lots.clone();
-    answer(state, "sale", move |r| {
+    answer(state, asker, "sale", move |w| {
         let game = Game::from_slug(&request.game).ok_or_else(|| Error::UnknownGame {
             name: request.game.clone(),
             known: Game::known(),
         })?;
-        let sale = r.sell_keyed(game, game.price_cents(price.as_deref())?, key.as_deref())?;
-        if let Some(watch) = &watch {
-            watch.after_sale(&sale);
+        let sale = w.sell(game, game.price_cents(price.as_deref())?, key.as_deref())?;
+        if let (Some(watch), Some(shown)) = (&watch, &sale.first_shown) {
+            watch.after_reveal(shown);
         }
         if with_receipt {
-            return r.sale_with_receipt(sale);
+            return w.sale_with_receipt(sale);
         }
         Ok(sale)
     })
     .await
 }
 
-async fn sale_under_key(State(state): State<AppState>, UrlPath(key): UrlPath<String>) -> Response {
-    answer(state, "sale_lookup", move |r| r.sale_under_key(&key)).await
+async fn sale_under_key(
+    State(state): State<AppState>,
+    Asking(asker): Asking,
+    UrlPath(key): UrlPath<String>,
+) -> Response {
+    answer(state, asker, "sale_lookup", move |w| w.sale_under_key(&key)).await
+}
+
+/// A play step for `asker`; a step that ends the play reveals its outcome
+/// (the top-lots watch is told).
+async fn play_step(
+    state: AppState,
+    asker: Asker,
+    id: String,
+    action: PlayAction,
+    key: Option<String>,
+) -> Response {
+    let watch = state.top_lots.clone();
+    answer(state, asker, "play", move |w| {
+        let view = w.play(&id.parse()?, action, key.as_deref())?;
+        if let (Some(watch), Some(shown)) = (&watch, &view.first_shown) {
+            watch.after_reveal(shown);
+        }
+        Ok(view)
+    })
+    .await
 }
 
 async fn roll(
     State(state): State<AppState>,
+    Asking(asker): Asking,
     UrlPath(id): UrlPath<String>,
     IdempotencyKey(key): IdempotencyKey,
     JsonBody(request): JsonBody<RollRequest>,
 ) -> Response {
-    answer(state, "play", move |r| {
-        r.play_keyed(&id.parse()?, PlayAction::Roll(request.roll), key.as_deref())
-    })
-    .await
+    play_step(state, asker, id, PlayAction::Roll(request.roll), key).await
 }
 
 async fn stop(
     State(state): State<AppState>,
+    Asking(asker): Asking,
     UrlPath(id): UrlPath<String>,
     IdempotencyKey(key): IdempotencyKey,
 ) -> Response {
-    answer(state, "play", move |r| {
-        r.play_keyed(&id.parse()?, PlayAction::Stop, key.as_deref())
-    })
-    .await
+    play_step(state, asker, id, PlayAction::Stop, key).await
 }
 
 /// `GET /v1/receipts/{id}`: the receipts of the unit's sale and
 /// redemption against the published checkpoint; the ID authenticated as
 /// a check's is.
-async fn receipts(State(state): State<AppState>, UrlPath(id): UrlPath<String>) -> Response {
-    answer(state, "receipts", move |r| r.receipts(&id.parse()?)).await
+async fn receipts(
+    State(state): State<AppState>,
+    Asking(asker): Asking,
+    UrlPath(id): UrlPath<String>,
+) -> Response {
+    answer(state, asker, "receipts", move |w| w.receipts(&id.parse()?)).await
 }
 
-async fn play_state(State(state): State<AppState>, UrlPath(id): UrlPath<String>) -> Response {
-    answer(state, "play_state", move |r| r.play_state(&id.parse()?)).await
+async fn play_state(
+    State(state): State<AppState>,
+    Asking(asker): Asking,
+    UrlPath(id): UrlPath<String>,
+) -> Response {
+    answer(state, asker, "play_state", move |w| {
+        w.play_state(&id.parse()?)
+    })
+    .await
 }
 
 /// `GET /v1/plays/{id}/picture.svg`: the play drawn by its game as it
 /// stands, never beyond the rolls revealed; refused as the play routes
 /// refuse (JSON error objects).
-async fn play_picture(State(state): State<AppState>, UrlPath(id): UrlPath<String>) -> Response {
+async fn play_picture(
+    State(state): State<AppState>,
+    Asking(asker): Asking,
+    UrlPath(id): UrlPath<String>,
+) -> Response {
     let started = Instant::now();
     let worker = Arc::clone(&state);
+    let seen = asker.clone();
     let drawn = blocking(move || -> Result<String, Error> {
-        Ok(worker.redeemer.play_picture(&id.parse()?)?.svg())
+        Ok(worker
+            .redeemer
+            .window(seen)
+            .play_picture(&id.parse()?)?
+            .svg())
     })
     .await;
     let response = match drawn {
         Ok(Ok(svg)) => ([(header::CONTENT_TYPE, "image/svg+xml")], svg).into_response(),
         Ok(Err(e)) => {
             state.metrics.refused(e.code());
-            error_response(&e)
+            refused_to(&asker, &e)
         }
         Err(r) => r,
     };
@@ -839,6 +927,7 @@ async fn play_picture(State(state): State<AppState>, UrlPath(id): UrlPath<String
 /// for a client that checks the seal and the root itself (public facts).
 async fn block_seal(
     State(state): State<AppState>,
+    Asking(asker): Asking,
     UrlPath((game, emission, block)): UrlPath<(String, String, String)>,
 ) -> Response {
     let (Ok(emission), Ok(block)) = (emission.parse::<u32>(), block.parse::<u32>()) else {
@@ -849,12 +938,12 @@ async fn block_seal(
             ),
         );
     };
-    answer(state, "block_seal", move |r| {
+    answer(state, asker, "block_seal", move |w| {
         let game = Game::from_slug(&game).ok_or_else(|| Error::UnknownGame {
             name: game.clone(),
             known: Game::known(),
         })?;
-        r.block_seal(game, emission, block)
+        w.block_seal(game, emission, block)
     })
     .await
 }
@@ -1071,7 +1160,7 @@ async fn require_token(State(state): State<AppState>, request: Request, next: Ne
     let mut request = request;
     let response = match caller {
         Some((name, roles)) if needed.allows(roles) => {
-            request.extensions_mut().insert(Caller(name));
+            request.extensions_mut().insert(Caller(name, roles));
             next.run(request).await
         }
         Some((name, roles)) => forbidden(&name, roles, needed, &request),
@@ -1125,10 +1214,42 @@ impl Requested {
     }
 }
 
-/// The name of the token a request came with (for an operator's action's
-/// `by`).
+/// The name and roles of the token a request came with (its lane; an
+/// operator's action's `by`).
 #[derive(Clone)]
-pub(crate) struct Caller(pub(crate) String);
+pub(crate) struct Caller(pub(crate) String, pub(crate) Roles);
+
+impl Caller {
+    /// Who the request is answered for: a token with the operator role
+    /// sees every unit, any other its own lane's.
+    fn asker(&self) -> Asker {
+        if self.1.operator {
+            Asker::OperatorToken(self.0.clone())
+        } else {
+            Asker::Platform(self.0.clone())
+        }
+    }
+}
+
+/// Who the request is answered for ([`Caller::asker`]). A route open
+/// without a token (`--public-log`, `--public-health`) takes none; any
+/// other has its caller, checked by the token middleware.
+struct Asking(Asker);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Asking {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Asking, Response> {
+        parts
+            .extensions
+            .get::<Caller>()
+            .map(|c| Asking(c.asker()))
+            .ok_or_else(unauthorized)
+    }
+}
 
 /// The 403 answer: a valid token without the role the route needs.
 fn forbidden(name: &str, roles: Roles, needed: Needed, request: &Request) -> Response {

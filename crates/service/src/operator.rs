@@ -15,9 +15,11 @@ use ticket_issuer_core::error::Error;
 use ticket_issuer_core::game::Game;
 use ticket_issuer_ledger::closing::EarlyEnd;
 use ticket_issuer_ledger::ledger::operator::Action;
-use ticket_issuer_ledger::redeemer::{Redeemer, Remaining};
+use ticket_issuer_ledger::redeemer::{RevealedPrizes, Window};
 
-use super::{answer, bad_request, AppState, Caller, JsonBody, RouteDoc, Shape};
+use super::{
+    answer, answer_operator, bad_request, AppState, Asking, Caller, JsonBody, RouteDoc, Shape,
+};
 
 /// `POST /v1/operator/{suspend,resume,withdraw}` body.
 #[derive(Deserialize)]
@@ -69,7 +71,7 @@ pub(crate) async fn end_claims(
     State(state): State<AppState>,
     JsonBody(request): JsonBody<EndClaimsRequest>,
 ) -> Response {
-    answer(state, "end_of_claims", move |r| {
+    answer_operator(state, "end_of_claims", move |r| {
         let game = Game::from_slug(&request.game).ok_or_else(|| Error::UnknownGame {
             name: request.game.clone(),
             known: Game::known(),
@@ -98,7 +100,7 @@ impl Shape for VoidRequest {
 }
 
 async fn control(action: Action, state: AppState, by: String, request: ControlRequest) -> Response {
-    answer(state, "operator_action", move |r| {
+    answer_operator(state, "operator_action", move |r| {
         let game = Game::from_slug(&request.game).ok_or_else(|| Error::UnknownGame {
             name: request.game.clone(),
             known: Game::known(),
@@ -118,7 +120,7 @@ async fn control(action: Action, state: AppState, by: String, request: ControlRe
 
 pub(crate) async fn suspend(
     State(state): State<AppState>,
-    Extension(Caller(by)): Extension<Caller>,
+    Extension(Caller(by, _)): Extension<Caller>,
     JsonBody(request): JsonBody<ControlRequest>,
 ) -> Response {
     control(Action::Suspend, state, by, request).await
@@ -126,7 +128,7 @@ pub(crate) async fn suspend(
 
 pub(crate) async fn resume(
     State(state): State<AppState>,
-    Extension(Caller(by)): Extension<Caller>,
+    Extension(Caller(by, _)): Extension<Caller>,
     JsonBody(request): JsonBody<ControlRequest>,
 ) -> Response {
     control(Action::Resume, state, by, request).await
@@ -134,7 +136,7 @@ pub(crate) async fn resume(
 
 pub(crate) async fn withdraw(
     State(state): State<AppState>,
-    Extension(Caller(by)): Extension<Caller>,
+    Extension(Caller(by, _)): Extension<Caller>,
     JsonBody(request): JsonBody<ControlRequest>,
 ) -> Response {
     control(Action::Withdraw, state, by, request).await
@@ -142,10 +144,10 @@ pub(crate) async fn withdraw(
 
 pub(crate) async fn void(
     State(state): State<AppState>,
-    Extension(Caller(by)): Extension<Caller>,
+    Extension(Caller(by, _)): Extension<Caller>,
     JsonBody(request): JsonBody<VoidRequest>,
 ) -> Response {
-    answer(state, "operator_action", move |r| {
+    answer_operator(state, "operator_action", move |r| {
         r.void(&request.id.parse()?, &request.reason, &by)
     })
     .await
@@ -189,9 +191,9 @@ const REMAINING_QUERY: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// Prizes remaining (docs/REDEMPTION.md §Prizes remaining): operator
-/// role, since it reads every block's records (the operator publishes the
-/// figures to players).
+/// Prizes remaining in the units not yet sold (docs/REDEMPTION.md
+/// §Prizes remaining): the operator's live view, operator role only (it
+/// counts what unsold units hold, which no platform may learn).
 pub(crate) async fn remaining(
     State(state): State<AppState>,
     query: Result<Query<RemainingQuery>, QueryRejection>,
@@ -199,7 +201,7 @@ pub(crate) async fn remaining(
     let Ok(Query(query)) = query else {
         return bad_query();
     };
-    answer(state, "remaining", move |r| {
+    answer_operator(state, "remaining", move |r| {
         let (game, price) = query.game_and_price()?;
         r.remaining(game, price)
     })
@@ -212,7 +214,8 @@ pub(crate) const REMAINING_TTL: std::time::Duration = std::time::Duration::from_
 
 /// The figures of prizes remaining last computed, per game and price: a
 /// platform shows them to players on every page, and each computation
-/// opens every block on sale (about 0.2 s a block).
+/// reads the emission's rows and the revealed units' records. When they
+/// are computed again depends on the requests' times only.
 #[derive(Default)]
 pub(crate) struct RemainingCache {
     slots: std::sync::Mutex<HashMap<(&'static str, u32), Arc<SlotLock>>>,
@@ -220,12 +223,12 @@ pub(crate) struct RemainingCache {
 
 /// One game and price's figures and when they were computed, locked while
 /// they are computed.
-type SlotLock = std::sync::Mutex<Option<(std::time::Instant, Remaining)>>;
+type SlotLock = std::sync::Mutex<Option<(std::time::Instant, RevealedPrizes)>>;
 
 impl RemainingCache {
     /// `game`'s figures at `price` no older than [`REMAINING_TTL`]; one
     /// computation at a time per game and price, the others wait for it.
-    fn get(&self, r: &Redeemer, game: Game, price: u32) -> Result<Remaining, Error> {
+    fn get(&self, w: &Window, game: Game, price: u32) -> Result<RevealedPrizes, Error> {
         game.check_price(price)?;
         let slot = Arc::clone(
             self.slots
@@ -240,25 +243,27 @@ impl RemainingCache {
                 return Ok(figures.clone());
             }
         }
-        let figures = r.remaining(game, price)?;
+        let figures = w.prizes_remaining(game, price)?;
         *held = Some((std::time::Instant::now(), figures.clone()));
         Ok(figures)
     }
 }
 
-/// `GET /v1/remaining`: the prizes remaining players are shown, for any
-/// token, computed at most every [`REMAINING_TTL`] per game and price.
+/// `GET /v1/remaining`: the prizes players are shown (revealed so far,
+/// and a fixed-table game's left to reveal), for any token, computed at
+/// most every [`REMAINING_TTL`] per game and price.
 pub(crate) async fn public_remaining(
     State(state): State<AppState>,
+    Asking(asker): Asking,
     query: Result<Query<RemainingQuery>, QueryRejection>,
 ) -> Response {
     let Ok(Query(query)) = query else {
         return bad_query();
     };
     let shared = Arc::clone(&state);
-    answer(state, "remaining", move |r| {
+    answer(state, asker, "remaining", move |w| {
         let (game, price) = query.game_and_price()?;
-        shared.remaining.get(r, game, price)
+        shared.remaining.get(w, game, price)
     })
     .await
 }
@@ -419,13 +424,13 @@ pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)>
                     (
                         200,
                         "remaining",
-                        "prizes remaining in the units not yet sold, as computed at most 30 s ago (what players are shown)",
+                        "the prizes revealed so far and (a fixed-table game) its lot table less those, as computed at most 30 s ago: what players are shown, never what an unrevealed unit holds",
                     ),
                     (400, "error", "a malformed query, an unknown game or price"),
                 ],
                 ..doc(
                     "/v1/remaining",
-                    "Prizes remaining, for players to be shown (any token; computed at most every 30 s)",
+                    "Prizes revealed and left to reveal, for players to be shown (any token; computed at most every 30 s)",
                     None,
                 )
             },

@@ -1,7 +1,9 @@
 //! Bearer tokens and their roles (docs/API.md §Tokens and roles): a
 //! platform's token sells, plays and redeems (`sales`); an operator's
-//! suspends, resumes, withdraws and voids (`operator`). A token holds the
-//! roles its line of the token file gives it, `sales` by default.
+//! suspends, resumes, withdraws and voids (`operator`); a scraper's reads
+//! `/metrics` (`metrics`). A token holds the roles its line of the token
+//! file gives it, `sales` by default. A token's name is its platform's
+//! lane (docs/SECURITY.md §Each platform in its own lane).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -18,6 +20,8 @@ pub struct Roles {
     pub sales: bool,
     /// Suspend, resume, withdraw and void: the operator.
     pub operator: bool,
+    /// Read `/metrics` (and nothing else): a Prometheus scraper.
+    pub metrics: bool,
 }
 
 impl Roles {
@@ -25,6 +29,7 @@ impl Roles {
     pub const SALES: Roles = Roles {
         sales: true,
         operator: false,
+        metrics: false,
     };
 
     /// The roles of `list` (`sales`, `operator`, comma-separated).
@@ -34,7 +39,12 @@ impl Roles {
             match role {
                 "sales" => roles.sales = true,
                 "operator" => roles.operator = true,
-                other => return Err(format!("unknown role {other:?} (roles: sales, operator)")),
+                "metrics" => roles.metrics = true,
+                other => {
+                    return Err(format!(
+                        "unknown role {other:?} (roles: sales, operator, metrics)"
+                    ))
+                }
             }
         }
         Ok(roles)
@@ -50,6 +60,9 @@ impl Roles {
         if self.operator {
             names.push("operator");
         }
+        if self.metrics {
+            names.push("metrics");
+        }
         names.join(",")
     }
 }
@@ -57,12 +70,16 @@ impl Roles {
 /// The role a request needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Needed {
-    /// Any token (reads, health, metrics, the OpenAPI document).
+    /// A platform's or the operator's token (reads, health, the OpenAPI
+    /// document): not a scraper's.
     Any,
     /// `sales`: every `POST` outside `/v1/operator/`.
     Sales,
     /// `operator`: `/v1/operator/…`.
     Operator,
+    /// `metrics` or `operator`: `/metrics` (the node's counters and the
+    /// top-lots watch's gauges are the operator's).
+    Metrics,
 }
 
 impl Needed {
@@ -71,6 +88,8 @@ impl Needed {
     pub fn of(method: &Method, path: &str) -> Needed {
         if path.starts_with("/v1/operator/") {
             Needed::Operator
+        } else if path == "/metrics" {
+            Needed::Metrics
         } else if method == Method::POST {
             Needed::Sales
         } else {
@@ -82,9 +101,10 @@ impl Needed {
     #[must_use]
     pub fn allows(self, roles: Roles) -> bool {
         match self {
-            Needed::Any => true,
+            Needed::Any => roles.sales || roles.operator,
             Needed::Sales => roles.sales,
             Needed::Operator => roles.operator,
+            Needed::Metrics => roles.metrics || roles.operator,
         }
     }
 
@@ -92,9 +112,10 @@ impl Needed {
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
-            Needed::Any => "any",
+            Needed::Any => "sales or operator",
             Needed::Sales => "sales",
             Needed::Operator => "operator",
+            Needed::Metrics => "metrics (or operator)",
         }
     }
 }
@@ -135,12 +156,7 @@ impl Token {
             None => (Roles::SALES, line),
         };
         Ok(match rest.split_once(':') {
-            Some((name, secret))
-                if (1..=64).contains(&name.len())
-                    && name
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b)) =>
-            {
+            Some((name, secret)) if ticket_issuer_ledger::ledger::ops::check_lane(name).is_ok() => {
                 (name.to_string(), secret, roles)
             }
             _ => (format!("line-{number}"), rest, roles),
@@ -239,8 +255,11 @@ mod tests {
         assert_eq!(Needed::of(&post, "/v1/sales"), Needed::Sales);
         assert_eq!(Needed::of(&get, "/v1/units/X"), Needed::Any);
         assert!(!Needed::Sales.allows(Roles {
-            sales: false,
-            operator: true
+            operator: true,
+            ..Roles::default()
         }));
+        assert_eq!(Needed::of(&get, "/metrics"), Needed::Metrics);
+        assert!(!Needed::Metrics.allows(Roles::SALES));
+        assert!(Needed::Metrics.allows(t("metrics prom:0123456789abcdef").unwrap().2));
     }
 }

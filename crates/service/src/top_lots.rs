@@ -1,24 +1,32 @@
 //! The top-lots watch (`serve --alert-top-lots K`, docs/REDEMPTION.md
-//! §Prizes remaining): how many units still on sale hold one of each
-//! game's K highest lots (or prize bands), shown in `/metrics`; with
-//! `--stop-selling-when-top-lots-gone`, the blocks of a game and price
-//! whose top lots are all sold are suspended, an operator action in the
-//! ledger like any other (so every node stops selling them at once, and
-//! the log says why and when).
+//! §Prizes remaining): how many units whose outcome is not revealed yet
+//! hold one of each game's K highest lots (or prize bands), shown in
+//! `/metrics` (the operator's: the `metrics` or `operator` role); with
+//! `--stop-selling-when-top-lots-gone`, the blocks of a fixed-table game
+//! and price whose top lots are all revealed are suspended, an operator
+//! action in the ledger like any other (so every node stops selling them
+//! at once, and the log says why and when).
 //!
-//! The figures are computed again every `every`, and at once after this
-//! node sells a unit that holds one of the top lots (the sale's record
-//! says so): the sale that takes the last top lot is followed by the
-//! suspension within one computation, not one period.
+//! Everything it does follows what was revealed, never a sale as such:
+//! the figures change only when an outcome is shown (a unit shown whole at
+//! its sale, a play that ended), and they are computed again every
+//! `every`, and at once after this node shows for the first time the
+//! outcome of a unit that holds a top lot (a retry under the same key
+//! shows nothing new and wakes nothing). A suspension, which every
+//! platform sees, is made only where the lot table says the top lots are
+//! all revealed: a fixed-table game's table is public, so that is public
+//! too. A drawn game has no table: whether its unrevealed units hold a top
+//! band is the operator's to know, and the watch suspends none of it.
 
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ticket_issuer_core::error::Error;
-use ticket_issuer_core::game::Game;
+use ticket_issuer_core::game::{Game, PrizeModel};
+use ticket_issuer_core::money::Cents;
 use ticket_issuer_ledger::ledger::operator::Action;
-use ticket_issuer_ledger::redeemer::{Redeemer, Sale, TopLots};
+use ticket_issuer_ledger::redeemer::{FirstShown, Redeemer, TopLots};
 
 use crate::AppState;
 
@@ -69,15 +77,15 @@ impl Watch {
         self.last.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// This node sold `sale`: computes again at once if it held one of
-    /// the top lots.
-    pub(crate) fn after_sale(&self, sale: &Sale) {
-        let Some(held) = sale.held else { return };
+    /// This node showed `shown`'s outcome for the first time: computes
+    /// again at once if the unit held one of the top lots.
+    pub(crate) fn after_reveal(&self, shown: &FirstShown) {
+        let price = Cents::from(shown.price_cents).to_string();
         let top = self
             .last()
             .tops
             .iter()
-            .any(|t| t.game == sale.game && t.price == sale.price && t.holds(&held));
+            .any(|t| t.game == shown.game.slug() && t.price == price && t.holds(&shown.held));
         if top {
             self.wake.notify_one();
         }
@@ -108,7 +116,7 @@ impl Watch {
         let tops = redeemer.top_lots(self.config.k as usize)?;
         let mut suspended = 0;
         if self.config.stop_selling {
-            for top in tops.iter().filter(|t| t.gone) {
+            for top in tops.iter().filter(|t| t.gone && fixed_table(t.game)) {
                 suspended += stop_selling(redeemer, top, self.config.k)?;
             }
         }
@@ -126,7 +134,7 @@ impl Watch {
         let last = self.last();
         let k = self.config.k;
         out.push_str(&format!(
-            "# HELP issuer_top_lots_remaining Units not yet sold holding one of a game's {k} highest lots (or prize bands), by game and price.\n"
+            "# HELP issuer_top_lots_remaining Units whose outcome is not revealed yet holding one of a game's {k} highest lots (or prize bands), by game and price.\n"
         ));
         out.push_str("# TYPE issuer_top_lots_remaining gauge\n");
         for t in &last.tops {
@@ -136,7 +144,7 @@ impl Watch {
                 t.game, t.price, t.remaining
             );
         }
-        out.push_str("# HELP issuer_top_lots_gone 1 when a game's top lots are all sold while units are still on sale (players would buy tickets that can no longer win them).\n");
+        out.push_str("# HELP issuer_top_lots_gone 1 when a game's top lots are all revealed while units are still on sale (players would buy tickets that can no longer win them).\n");
         out.push_str("# TYPE issuer_top_lots_gone gauge\n");
         for t in &last.tops {
             let _ = writeln!(
@@ -161,6 +169,12 @@ impl Watch {
     }
 }
 
+/// Whether `game` has a lot table (which makes "its top lots are all
+/// revealed" a public fact).
+fn fixed_table(game: &str) -> bool {
+    Game::from_slug(game).is_some_and(|g| g.prize_model() == PrizeModel::FixedTable)
+}
+
 /// Suspends every block on sale of `top`'s game at its price; returns
 /// how many it suspended now (a block suspended already adds nothing).
 fn stop_selling(redeemer: &Redeemer, top: &TopLots, k: u32) -> Result<u64, Error> {
@@ -168,7 +182,7 @@ fn stop_selling(redeemer: &Redeemer, top: &TopLots, k: u32) -> Result<u64, Error
         what: format!("the watch names the unknown game {}", top.game),
     })?;
     let reason = format!(
-        "the top {k} lot(s) of {} at {} EUR ({}) are all sold while {} unit(s) are on sale (serve --stop-selling-when-top-lots-gone)",
+        "the top {k} lot(s) of {} at {} EUR ({}) are all revealed while {} unit(s) are on sale (serve --stop-selling-when-top-lots-gone)",
         top.game,
         top.price,
         top.top.join(", "),

@@ -133,14 +133,75 @@ pub fn build(
     }
     let lot_table = game.lot_table_for(spec.price_cents, unit_count)?;
     let lots = lot_order(seed, &lot_table, unit_count);
+    let chunks = seal_chunks(spec, records_key, progress, |first, units| {
+        records(game, seed, &lot_table, &lots, first, units)
+    });
+    let roots: Vec<Hash> = chunks.iter().map(|c| c.subtree_root).collect();
+    Ok(BuiltBlock {
+        spec,
+        lot_table,
+        unit_count,
+        seed_commitment: crate::derive::seed_commitment(seed),
+        merkle_root: merkle::root_from_hashes(&roots),
+        chunks,
+    })
+}
+
+/// A block of `spec` whose records are `all` (concatenated, in index
+/// order) rather than drawn from a seed, under the seed commitment
+/// `seed_commitment`: how a test makes another world of the same public
+/// facts (`test_support::reseal_block`). Never a product path.
+#[cfg(feature = "test-support")]
+pub(crate) fn from_records(
+    spec: BlockSpec,
+    seed_commitment: Hash,
+    records_key: &[u8; 32],
+    all: &[u8],
+) -> Result<BuiltBlock, Error> {
+    let size = record::record_size(spec.game);
+    if all.len() != size * spec.units as usize {
+        return Err(Error::Internal {
+            what: format!(
+                "{}: {} bytes of records for {} units of {size} bytes",
+                spec.describe(),
+                all.len(),
+                spec.units
+            ),
+        });
+    }
+    let lot_table = spec.game.lot_table_for(spec.price_cents, spec.units)?;
+    let chunks = seal_chunks(spec, Some(records_key), &|_| {}, |first, units| {
+        all[first as usize * size..(first + units) as usize * size].to_vec()
+    });
+    let roots: Vec<Hash> = chunks.iter().map(|c| c.subtree_root).collect();
+    Ok(BuiltBlock {
+        spec,
+        lot_table,
+        unit_count: spec.units,
+        seed_commitment,
+        merkle_root: merkle::root_from_hashes(&roots),
+        chunks,
+    })
+}
+
+/// The chunks of `spec`, each made of `records(first, units)`, their
+/// roots computed and (with a records key) sealed, in parallel.
+fn seal_chunks(
+    spec: BlockSpec,
+    records_key: Option<&[u8; 32]>,
+    progress: &(dyn Fn(u64) + Sync),
+    records: impl Fn(u32, u32) -> Vec<u8> + Sync,
+) -> Vec<BuiltChunk> {
+    let game = spec.game;
+    let unit_count = spec.units;
     let record_size = record::record_size(game);
     let chunk_count = unit_count.div_ceil(CHUNK_UNITS);
-    let chunks: Vec<BuiltChunk> = (0..chunk_count)
+    (0..chunk_count)
         .into_par_iter()
         .map(|chunk| {
             let first = chunk * CHUNK_UNITS;
             let units = CHUNK_UNITS.min(unit_count - first);
-            let recs = records(game, seed, &lot_table, &lots, first, units);
+            let recs = records(first, units);
             let subtree_root = records_root(&recs, record_size);
             let ciphertext = match records_key {
                 Some(key) => {
@@ -164,14 +225,5 @@ pub fn build(
                 units,
             }
         })
-        .collect();
-    let roots: Vec<Hash> = chunks.iter().map(|c| c.subtree_root).collect();
-    Ok(BuiltBlock {
-        spec,
-        lot_table,
-        unit_count,
-        seed_commitment: crate::derive::seed_commitment(seed),
-        merkle_root: merkle::root_from_hashes(&roots),
-        chunks,
-    })
+        .collect()
 }

@@ -978,7 +978,7 @@ fn add_missing_columns(
 
 /// The SQLite ledger's schema version this build writes (`PRAGMA
 /// user_version`; docs/REDEMPTION.md §Schema versions).
-pub const SQLITE_SCHEMA_VERSION: i64 = 5;
+pub const SQLITE_SCHEMA_VERSION: i64 = 6;
 
 /// A step of the SQLite schema.
 type Step = fn(&Connection) -> Result<(), rusqlite::Error>;
@@ -986,7 +986,7 @@ type Step = fn(&Connection) -> Result<(), rusqlite::Error>;
 /// Each version's step, oldest first. Every step is idempotent: a ledger
 /// written before versions were kept (version 0, in any shape older
 /// builds left) is brought up by running them all.
-const SQLITE_MIGRATIONS: [(i64, Step); 5] = [
+const SQLITE_MIGRATIONS: [(i64, Step); 6] = [
     // 1: redemptions and their blocks' running totals.
     (1, |c| c.execute_batch(SCHEMA)),
     // 2: the log (issue 11), sales and plays (13), idempotency keys (19),
@@ -1011,6 +1011,10 @@ const SQLITE_MIGRATIONS: [(i64, Step); 5] = [
         c.execute_batch("DROP VIEW IF EXISTS log_leaves")?;
         c.execute_batch(LOG_LEAVES)
     }),
+    // 6: each sale's platform lane (issue 34): a sale made before has
+    // none, the operator's alone (docs/SECURITY.md §Each platform in its
+    // own lane).
+    (6, |c| add_missing_columns(c, "sales", &[("lane", "TEXT")])),
 ];
 
 /// The operator's actions (docs/REDEMPTION.md §Suspend, withdraw and

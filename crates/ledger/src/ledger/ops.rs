@@ -147,6 +147,85 @@ pub struct Keyed {
     pub op: Box<Op>,
 }
 
+impl Keyed {
+    /// The key as its client gave it (the stored key, scoped by the
+    /// platform's lane, is `LANE/KEY`: neither a lane nor a key holds `/`).
+    #[must_use]
+    pub fn client_key(&self) -> &str {
+        client_key(&self.key)
+    }
+}
+
+/// The key a client gave, from the key a ledger stores (`LANE/KEY` or
+/// `KEY`).
+#[must_use]
+pub fn client_key(stored: &str) -> &str {
+    stored.split_once('/').map_or(stored, |(_, key)| key)
+}
+
+/// The key a ledger stores for `key` given in `lane` (`None`: the
+/// operator's own commands): each platform's keys are its own
+/// (docs/API.md §Idempotency).
+#[must_use]
+pub fn scoped_key(lane: Option<&str>, key: &str) -> String {
+    match lane {
+        Some(lane) => format!("{lane}/{key}"),
+        None => key.to_string(),
+    }
+}
+
+/// Refuses a lane (a token's name) other than 1 to 64 letters, digits,
+/// `_`, `-` and `.`: it is part of stored keys (`LANE/KEY`).
+pub fn check_lane(name: &str) -> Result<(), String> {
+    if (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+    {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name:?} is not a platform name: 1 to 64 letters, digits, `_`, `-` and `.` (a token's name in the token file)"
+        ))
+    }
+}
+
+/// An operation done for a sales platform, in its lane (docs/SECURITY.md
+/// §Each platform in its own lane): a sale it makes is recorded as its
+/// own; a unit it asks about must be one of its own, else the answer is
+/// [`Error::UnknownUnit`], whatever the unit is, and nothing is recorded.
+#[derive(Clone, Debug)]
+pub struct Laned {
+    /// The platform's lane: its token's name.
+    pub lane: String,
+    /// Units of other lanes are refused as unknown (a platform); `false`:
+    /// the caller may act on any unit (a token with the operator role),
+    /// its sales still recorded in its lane.
+    pub own_units_only: bool,
+    /// The operation.
+    pub op: Box<Op>,
+}
+
+/// A unit's sale as recorded: when, and the lane of the platform that sold
+/// it (`None`: the operator's own command, `issuer sell` or `mark-sold`
+/// without `--platform`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SaleRow {
+    /// When (the ledger's clock).
+    pub sold_at: String,
+    /// The selling platform's lane.
+    pub lane: Option<String>,
+}
+
+impl SaleRow {
+    /// Whether a caller in `lane` (`None`: the operator) may see the unit:
+    /// the operator sees every unit, a platform those of its lane.
+    #[must_use]
+    pub fn belongs_to(&self, lane: Option<&str>) -> bool {
+        lane.is_none_or(|lane| self.lane.as_deref() == Some(lane))
+    }
+}
+
 /// Most characters of an idempotency key.
 pub const MAX_KEY_LEN: usize = 128;
 
@@ -432,6 +511,8 @@ pub enum Op {
     Operator(OperatorAction),
     /// An operation under an idempotency key.
     Keyed(Keyed),
+    /// An operation done for a sales platform, in its lane.
+    Laned(Laned),
 }
 
 impl Op {
@@ -449,16 +530,28 @@ impl Op {
             Op::Operator(a) => Game::from_slug(&a.game)
                 .map(|g| vec![(g, a.emission)])
                 .unwrap_or_default(),
-            Op::Keyed(_) => Vec::new(),
+            Op::Keyed(_) | Op::Laned(_) => Vec::new(),
         }
     }
 
-    /// The operation itself, under however many keys.
+    /// The operation itself, under however many keys and lanes.
     #[must_use]
     pub fn unkeyed(&self) -> &Op {
         match self {
             Op::Keyed(k) => k.op.unkeyed(),
+            Op::Laned(l) => l.op.unkeyed(),
             op => op,
+        }
+    }
+
+    /// The unit it asks about, where it names one that must be sold (a
+    /// redemption, a play step): its place and ID.
+    #[must_use]
+    pub fn asked_unit(&self) -> Option<(Place<'static>, &str)> {
+        match self.unkeyed() {
+            Op::Redeem(e) => Some((UnitRef::of_entry(e).place(), e.unit_id.as_str())),
+            Op::Play(o) => Some((o.unit.place(), o.unit_id.as_str())),
+            _ => None,
         }
     }
 }
@@ -580,10 +673,17 @@ pub trait LedgerTx {
     /// adds it to its block's totals when it is logged; `false` when the
     /// unit has one already (nothing written).
     fn insert_redemption(&mut self, e: &Entry, at: &str, logged: Logged) -> Result<bool, Error>;
-    /// When the unit was sold.
-    fn sale(&mut self, p: Place) -> Result<Option<String>, Error>;
-    /// Inserts a sale at log entry `logged` (`None`: queued).
-    fn insert_sale(&mut self, p: Place, at: &str, logged: Logged) -> Result<(), Error>;
+    /// The unit's sale: when, and in which platform's lane.
+    fn sale(&mut self, p: Place) -> Result<Option<SaleRow>, Error>;
+    /// Inserts a sale in `lane` (`None`: the operator's) at log entry
+    /// `logged` (`None`: queued).
+    fn insert_sale(
+        &mut self,
+        p: Place,
+        at: &str,
+        lane: Option<&str>,
+        logged: Logged,
+    ) -> Result<(), Error>;
     /// The first index of a block that may be unsold.
     fn sale_cursor(&mut self, game: &str, emission: u32, block: u32) -> Result<u32, Error>;
     /// The first index from `from` up that has no sale (one query, however
@@ -655,6 +755,11 @@ struct Batch<'t> {
     gates: HashMap<(&'static str, u32), Gate>,
     /// Sale cursors read or moved in this batch, written once at its end.
     cursors: HashMap<(&'static str, u32, u32), (u32, bool)>,
+    /// The lane of the operation being applied (its sales are the lane's).
+    lane: Option<String>,
+    /// The request each batch key (`KEY` of `KEY#n`) was first applied
+    /// with in this transaction.
+    batches: HashMap<String, [u8; 32]>,
 }
 
 impl Batch<'_> {
@@ -813,7 +918,9 @@ impl Batch<'_> {
             }
             .line(seq)
         });
-        self.tx.insert_sale(p, at, borrowed(&logged))?;
+        let lane = self.lane.clone();
+        self.tx
+            .insert_sale(p, at, lane.as_deref(), borrowed(&logged))?;
         self.push(logged);
         Ok(logged.map(|(seq, _)| seq))
     }
@@ -943,10 +1050,10 @@ impl Batch<'_> {
         // turns takes its turn here, before reading the unit's sale.
         let slug = unit.game.slug();
         let cursor = self.cursor(slug, unit.emission, unit.block)?;
-        if let Some(at) = self.tx.sale(unit.place())? {
+        if let Some(sale) = self.tx.sale(unit.place())? {
             return Ok(Err(Error::AlreadySold {
                 id: unit_id.to_string(),
-                at,
+                at: sale.sold_at,
             }));
         }
         let seq = self.record_sale(unit.place())?;
@@ -1065,6 +1172,8 @@ pub fn apply(
         at,
         gates: HashMap::new(),
         cursors: HashMap::new(),
+        lane: None,
+        batches: HashMap::new(),
     };
     let units: Vec<Place> = ops
         .iter()
@@ -1087,12 +1196,16 @@ pub fn apply(
             _ => None,
         })
         .collect();
+    // A batch's keys `KEY#n` with `KEY` itself: two batches under one key
+    // take turns, so the second sees the first's units (and is refused).
     let keys: Vec<&str> = ops
         .iter()
         .filter_map(|op| match op {
             Op::Keyed(k) => Some(k.key.as_str()),
             _ => None,
         })
+        .flat_map(|key| [Some(key), batch_key(key)])
+        .flatten()
         .collect();
     batch.tx.prefetch(&units, &keys)?;
     let mut outcomes: Vec<Result<Done, Error>> = Vec::with_capacity(ops.len());
@@ -1144,6 +1257,11 @@ pub fn apply(
     Ok(outcomes)
 }
 
+/// The batch key `KEY` of a batch unit's key `KEY#n`.
+fn batch_key(key: &str) -> Option<&str> {
+    key.rsplit_once('#').map(|(batch, _)| batch)
+}
+
 /// A key used twice in one batch: the second answers what the first did,
 /// or is refused when its request differs.
 fn same_key_again(
@@ -1155,7 +1273,7 @@ fn same_key_again(
     match (&ops[first], &outcomes[first]) {
         (Op::Keyed(f), Ok(done)) if f.request == k.request => Ok(done.clone()),
         (Op::Keyed(f), _) => Err(Error::IdempotencyKeyReused {
-            key: k.key.clone(),
+            key: k.client_key().to_string(),
             first: kind_of(&f.what).to_string(),
         }),
         _ => Err(Error::Internal {
@@ -1180,7 +1298,29 @@ impl Batch<'_> {
             Op::EndClaims(s) => self.end_claims(s),
             Op::Operator(a) => self.operator(a),
             Op::Keyed(k) => self.keyed(k),
+            Op::Laned(l) => self.laned(l),
         }
+    }
+
+    /// An operation in a platform's lane: a unit of another lane (or of
+    /// none, or not sold) refused as unknown, before anything else is read
+    /// of it; a sale recorded as the lane's.
+    fn laned(&mut self, l: &Laned) -> Result<Result<Done, Error>, Error> {
+        if l.own_units_only {
+            if let Some((p, id)) = l.op.asked_unit() {
+                let own = self
+                    .tx
+                    .sale(p)?
+                    .is_some_and(|s| s.belongs_to(Some(&l.lane)));
+                if !own {
+                    return Ok(Err(Error::UnknownUnit { id: id.to_string() }));
+                }
+            }
+        }
+        let outer = self.lane.replace(l.lane.clone());
+        let done = self.one(&l.op);
+        self.lane = outer;
+        done
     }
 
     /// Ends the claims of `s`'s emission: appended to the log, unless they
@@ -1371,14 +1511,32 @@ impl Batch<'_> {
     /// An operation under a key: the kept answer when the key was used for
     /// the same request, a refusal when for another, else the operation.
     fn keyed(&mut self, k: &Keyed) -> Result<Result<Done, Error>, Error> {
+        let reused = |first: &str| {
+            Ok(Err(Error::IdempotencyKeyReused {
+                key: k.client_key().to_string(),
+                first: first.to_string(),
+            }))
+        };
         let Some(row) = self.tx.kept(&k.key)? else {
+            // A unit of a batch: the batch's key, read in this
+            // transaction, must not be another batch's.
+            if let Some(batch) = batch_key(&k.key) {
+                let first = match self.batches.get(batch) {
+                    Some(request) => Some(hex::encode(request)),
+                    None => self.tx.kept_batch(batch)?,
+                };
+                match first {
+                    Some(first) if first != hex::encode(k.request) => return reused("batch"),
+                    Some(_) => {}
+                    None => {
+                        self.batches.insert(batch.to_string(), k.request);
+                    }
+                }
+            }
             return self.one(&k.op);
         };
         if row.request != hex::encode(k.request) {
-            return Ok(Err(Error::IdempotencyKeyReused {
-                key: k.key.clone(),
-                first: row.kind().to_string(),
-            }));
+            return reused(row.kind());
         }
         Ok(row.answer.done().ok_or_else(|| Error::Internal {
             what: format!(
@@ -1462,11 +1620,20 @@ mod tests {
         fn insert_redemption(&mut self, _: &Entry, _: &str, _: Logged) -> Result<bool, Error> {
             Ok(true)
         }
-        fn sale(&mut self, p: Place) -> Result<Option<String>, Error> {
+        fn sale(&mut self, p: Place) -> Result<Option<SaleRow>, Error> {
             self.unit_reads += 1;
-            Ok(self.sold.contains(&at(p)).then(|| "then".into()))
+            Ok(self.sold.contains(&at(p)).then(|| SaleRow {
+                sold_at: "then".into(),
+                lane: None,
+            }))
         }
-        fn insert_sale(&mut self, p: Place, _: &str, _: Logged) -> Result<(), Error> {
+        fn insert_sale(
+            &mut self,
+            p: Place,
+            _: &str,
+            _: Option<&str>,
+            _: Logged,
+        ) -> Result<(), Error> {
             assert!(self.sold.insert(at(p)), "unit {} sold twice", p.index);
             Ok(())
         }

@@ -27,7 +27,7 @@ use super::log::{
     self, LedgerKey, LogEntry, LogSource, OwnedFields, Place, Snapshot, StoredEntry, StoredHead,
 };
 use super::operator::{Action, Gate, OperatorAction, Why};
-use super::ops::{self, Done, KeptRow, LedgerTx, Logged, Op, PlayRow};
+use super::ops::{self, Done, KeptRow, LedgerTx, Logged, Op, PlayRow, SaleRow};
 use super::pg_sequencer::Sequencer;
 use super::tiles::{self, TileId};
 use super::writer::LedgerStorage;
@@ -38,7 +38,7 @@ use crate::merkle::{Frontier, Hash};
 use crate::store::Store;
 
 /// The schema version this build writes (`ledger_schema.version`).
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// Connections kept per process beside the writers': the sequencer's and
 /// reads.
@@ -232,6 +232,11 @@ CREATE UNIQUE INDEX operator_voids
     ON operator_actions (game, emission, block, unit_index) WHERE action = 'void';
 CREATE INDEX operator_actions_queue ON operator_actions (pending) WHERE seq IS NULL;
 ";
+
+/// Version 9: each sale's platform lane (issue 34; docs/SECURITY.md §Each
+/// platform in its own lane): a sale made before has none, the
+/// operator's alone.
+const SCHEMA_V9: &str = "ALTER TABLE sales ADD COLUMN lane TEXT;";
 
 /// [`super::sqlite_tx::FIRST_UNSOLD`] with PostgreSQL's parameters (`$1`
 /// for `?1`).
@@ -453,6 +458,9 @@ impl PgLedger {
         }
         if found < 8 {
             tx.batch_execute(SCHEMA_V8).map_err(db)?;
+        }
+        if found < 9 {
+            tx.batch_execute(SCHEMA_V9).map_err(db)?;
         }
         tx.execute("UPDATE ledger_schema SET version = $1", &[&SCHEMA_VERSION])
             .map_err(db)?;
@@ -1259,7 +1267,7 @@ struct PgTx<'t, 'c> {
 type OwnedPlace = (String, u32, u32, u32);
 
 /// A unit's redemption (time, prize), sale time and void time, read ahead.
-type ReadAhead = (Option<(String, u32)>, Option<String>, Option<String>);
+type ReadAhead = (Option<(String, u32)>, Option<SaleRow>, Option<String>);
 
 fn owned(p: Place) -> OwnedPlace {
     (p.game.to_string(), p.emission, p.block, p.index)
@@ -1437,7 +1445,7 @@ impl LedgerTx for PgTx<'_, '_> {
             .query(&lock, &[&games, &emissions, &blocks, &indexes])
             .map_err(|e| self.ledger.db_error(&e))?;
         let s = self.statement(
-            "SELECT u.g, u.e, u.b, u.i, r.redeemed_at, r.prize_cents, s.sold_at, v.at
+            "SELECT u.g, u.e, u.b, u.i, r.redeemed_at, r.prize_cents, s.sold_at, v.at, s.lane
              FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[]) AS u(g, e, b, i)
              LEFT JOIN redemptions r
                ON r.game = u.g AND r.emission = u.e AND r.block = u.b AND r.unit_index = u.i
@@ -1461,8 +1469,11 @@ impl LedgerTx for PgTx<'_, '_> {
             let redemption = r
                 .get::<_, Option<String>>(4)
                 .map(|at| (at, small(r.get::<_, Option<i64>>(5).unwrap_or_default())));
-            self.read_ahead
-                .insert(unit, (redemption, r.get(6), r.get(7)));
+            let sale = r.get::<_, Option<String>>(6).map(|sold_at| SaleRow {
+                sold_at,
+                lane: r.get(8),
+            });
+            self.read_ahead.insert(unit, (redemption, sale, r.get(7)));
         }
         Ok(())
     }
@@ -1558,27 +1569,36 @@ impl LedgerTx for PgTx<'_, '_> {
         Ok(row.is_some())
     }
 
-    fn sale(&mut self, p: Place) -> Result<Option<String>, Error> {
+    fn sale(&mut self, p: Place) -> Result<Option<SaleRow>, Error> {
         if let Some((_, sale, _)) = self.read_ahead.get(&owned(p)) {
             return Ok(sale.clone());
         }
         let (g, e, b, i) = key(p);
         Ok(self
             .query_opt(
-                "SELECT sold_at FROM sales WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
+                "SELECT sold_at, lane FROM sales WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
                 &[&g, &e, &b, &i],
             )?
-            .map(|r| r.get(0)))
+            .map(|r| SaleRow {
+                sold_at: r.get(0),
+                lane: r.get(1),
+            }))
     }
 
-    fn insert_sale(&mut self, p: Place, at: &str, logged: Logged) -> Result<(), Error> {
+    fn insert_sale(
+        &mut self,
+        p: Place,
+        at: &str,
+        lane: Option<&str>,
+        logged: Logged,
+    ) -> Result<(), Error> {
         deferred(logged)?;
         self.read_ahead.remove(&owned(p));
         let (g, e, b, i) = key(p);
         let row = self.query_opt(
-            "INSERT INTO sales (game, emission, block, unit_index, sold_at, pending)
-             VALUES ($1, $2, $3, $4, $5, nextval('log_pending')) RETURNING pending",
-            &[&g, &e, &b, &i, &at],
+            "INSERT INTO sales (game, emission, block, unit_index, sold_at, lane, pending)
+             VALUES ($1, $2, $3, $4, $5, $6, nextval('log_pending')) RETURNING pending",
+            &[&g, &e, &b, &i, &at, &lane],
         )?;
         self.queue("sales", row.as_ref());
         Ok(())

@@ -7,7 +7,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use super::claims::EndOfClaims;
 use super::log::Place;
 use super::operator::{Action, Gate, OperatorAction, Why};
-use super::ops::{KeptRow, LedgerTx, Logged, PlayRow};
+use super::ops::{KeptRow, LedgerTx, Logged, PlayRow, SaleRow};
 use super::Entry;
 use crate::error::Error;
 
@@ -225,18 +225,31 @@ impl LedgerTx for SqliteTx<'_> {
         Ok(true)
     }
 
-    fn sale(&mut self, p: Place) -> Result<Option<String>, Error> {
-        self.unit_row(&format!("SELECT sold_at FROM sales WHERE {UNIT}"), p, |r| {
-            r.get(0)
-        })
+    fn sale(&mut self, p: Place) -> Result<Option<SaleRow>, Error> {
+        self.unit_row(
+            &format!("SELECT sold_at, lane FROM sales WHERE {UNIT}"),
+            p,
+            |r| {
+                Ok(SaleRow {
+                    sold_at: r.get(0)?,
+                    lane: r.get(1)?,
+                })
+            },
+        )
     }
 
-    fn insert_sale(&mut self, p: Place, at: &str, logged: Logged) -> Result<(), Error> {
+    fn insert_sale(
+        &mut self,
+        p: Place,
+        at: &str,
+        lane: Option<&str>,
+        logged: Logged,
+    ) -> Result<(), Error> {
         let (seq, leaf) = split(logged);
         self.execute(
-            "INSERT INTO sales (game, emission, block, unit_index, sold_at, seq, leaf_hash)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![p.game, p.emission, p.block, p.index, at, seq, leaf],
+            "INSERT INTO sales (game, emission, block, unit_index, sold_at, seq, leaf_hash, lane)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![p.game, p.emission, p.block, p.index, at, seq, leaf, lane],
         )
         .map(drop)
     }

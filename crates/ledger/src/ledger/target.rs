@@ -10,7 +10,7 @@ use super::backend::{Backend, SqliteLedger};
 use super::claims::EndOfClaims;
 use super::emission_rows::EmissionReads;
 use super::log::{self, Head, LogSource};
-use super::ops::{LedgerTx, Op, PlayRow, UnitRef};
+use super::ops::{LedgerTx, Op, PlayRow, SaleRow, UnitRef};
 use super::pg::PgLedger;
 use super::writer::GroupCommit;
 use super::{BlockActivity, Recorded, Summary};
@@ -131,8 +131,9 @@ impl LedgerTarget {
         Ok(self.read(busy, |tx| tx.play(unit.place()))?.flatten())
     }
 
-    /// When the unit was sold, if it was; creates nothing.
-    pub fn sale(&self, unit: UnitRef, busy: Duration) -> Result<Option<String>, Error> {
+    /// The unit's sale (when, in which lane), if it was sold; creates
+    /// nothing.
+    pub fn sale(&self, unit: UnitRef, busy: Duration) -> Result<Option<SaleRow>, Error> {
         Ok(self.read(busy, |tx| tx.sale(unit.place()))?.flatten())
     }
 

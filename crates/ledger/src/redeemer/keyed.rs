@@ -5,7 +5,7 @@
 //! request is refused.
 
 use crate::error::Error;
-use crate::ledger::ops::{check_key, request_digest, Keyed, Op};
+use crate::ledger::ops::{check_key, request_digest, scoped_key, Keyed, Op};
 
 /// A key with the request it was given for.
 #[derive(Clone, Debug)]
@@ -16,12 +16,13 @@ pub struct KeyedRequest {
 }
 
 impl KeyedRequest {
-    /// `key` for the request made of `parts` (its kind first); refuses a
-    /// malformed key.
-    pub fn new(key: &str, parts: &[&str]) -> Result<KeyedRequest, Error> {
+    /// `key`, given in `lane` (`None`: the operator's own commands), for
+    /// the request made of `parts` (its kind first); refuses a malformed
+    /// key. Each lane's keys are its own.
+    pub fn new(lane: Option<&str>, key: &str, parts: &[&str]) -> Result<KeyedRequest, Error> {
         check_key(key)?;
         Ok(KeyedRequest {
-            key: key.to_string(),
+            key: scoped_key(lane, key),
             request: request_digest(parts),
             what: parts.join(" "),
         })
@@ -37,7 +38,7 @@ impl KeyedRequest {
         }
     }
 
-    /// The key.
+    /// The key as the ledger stores it (scoped by its lane).
     #[must_use]
     pub fn key(&self) -> &str {
         &self.key

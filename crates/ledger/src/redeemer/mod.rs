@@ -19,15 +19,20 @@ mod picture;
 mod receipts;
 mod remaining;
 mod sale;
+mod window;
 pub use block_seal::BlockSeal;
 pub use disclosure::{Check, Disclosure, UnitInPlay};
 pub use keyed::batch_parts;
 pub use operator::Acted;
 pub use picture::PictureAsk;
 pub use receipts::{EntryReceipt, UnitReceipts};
-pub use remaining::{BlockRemaining, EmissionRemaining, PrizeLine, Remaining, TopLots};
+pub use remaining::{
+    BlockRemaining, BlockRevealed, EmissionRemaining, EmissionRevealed, PrizeLine, Remaining,
+    RevealedLine, RevealedPrizes, TopLots,
+};
 use sale::probe;
-pub use sale::{Marked, PlayView, Sale};
+pub use sale::{FirstShown, Marked, PlayView, Sale};
+pub use window::{Asker, Window};
 
 use ed25519_dalek::VerifyingKey;
 use rayon::prelude::*;
@@ -224,12 +229,23 @@ impl Redeemer {
         stop: Option<u32>,
         key: Option<&str>,
     ) -> Result<Redemption, Error> {
+        self.redeem_as(&Asker::Operator, id, stop, key)
+    }
+
+    /// [`Redeemer::redeem_keyed`] for `asker`: a platform's own units only.
+    fn redeem_as(
+        &self,
+        asker: &Asker,
+        id: &UnitId,
+        stop: Option<u32>,
+        key: Option<&str>,
+    ) -> Result<Redemption, Error> {
         let stop_text = stop.map(|s| s.to_string()).unwrap_or_default();
         let key = key
-            .map(|k| KeyedRequest::new(k, &["redeem", &id.to_string(), &stop_text]))
+            .map(|k| KeyedRequest::new(asker.lane(), k, &["redeem", &id.to_string(), &stop_text]))
             .transpose()?;
-        let unit = self.to_redeem(id, stop)?;
-        self.record_keyed(vec![(unit, key)])
+        let unit = self.to_redeem(asker, id, stop)?;
+        self.record_keyed(asker, vec![(unit, key)])
             .pop()
             .unwrap_or_else(|| {
                 Err(Error::Internal {
@@ -248,7 +264,20 @@ impl Redeemer {
         key: &str,
         request: &str,
     ) -> Result<Vec<Result<Redemption, Error>>, Error> {
-        let batch = KeyedRequest::new(key, &["batch", request])?;
+        self.redeem_batch_as(&Asker::Operator, units, key, request)
+    }
+
+    /// [`Redeemer::redeem_batch_keyed`] for `asker`. The key's earlier
+    /// batch is read here to refuse a reuse at once; the ledger checks it
+    /// again in each unit's transaction, where it holds.
+    fn redeem_batch_as(
+        &self,
+        asker: &Asker,
+        units: &[(UnitId, Option<u32>)],
+        key: &str,
+        request: &str,
+    ) -> Result<Vec<Result<Redemption, Error>>, Error> {
+        let batch = KeyedRequest::new(asker.lane(), key, &["batch", request])?;
         let earlier = self
             .ledger
             .read(self.busy, |tx| tx.kept_batch(batch.key()))?
@@ -262,24 +291,26 @@ impl Redeemer {
         let keys: Vec<_> = (0..units.len())
             .map(|i| Some(batch.unit_of_batch(i)))
             .collect();
-        Ok(self.redeem_many_keyed(units, &keys))
+        Ok(self.redeem_many_keyed(asker, units, &keys))
     }
 
     /// Redeems each of `units` independently; those that authenticate are
     /// recorded together (one commit when they fit one batch).
     pub fn redeem_many(&self, units: &[(UnitId, Option<u32>)]) -> Vec<Result<Redemption, Error>> {
-        self.redeem_many_keyed(units, &[])
+        self.redeem_many_keyed(&Asker::Operator, units, &[])
     }
 
-    /// [`Redeemer::redeem_many`], unit `i` under key `keys[i]` when given.
+    /// [`Redeemer::redeem_many`] for `asker`, unit `i` under key `keys[i]`
+    /// when given.
     fn redeem_many_keyed(
         &self,
+        asker: &Asker,
         units: &[(UnitId, Option<u32>)],
         keys: &[Option<KeyedRequest>],
     ) -> Vec<Result<Redemption, Error>> {
         let authenticated: Vec<_> = units
             .par_iter()
-            .map(|(id, stop)| self.to_redeem(id, *stop))
+            .map(|(id, stop)| self.to_redeem(asker, id, *stop))
             .collect();
         let mut outcomes: Vec<Option<Result<Redemption, Error>>> = Vec::with_capacity(units.len());
         let mut ready = Vec::new();
@@ -294,7 +325,7 @@ impl Redeemer {
                 Err(e) => outcomes.push(Some(Err(e))),
             }
         }
-        for (i, outcome) in places.into_iter().zip(self.record_keyed(ready)) {
+        for (i, outcome) in places.into_iter().zip(self.record_keyed(asker, ready)) {
             outcomes[i] = Some(outcome);
         }
         outcomes
@@ -314,7 +345,15 @@ impl Redeemer {
     /// the stop asked, so that the ledger's refusal (`not_sold`,
     /// `play_unfinished`) is the same for every stop and tells nothing of
     /// the rolls to come.
-    fn to_redeem(&self, id: &UnitId, asked: Option<u32>) -> Result<Authenticated, Error> {
+    /// A platform's unit of another lane is refused as unknown first,
+    /// before anything of it is read.
+    fn to_redeem(
+        &self,
+        asker: &Asker,
+        id: &UnitId,
+        asked: Option<u32>,
+    ) -> Result<Authenticated, Error> {
+        self.vouch(asker, id)?;
         let located = self.units.locate(id)?;
         let stop = match self.disclosure(id)? {
             Disclosure::Whole { stop } => disclosure::paid_stop(id, asked, stop)?,
@@ -385,17 +424,22 @@ impl Redeemer {
     /// Records authenticated units, each at most once; returns when they
     /// are durable. One outcome per unit, in order.
     pub fn record(&self, units: Vec<Authenticated>) -> Vec<Result<Redemption, Error>> {
-        self.record_keyed(units.into_iter().map(|u| (u, None)).collect())
+        self.record_keyed(
+            &Asker::Operator,
+            units.into_iter().map(|u| (u, None)).collect(),
+        )
     }
 
-    /// [`Redeemer::record`], each unit under its key when given.
+    /// [`Redeemer::record`] for `asker`, each unit under its key when
+    /// given.
     fn record_keyed(
         &self,
+        asker: &Asker,
         units: Vec<(Authenticated, Option<KeyedRequest>)>,
     ) -> Vec<Result<Redemption, Error>> {
         let (answers, ops): (Vec<_>, Vec<_>) = units
             .into_iter()
-            .map(|(u, key)| (u.redemption, keyed::op(key, Op::Redeem(u.entry))))
+            .map(|(u, key)| (u.redemption, asker.op(key, Op::Redeem(u.entry))))
             .unzip();
         answers
             .into_iter()

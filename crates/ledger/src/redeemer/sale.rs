@@ -5,8 +5,8 @@
 
 use serde::Serialize;
 
-use super::keyed::{self, KeyedRequest};
-use super::{Redeemer, Units};
+use super::keyed::KeyedRequest;
+use super::{Asker, Redeemer, Units};
 use crate::derive::CHECK_CODE_LEN;
 use crate::emission::Emission;
 use crate::error::Error;
@@ -52,10 +52,24 @@ pub struct Sale {
     /// What the player's screen shows: a whole L'île au trésor unit (map,
     /// chests, throws); a Trésors Ensablés board only.
     pub unit: serde_json::Value,
-    /// The unit's record prefix (lot, prize played to the end): never
+    /// The outcome this sale shows for the first time (a game shown whole
+    /// at its sale, a sale not answered again from its key): never
     /// answered; the service's top-lots watch reads it.
     #[serde(skip)]
-    pub held: Option<RecordPrefix>,
+    pub first_shown: Option<FirstShown>,
+}
+
+/// A unit whose outcome an answer shows for the first time: its game and
+/// price, and what it holds (its record prefix: lot, prize played to the
+/// end). Never answered: the top-lots watch acts on it.
+#[derive(Clone, Copy, Debug)]
+pub struct FirstShown {
+    /// The game.
+    pub game: Game,
+    /// Its block's unit price, cents.
+    pub price_cents: u32,
+    /// Its record's prefix.
+    pub held: RecordPrefix,
 }
 
 /// What `mark-sold` did.
@@ -105,6 +119,11 @@ pub struct PlayView {
     /// The steps revealed and then the state, as lines of text.
     #[serde(skip)]
     pub lines: Vec<String>,
+    /// The outcome this step shows for the first time (a step that ended
+    /// the play, not a retry): never answered; the top-lots watch reads
+    /// it.
+    #[serde(skip)]
+    pub first_shown: Option<FirstShown>,
 }
 
 impl PlayView {
@@ -150,6 +169,7 @@ impl PlayView {
             sequenced: None,
             ledger_entry: None,
             lines,
+            first_shown: None,
         }
     }
 }
@@ -208,18 +228,21 @@ impl Redeemer {
         price_cents: u32,
         key: Option<&str>,
     ) -> Result<Sale, Error> {
-        self.sell_in(game, price_cents, key, None)
+        self.sell_as(&Asker::Operator, game, price_cents, key, None)
     }
 
     /// [`Redeemer::sell`] from emission `emission` only (`issuer demo`
     /// sells from the emission it has just made, older ones
     /// notwithstanding); `sold_out` when it has nothing left.
     pub fn sell_from(&self, game: Game, price_cents: u32, emission: u32) -> Result<Sale, Error> {
-        self.sell_in(game, price_cents, None, Some(emission))
+        self.sell_as(&Asker::Operator, game, price_cents, None, Some(emission))
     }
 
-    fn sell_in(
+    /// A sale for `asker`, recorded in its lane (of emission `only`, when
+    /// given).
+    pub(super) fn sell_as(
         &self,
+        asker: &Asker,
         game: Game,
         price_cents: u32,
         key: Option<&str>,
@@ -227,7 +250,13 @@ impl Redeemer {
     ) -> Result<Sale, Error> {
         game.check_price(price_cents)?;
         let key = key
-            .map(|k| KeyedRequest::new(k, &["sale", game.slug(), &price_cents.to_string()]))
+            .map(|k| {
+                KeyedRequest::new(
+                    asker.lane(),
+                    k,
+                    &["sale", game.slug(), &price_cents.to_string()],
+                )
+            })
             .transpose()?;
         let blocks = self.blocks_for_sale(game, price_cents, only)?;
         let units = std::sync::Arc::clone(&self.units);
@@ -244,7 +273,7 @@ impl Redeemer {
             blocks,
             vet,
         };
-        match self.apply_one(keyed::op(key, op))? {
+        match self.apply_one(asker.op(key, op))? {
             Done::Sold(sold) => self.sale_answer(&sold, price_cents),
             _ => Err(self.wrong_answer()),
         }
@@ -253,13 +282,20 @@ impl Redeemer {
     /// The sale recorded under idempotency key `key`, answered as when it
     /// was made.
     pub fn sale_under_key(&self, key: &str) -> Result<Sale, Error> {
+        self.sale_under_key_as(&Asker::Operator, key)
+    }
+
+    /// The sale `asker` made under its key `key` (another lane's key is
+    /// unknown to it).
+    pub(super) fn sale_under_key_as(&self, asker: &Asker, key: &str) -> Result<Sale, Error> {
         crate::ledger::ops::check_key(key)?;
         let no_sale = || Error::NoSaleUnderKey {
             key: key.to_string(),
         };
+        let stored = crate::ledger::ops::scoped_key(asker.lane(), key);
         let row = self
             .ledger
-            .read(self.busy, |tx| tx.kept(key))?
+            .read(self.busy, |tx| tx.kept(&stored))?
             .flatten()
             .ok_or_else(no_sale)?;
         match row.answer.done() {
@@ -283,14 +319,21 @@ impl Redeemer {
     fn sale_answer(&self, sold: &Sold, price_cents: u32) -> Result<Sale, Error> {
         let unit = sold.unit;
         // Vetted in the sale's transaction; a sale answered again from its
-        // key is authenticated now.
-        let (id, view, held) = match &sold.vetted {
+        // key is authenticated now (and shows nothing for the first time).
+        let (id, view, first) = match &sold.vetted {
             Some(v) => (v.id.clone(), v.shown.clone(), v.prefix),
             None => {
-                let (id, view, held) = self.units.sale_view(unit)?;
-                (id.to_string(), view, held)
+                let (id, view, _) = self.units.sale_view(unit)?;
+                (id.to_string(), view, None)
             }
         };
+        let first_shown = first
+            .filter(|_| !unit.game.step_by_step())
+            .map(|held| FirstShown {
+                game: unit.game,
+                price_cents,
+                held,
+            });
         Ok(Sale {
             id,
             game: unit.game.slug(),
@@ -304,14 +347,14 @@ impl Redeemer {
             block_sold_out: sold.block_sold_out,
             receipt: None,
             unit: view,
-            held,
+            first_shown,
         })
     }
 
-    /// Records `ids` as sold (distributed by other means), each of a closed
-    /// emission and authenticated first; nothing is recorded if one is
-    /// refused.
-    pub fn mark_sold(&self, ids: &[UnitId]) -> Result<Marked, Error> {
+    /// Records `ids` as sold (distributed by other means) in `platform`'s
+    /// lane (`None`: the operator's alone), each of a closed emission and
+    /// authenticated first; nothing is recorded if one is refused.
+    pub fn mark_sold(&self, ids: &[UnitId], platform: Option<&str>) -> Result<Marked, Error> {
         let mut ops = Vec::with_capacity(ids.len());
         let mut closed = std::collections::HashSet::new();
         for id in ids {
@@ -324,11 +367,17 @@ impl Redeemer {
                 unit_id: id.to_string(),
             });
         }
-        self.mark(ops)
+        self.mark(ops, platform)
     }
 
-    /// Records every unit of `game`'s closed emission `emission` as sold.
-    pub fn mark_emission_sold(&self, game: Game, emission: u32) -> Result<Marked, Error> {
+    /// Records every unit of `game`'s closed emission `emission` as sold,
+    /// in `platform`'s lane (`None`: the operator's alone).
+    pub fn mark_emission_sold(
+        &self,
+        game: Game,
+        emission: u32,
+        platform: Option<&str>,
+    ) -> Result<Marked, Error> {
         let manifest = self.require_closed(game, emission)?;
         let mut total = Marked::default();
         for b in &manifest.blocks {
@@ -363,7 +412,7 @@ impl Redeemer {
                         })
                     })
                     .collect::<Result<Vec<_>, Error>>()?;
-                let marked = self.mark(ops)?;
+                let marked = self.mark(ops, platform)?;
                 total.marked += marked.marked;
                 total.already_sold += marked.already_sold;
             }
@@ -371,9 +420,11 @@ impl Redeemer {
         Ok(total)
     }
 
-    /// Applies mark-sold operations; a unit sold already is counted, any
-    /// other refusal stops.
-    fn mark(&self, ops: Vec<Op>) -> Result<Marked, Error> {
+    /// Applies mark-sold operations in `platform`'s lane; a unit sold
+    /// already is counted, any other refusal stops.
+    fn mark(&self, ops: Vec<Op>, platform: Option<&str>) -> Result<Marked, Error> {
+        let asker = platform.map_or(Asker::Operator, |p| Asker::OperatorToken(p.to_string()));
+        let ops = ops.into_iter().map(|op| asker.op(None, op)).collect();
         let mut marked = Marked::default();
         for outcome in self.submit(ops) {
             match outcome {
@@ -417,14 +468,30 @@ impl Redeemer {
         action: PlayAction,
         key: Option<&str>,
     ) -> Result<PlayView, Error> {
+        self.play_as(&Asker::Operator, id, action, key)
+    }
+
+    /// A play step for `asker` (a platform: of its own unit only, checked
+    /// again in the step's transaction).
+    pub(super) fn play_as(
+        &self,
+        asker: &Asker,
+        id: &UnitId,
+        action: PlayAction,
+        key: Option<&str>,
+    ) -> Result<PlayView, Error> {
         let normalised = id.to_string();
+        let lane = asker.lane();
         let key = key
             .map(|k| match action {
-                PlayAction::Roll(n) => KeyedRequest::new(k, &["roll", &normalised, &n.to_string()]),
-                PlayAction::Stop => KeyedRequest::new(k, &["stop", &normalised]),
+                PlayAction::Roll(n) => {
+                    KeyedRequest::new(lane, k, &["roll", &normalised, &n.to_string()])
+                }
+                PlayAction::Stop => KeyedRequest::new(lane, k, &["stop", &normalised]),
             })
             .transpose()?;
-        let tape = self.tape(id)?;
+        let located = self.units.locate(id)?;
+        let tape = self.units.tape(id, &located)?;
         let op = Op::Play(PlayOrder {
             unit: UnitRef::of(id),
             unit_id: normalised,
@@ -432,7 +499,7 @@ impl Redeemer {
             first_stop: tape.first_stop,
             end_step: tape.end_step(),
         });
-        let played = match self.apply_one(keyed::op(key, op))? {
+        let played = match self.apply_one(asker.op(key, op))? {
             Done::Played(p) => p,
             _ => return Err(self.wrong_answer()),
         };
@@ -447,6 +514,11 @@ impl Redeemer {
         view.ledger_entry = played.seq;
         if view.over && !view.replayed {
             view.sequenced = Some(played.seq.is_some());
+            view.first_shown = RecordPrefix::parse(&located.record).map(|held| FirstShown {
+                game: id.game,
+                price_cents: located.block.file.header.price_cents,
+                held,
+            });
         }
         Ok(view)
     }
