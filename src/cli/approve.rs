@@ -51,6 +51,10 @@ pub struct ApproveArgs {
     /// The action approved: withdraw, end-claims-force, reveal.
     #[arg(value_parser = guarded)]
     pub action: Guarded,
+    /// The store it is for: its ID as `issuer dual-control` prints it on
+    /// that store (an approval for one store is refused by any other).
+    #[arg(long, value_name = "ID", value_parser = store_id)]
+    pub store_id: String,
     /// The game.
     #[arg(long)]
     pub game: String,
@@ -76,6 +80,10 @@ pub struct ApproveArgs {
     /// Where to write it (default, or `-`: stdout).
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
+}
+
+fn store_id(text: &str) -> Result<String, String> {
+    approval::check_store_id(text).map(|()| text.to_string())
 }
 
 fn guarded(text: &str) -> Result<Guarded, String> {
@@ -118,6 +126,8 @@ pub fn key(args: &KeyArgs) -> Result<i32, Error> {
 /// Runs `dual-control`.
 pub fn config(store: &Store, args: &ConfigArgs) -> Result<i32, Error> {
     let path = DualControl::path(store);
+    // What the approvers sign for (`approve --store-id`).
+    let id = approval::store_id(&store.public_key()?);
     let config = if args.require.is_empty() && args.approver.is_empty() {
         DualControl::load(store)?
     } else {
@@ -142,6 +152,7 @@ pub fn config(store: &Store, args: &ConfigArgs) -> Result<i32, Error> {
             "dual_control",
             &serde_json::json!({
                 "file": path.display().to_string(),
+                "store_id": id,
                 "require": config.require.iter().map(|g| g.name()).collect::<Vec<_>>(),
                 "approvers": config.approvers.iter().map(|a: &Approver| serde_json::json!({
                     "name": a.name,
@@ -174,6 +185,7 @@ pub fn config(store: &Store, args: &ConfigArgs) -> Result<i32, Error> {
             path.display()
         );
     }
+    outln!("store ID {id} (approvers sign for it: `issuer approve --store-id {id} …`)");
     Ok(0)
 }
 
@@ -199,6 +211,7 @@ pub fn approve(args: &ApproveArgs) -> Result<i32, Error> {
     let key = seal::read_private(&args.key)?;
     let note = approval::sign(
         &Subject {
+            store: args.store_id.clone(),
             action: args.action,
             game: game.slug().into(),
             emission: args.emission,

@@ -43,7 +43,8 @@ pub struct CloseArgs {
     #[command(flatten)]
     pub emission: EmissionArg,
     /// The end of its claim period, recorded in the signed manifest:
-    /// `end-claims` before it is refused unless forced. A UTC date
+    /// `end-claims` before it (or at any time, without one) is refused
+    /// unless forced with a reason. A UTC date
     /// (2027-06-30: claims open through that day) or time
     /// (2027-06-30T12:00:00Z).
     #[arg(long, value_name = "DATE", value_parser = parse_deadline)]
@@ -88,8 +89,8 @@ pub struct EndClaimsArgs {
     /// The emission.
     #[command(flatten)]
     pub emission: EmissionArg,
-    /// End the claims before the deadline set at close (needs --reason,
-    /// published in the ledger's log).
+    /// End the claims before the deadline set at close, or of an emission
+    /// closed without one (needs --reason, published in the ledger's log).
     #[arg(long, requires = "reason")]
     pub force: bool,
     /// Why the claims end early (with --force).
@@ -189,6 +190,7 @@ pub fn reveal(store: &Store, args: &RevealArgs) -> Result<i32, Error> {
     let emission = args.shares.give(args.emission.open(store)?)?;
     DualControl::load(store)?.approve(
         &Subject {
+            store: approval::store_id(&secrets.signing.verifying_key()),
             action: Guarded::Reveal,
             game: emission.game.slug().into(),
             emission: args.emission.emission,
@@ -266,6 +268,7 @@ pub fn end_claims(store: &Store, args: &EndClaimsArgs) -> Result<i32, Error> {
         &ledger,
         emission.game,
         args.emission.emission,
+        closing::BY,
         early.as_ref(),
     )?;
     let (stored, closing) = (&ended.end, &ended.closing);

@@ -67,6 +67,11 @@ pub struct ServeArgs {
     /// Address and port to listen on (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:7380")]
     pub listen: SocketAddr,
+    /// Seconds a request's body may take to arrive once its headers are
+    /// in (past it: 408, the connection closed).
+    #[arg(long, value_name = "SECONDS", default_value_t = service::witness::BODY_SECONDS,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub body_timeout: u64,
 }
 
 /// Runs a witness subcommand.
@@ -122,7 +127,8 @@ fn serve(args: &ServeArgs) -> Result<i32, Error> {
     let witness = Witness::new(cosigner, logs, StateDir::open(&state)?)?;
     let vkey = witness.cosigner().vkey().to_string();
     let json = args.key.json;
-    service::witness::serve(witness, args.listen, |bound| {
+    let body_wait = std::time::Duration::from_secs(args.body_timeout);
+    service::witness::serve(witness, args.listen, body_wait, |bound| {
         // Scripts and tests read the bound address (with port 0) from here.
         let url = format!("http://{bound}");
         if json {

@@ -472,7 +472,14 @@ fn after_the_reveal_the_kit_still_proves_a_unit_and_regenerates_every_block() {
         "--quiet",
     ]);
     s(&["close", "--emission", "1"]);
-    s(&["end-claims", "--emission", "1"]);
+    s(&[
+        "end-claims",
+        "--emission",
+        "1",
+        "--force",
+        "--reason",
+        "no claim deadline set",
+    ]);
     let seeds = dir.path().join("reveal.json");
     s(&[
         "reveal",

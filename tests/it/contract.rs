@@ -83,7 +83,18 @@ fn auditor(public_key: bool) -> TempDir {
 fn reveal(store: &Path) {
     let out = store.join("reveal.json");
     let out = out.to_str().unwrap();
-    issuer(store, &["end-claims", "--emission", "1"]).expect_code(0);
+    issuer(
+        store,
+        &[
+            "end-claims",
+            "--emission",
+            "1",
+            "--force",
+            "--reason",
+            "no claim deadline set",
+        ],
+    )
+    .expect_code(0);
     issuer(store, &["reveal", "--emission", "1", "--out", out]).expect_code(0);
 }
 
@@ -846,7 +857,19 @@ fn every_reporting_command_takes_json() {
     assert_eq!(dumped["units"], 450_000);
 
     let seeds = out("reveal.json");
-    issuer(s, &["end-claims", "--emission", "1", "--json"]).expect_code(0);
+    issuer(
+        s,
+        &[
+            "end-claims",
+            "--emission",
+            "1",
+            "--force",
+            "--reason",
+            "no claim deadline set",
+            "--json",
+        ],
+    )
+    .expect_code(0);
     let args = ["reveal", "--emission", "1", "-o", &seeds, "--json"];
     let revealed = issuer(s, &args).expect_code(0);
     envelope(&revealed, "reveal", &["game", "emission", "blocks", "out"]);

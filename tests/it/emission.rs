@@ -472,7 +472,18 @@ fn closed_emission_reveals_seeds_that_regenerate_every_block() {
 
     let open_manifest = std::fs::read(dir.join("manifest.json")).unwrap();
     issuer(&store, &["close", "--emission", "1"]).expect_code(0);
-    issuer(&store, &["end-claims", "--emission", "1"]).expect_code(0);
+    issuer(
+        &store,
+        &[
+            "end-claims",
+            "--emission",
+            "1",
+            "--force",
+            "--reason",
+            "no claim deadline set",
+        ],
+    )
+    .expect_code(0);
     assert_eq!(manifest(&store, 1)["closed"], true);
     let refused = issuer(
         &store,
@@ -592,7 +603,18 @@ fn two_emissions_reveal_unrelated_seeds() {
     let mut reveals = Vec::new();
     for emission in ["1", "2"] {
         issuer(&store, &["close", "--emission", emission]).expect_code(0);
-        issuer(&store, &["end-claims", "--emission", emission]).expect_code(0);
+        issuer(
+            &store,
+            &[
+                "end-claims",
+                "--emission",
+                emission,
+                "--force",
+                "--reason",
+                "no claim deadline set",
+            ],
+        )
+        .expect_code(0);
         let path = tmp.path().join(format!("seeds-{emission}.json"));
         let out = path.display().to_string();
         issuer(&store, &["reveal", "--emission", emission, "--out", &out]).expect_code(0);

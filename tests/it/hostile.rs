@@ -103,7 +103,18 @@ fn write_private(path: &Path, bytes: &[u8]) {
 fn reveal_out_never_overwrites_the_master_secret_or_an_existing_file() {
     let (tmp, store) = copy_of_base();
     issuer(&store, &["close", "--emission", "1"]).expect_code(0);
-    issuer(&store, &["end-claims", "--emission", "1"]).expect_code(0);
+    issuer(
+        &store,
+        &[
+            "end-claims",
+            "--emission",
+            "1",
+            "--force",
+            "--reason",
+            "no claim deadline set",
+        ],
+    )
+    .expect_code(0);
     let master = store.join("keys/master.key");
     let secret = std::fs::read(&master).unwrap();
 
@@ -516,7 +527,18 @@ fn leftover_partials_are_removed_by_the_next_writer() {
     let theirs = tmp.path().join(".other.Q1w2E3.partial");
     std::fs::write(&ours, b"half").unwrap();
     std::fs::write(&theirs, b"not ours").unwrap();
-    issuer(&store_path, &["end-claims", "--emission", "1"]).expect_code(0);
+    issuer(
+        &store_path,
+        &[
+            "end-claims",
+            "--emission",
+            "1",
+            "--force",
+            "--reason",
+            "no claim deadline set",
+        ],
+    )
+    .expect_code(0);
     issuer(
         &store_path,
         &["reveal", "--emission", "1", "-o", target.to_str().unwrap()],
@@ -601,7 +623,18 @@ fn a_second_writer_on_an_emission_is_refused_as_busy() {
     // Claims end only on a closed emission; closing it again is still
     // refused below while another writer holds it.
     issuer(&store_path, &["close", "--emission", "1"]).expect_code(0);
-    issuer(&store_path, &["end-claims", "--emission", "1"]).expect_code(0);
+    issuer(
+        &store_path,
+        &[
+            "end-claims",
+            "--emission",
+            "1",
+            "--force",
+            "--reason",
+            "no claim deadline set",
+        ],
+    )
+    .expect_code(0);
     let held = emission.lock().unwrap();
     assert!(matches!(emission.lock(), Err(Error::EmissionBusy { .. })));
     for args in [

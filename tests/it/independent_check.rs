@@ -77,7 +77,14 @@ fn made() -> &'static Made {
             .args(["keys", "export-records-key", "--emission", "1", "--out"])
             .arg(&records_key));
         run(issuer().args(["close", "--emission", "1"]));
-        run(issuer().args(["end-claims", "--emission", "1"]));
+        run(issuer().args([
+            "end-claims",
+            "--emission",
+            "1",
+            "--force",
+            "--reason",
+            "no claim deadline set",
+        ]));
         let reveal = json(&run(issuer().args(["reveal", "--emission", "1"])));
         Made {
             block,
@@ -219,7 +226,14 @@ fn python_checker_replays_every_tresors_record() {
     }
     assert!(gold > 0 && gold < 5000, "{gold} units reach the gold chest");
     run(issuer().args(["close", "--emission", "1"]));
-    run(issuer().args(["end-claims", "--emission", "1"]));
+    run(issuer().args([
+        "end-claims",
+        "--emission",
+        "1",
+        "--force",
+        "--reason",
+        "no claim deadline set",
+    ]));
     let reveal = json(&run(issuer().args(["reveal", "--emission", "1"])));
     let seed = reveal["blocks"][0]["seed"].as_str().unwrap();
     let public_key = store.join("keys/issuer.pub.pem");

@@ -184,9 +184,23 @@ fn operator_routes_need_the_operator_role_and_record_who_acted() {
     );
     // The end of claims over HTTP: the operator's, with the issuer's key
     // this node holds; rerun, the same statement; then nothing is sold.
+    // The emission was closed without a deadline: any end is early, so it
+    // needs a reason, and the message says where to give it.
     let end = json!({"game": "tresors-ensables", "emission": 1});
     let (status, _) = send(TOKEN, "/v1/operator/end-claims", Some(end.clone()));
     assert_eq!(status, 403);
+    let (status, refused) = send(OPERATOR, "/v1/operator/end-claims", Some(end));
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (409, Some("claims_still_open")),
+        "{refused}"
+    );
+    let message = refused["message"].as_str().unwrap();
+    assert!(
+        message.contains("without a claim deadline") && message.contains("\"reason\""),
+        "{message}"
+    );
+    let end = json!({"game": "tresors-ensables", "emission": 1, "reason": "game retired"});
     let (status, ended) = send(OPERATOR, "/v1/operator/end-claims", Some(end.clone()));
     assert_eq!(status, 200, "{ended}");
     assert_eq!(ended["kind"], "end_of_claims");
@@ -205,11 +219,24 @@ fn operator_routes_need_the_operator_role_and_record_who_acted() {
     assert_eq!(status, 409, "{refused}");
     drop(server);
 
-    // Every action is in the log, which verifies.
+    // Every action is in the log, which verifies; the early end is the
+    // token's.
     let verify = issuer(&store, &["ledger", "verify", "--json"])
         .expect_code(0)
         .json();
     assert_eq!(verify["ok"], true, "{verify}");
+    let db = rusqlite::Connection::open(store.join("ledger.sqlite")).unwrap();
+    let (by, reason): (String, String) = db
+        .query_row(
+            "SELECT by_name, reason FROM operator_actions WHERE action = 'early_end'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (by.as_str(), reason.as_str()),
+        ("ops-1", "the emission had no claim deadline: game retired")
+    );
 }
 
 #[test]
@@ -687,8 +714,10 @@ fn serve_stops_selling_once_the_top_lots_are_gone() {
 
 /// Dual control: once the store requires two approvers for a withdrawal,
 /// an early end of claims and the reveal, each is refused without two
-/// valid approvals of exactly it (by distinct approvers, unexpired), on
-/// the command line and over HTTP, and the ledger records who approved.
+/// valid approvals of exactly it (for this store, by distinct approvers,
+/// unexpired), on the command line and over HTTP, and the ledger records
+/// who acted and who approved. An emission closed without a claim
+/// deadline ends its claims only as such an early end.
 #[test]
 fn dual_control_needs_two_approvers_for_each_covered_action() {
     let (dir, store) = te_store(20);
@@ -735,21 +764,38 @@ fn dual_control_needs_two_approvers_for_each_covered_action() {
         shown["require"],
         json!(["withdraw", "end-claims-force", "reveal"])
     );
+    // The store's ID, which approvers sign for, is shown to hand them.
+    let store_id = shown["store_id"].as_str().unwrap().to_string();
+    assert_eq!(store_id.len(), 16, "{shown}");
+    let human = run(&["dual-control"], 0).stdout;
+    assert!(human.contains(&store_id), "{human}");
 
-    let approve = |name: usize, args: &[&str]| -> String {
+    // Each approval is signed for a store: this one unless told.
+    let approve_for = |store_id: &str, name: usize, args: &[&str]| -> String {
         let file = dir.path().join(format!(
-            "{}-{}.approval",
+            "{}-{}-{}.approval",
+            store_id,
             name,
             args.join("_").replace(['/', ' '], "-")
         ));
         let who = ["alice", "bob", "carol"][name];
-        let mut all = vec!["approve", "--name", who, "--key", &keys[name].0, "-o"];
         let path = file.to_str().unwrap().to_string();
-        all.push(&path);
+        let mut all = vec![
+            "approve",
+            "--store-id",
+            store_id,
+            "--name",
+            who,
+            "--key",
+            &keys[name].0,
+            "-o",
+            &path,
+        ];
         all.extend(args);
         run(&all, 0);
         path
     };
+    let approve = |name: usize, args: &[&str]| approve_for(&store_id, name, args);
     let withdraw = [
         "withdraw",
         "--game",
@@ -810,10 +856,20 @@ fn dual_control_needs_two_approvers_for_each_covered_action() {
         ],
     );
     refused(&[&a, &other], "bad_approval");
+    // Alice's approval of exactly this withdrawal, but for another store
+    // (one with the same approvers): refused, naming both stores.
+    let elsewhere = approve_for("00000000000000ff", 0, &withdraw);
+    let e = refused(&[&elsewhere, &b], "bad_approval");
+    let message = e["message"].as_str().unwrap();
+    assert!(
+        message.contains("signed for store 00000000000000ff")
+            && message.contains(&format!("this store is {store_id}")),
+        "{message}"
+    );
     let args = cmd(&[&a, &b]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let acted = run(&args, 0).json();
-    assert_eq!(acted["by"], "approved-by:alice:bob", "{acted}");
+    assert_eq!(acted["by"], "cli;approved-by:alice:bob", "{acted}");
 
     // Over HTTP: the approvals in the body.
     let server = Server::start_with_tokens::<&str>(&store, &tokens(), &[]);
@@ -869,7 +925,7 @@ fn dual_control_needs_two_approvers_for_each_covered_action() {
     );
     let (status, acted) = post(body(notes));
     assert_eq!(status, 200, "{acted}");
-    assert_eq!(acted["by"], "approved-by:alice:bob");
+    assert_eq!(acted["by"], "ops-1;approved-by:alice:bob");
     drop(server);
 
     // An early end of claims and the reveal, likewise.
@@ -942,14 +998,89 @@ fn dual_control_needs_two_approvers_for_each_covered_action() {
     reveal(&[&ra, &rb], 0);
     assert!(out.exists());
     let db = rusqlite::Connection::open(store.join("ledger.sqlite")).unwrap();
-    let by: String = db
-        .query_row(
-            "SELECT by_name FROM operator_actions WHERE action = 'early_end'",
-            [],
-            |r| r.get(0),
+    let early_end = |emission: u32| -> (String, String) {
+        db.query_row(
+            "SELECT by_name, reason FROM operator_actions WHERE action = 'early_end' AND emission = ?1",
+            [emission],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+    };
+    assert_eq!(early_end(2).0, "issuer;approved-by:alice:bob");
+
+    // An emission closed without a claim deadline has no "after the
+    // deadline": over HTTP, its end of claims is refused without a
+    // reason, then without the approvals, and goes ahead with both,
+    // recorded as the token's and the approvers'.
+    run(
+        &[
+            "generate",
+            "--game",
+            "tresors-ensables",
+            "--emission",
+            "3",
+            "--block",
+            "1",
+            "--units",
+            "5",
+            "--quiet",
+        ],
+        0,
+    );
+    run(&["close", "--emission", "3"], 0);
+    let server = Server::start_with_tokens::<&str>(&store, &tokens(), &[]);
+    let end_claims = |body: Value| {
+        let (status, text) = call(
+            &http,
+            "POST",
+            &server.url("/v1/operator/end-claims"),
+            Some(OPERATOR),
+            Some(body),
         )
         .unwrap();
-    assert_eq!(by, "approved-by:alice:bob");
+        (status, serde_json::from_str::<Value>(&text).unwrap())
+    };
+    let (status, e) = end_claims(json!({"game": "tresors-ensables", "emission": 3}));
+    assert_eq!(
+        (status, e["error"].as_str()),
+        (409, Some("claims_still_open")),
+        "{e}"
+    );
+    assert!(e["message"].as_str().unwrap().contains("\"reason\""), "{e}");
+    let reason = "game withdrawn from sale";
+    let (status, e) =
+        end_claims(json!({"game": "tresors-ensables", "emission": 3, "reason": reason}));
+    assert_eq!(
+        (status, e["error"].as_str()),
+        (422, Some("approvals_needed")),
+        "{e}"
+    );
+    let force = [
+        "end-claims-force",
+        "--game",
+        "tresors-ensables",
+        "--emission",
+        "3",
+        "--reason",
+        reason,
+    ];
+    let notes: Vec<String> = [approve(0, &force), approve(1, &force)]
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let (status, ended) = end_claims(
+        json!({"game": "tresors-ensables", "emission": 3, "reason": reason, "approvals": notes}),
+    );
+    assert_eq!(status, 200, "{ended}");
+    assert_eq!(ended["kind"], "end_of_claims");
+    drop(server);
+    assert_eq!(
+        early_end(3),
+        (
+            "ops-1;approved-by:alice:bob".to_string(),
+            format!("the emission had no claim deadline: {reason}")
+        )
+    );
     let verify = run(&["ledger", "verify", "--json"], 0).json();
     assert_eq!(verify["ok"], true, "{verify}");
 }

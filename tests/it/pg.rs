@@ -301,7 +301,17 @@ fn pg_two_nodes_pay_a_unit_once_and_the_end_of_claims_stops_a_stale_node() {
 
     let ended = issuer(
         &a,
-        &["end-claims", "--emission", "2", "--ledger", &url, "--json"],
+        &[
+            "end-claims",
+            "--emission",
+            "2",
+            "--force",
+            "--reason",
+            "no claim deadline set",
+            "--ledger",
+            &url,
+            "--json",
+        ],
     );
     let ended = ended.expect_code(0).json();
     assert_eq!(ended["kind"], "end_of_claims");
@@ -324,10 +334,11 @@ fn pg_two_nodes_pay_a_unit_once_and_the_end_of_claims_stops_a_stale_node() {
     .expect_code(0);
     let log = verify(&url, &a, &b);
     assert_eq!(log["ok"], true, "{log}");
-    // Four units sold and played to their end, two of them paid, the end
-    // of claims and the closing statement.
-    assert_eq!(log["log"]["size"], 4 * 2 + 2 + 2);
-    assert_eq!(leaf_hashes(&url).len(), 4 * 2 + 2 + 2);
+    // Four units sold and played to their end, two of them paid, the early
+    // end (the emission had no claim deadline), the end of claims and the
+    // closing statement.
+    assert_eq!(log["log"]["size"], 4 * 2 + 2 + 3);
+    assert_eq!(leaf_hashes(&url).len(), 4 * 2 + 2 + 3);
 
     // Issue 21: deleting the end of claims (which would reopen payments)
     // is found by `ledger verify`.
@@ -450,7 +461,18 @@ fn reveal_waits_for_the_end_of_claims_in_the_store_ledger_too() {
     issuer(&a, &["close", "--emission", "2"]).expect_code(0);
     let refused = issuer(&a, &["reveal", "--emission", "2"]).expect_code(1);
     assert!(refused.stderr.contains("end-claims"), "{}", refused.stderr);
-    issuer(&a, &["end-claims", "--emission", "2"]).expect_code(0);
+    issuer(
+        &a,
+        &[
+            "end-claims",
+            "--emission",
+            "2",
+            "--force",
+            "--reason",
+            "no claim deadline set",
+        ],
+    )
+    .expect_code(0);
     let run = issuer(&a, &["redeem", &id(&a, 2), "--json"]).expect_code(1);
     assert_eq!(run.json()["error"], "emission_closed");
     issuer(&a, &["reveal", "--emission", "2", "-o", "-"]).expect_code(0);
@@ -1262,7 +1284,20 @@ fn pg_an_end_of_claims_during_redemptions_follows_every_payment_in_the_log() {
         while *paid.lock().unwrap() < 20 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(2));
         }
-        issuer(&a, &["end-claims", "--emission", "2", "--ledger", &url]).expect_code(0);
+        issuer(
+            &a,
+            &[
+                "end-claims",
+                "--emission",
+                "2",
+                "--force",
+                "--reason",
+                "no claim deadline set",
+                "--ledger",
+                &url,
+            ],
+        )
+        .expect_code(0);
     });
     let (paid, closed) = (paid.into_inner().unwrap(), closed.into_inner().unwrap());
     assert_eq!(paid + closed, UNITS);

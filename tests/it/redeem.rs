@@ -649,7 +649,21 @@ fn a_revealed_emission_pays_nothing() {
     let s = store.path();
     let u = first_winner(6000);
     assert_eq!(issuer(s, &["close", "--emission", "1"]).code, 0);
-    assert_eq!(issuer(s, &["end-claims", "--emission", "1"]).code, 0);
+    assert_eq!(
+        issuer(
+            s,
+            &[
+                "end-claims",
+                "--emission",
+                "1",
+                "--force",
+                "--reason",
+                "no claim deadline set"
+            ]
+        )
+        .code,
+        0
+    );
     let reveal_file = s.join("reveal.json");
     let reveal = issuer(
         s,
@@ -1347,6 +1361,9 @@ fn a_node_without_the_master_secret_sells_every_emission_it_has_keys_for() {
             "2",
             "--game",
             "tresors-ensables",
+            "--force",
+            "--reason",
+            "no claim deadline set",
         ],
     )
     .expect_code(0);

@@ -36,7 +36,18 @@ fn revealed() -> &'static Revealed {
         issuer(&store, &["keygen"]).expect_code(0);
         crate::common::generate_te(&store, 1, 20);
         issuer(&store, &["close", "--emission", "1"]).expect_code(0);
-        issuer(&store, &["end-claims", "--emission", "1"]).expect_code(0);
+        issuer(
+            &store,
+            &[
+                "end-claims",
+                "--emission",
+                "1",
+                "--force",
+                "--reason",
+                "no claim deadline set",
+            ],
+        )
+        .expect_code(0);
         let reveal = dir.join("reveal.json");
         let args = ["reveal", "--emission", "1", "-o", reveal.to_str().unwrap()];
         issuer(&store, &args).expect_code(0);

@@ -403,7 +403,18 @@ fn redemption_needs_a_sale_and_sales_follow_block_then_index_order() {
     let run = issuer(&store, &["play", &id(1), "--roll", "1", "--json"]).expect_code(2);
     assert_eq!(run.json()["error"], "not_playable");
     // Once the claims ended nothing sells, and the log verifies.
-    issuer(&store, &["end-claims", "--emission", "1"]).expect_code(0);
+    issuer(
+        &store,
+        &[
+            "end-claims",
+            "--emission",
+            "1",
+            "--force",
+            "--reason",
+            "no claim deadline set",
+        ],
+    )
+    .expect_code(0);
     let run = issuer(
         &store,
         &["sell", "--game", "ile-au-tresor", "--price", "1", "--json"],
@@ -419,9 +430,9 @@ fn redemption_needs_a_sale_and_sales_follow_block_then_index_order() {
     let verify = issuer(&store, &["ledger", "verify", "--json"])
         .expect_code(0)
         .json();
-    // 1 sale, 2 marked, 2 sales, 2 redemptions, the end of claims and the
-    // closing statement.
-    assert_eq!(verify["log"]["size"].as_u64(), Some(9));
+    // 1 sale, 2 marked, 2 sales, 2 redemptions, the early end (no claim
+    // deadline was set), the end of claims and the closing statement.
+    assert_eq!(verify["log"]["size"].as_u64(), Some(10));
 }
 
 /// Issue 21: an end of claims is a log entry. Deleting its row (which would
@@ -432,7 +443,19 @@ fn redemption_needs_a_sale_and_sales_follow_block_then_index_order() {
 fn deleting_the_end_of_claims_is_found_and_an_older_one_is_adopted_into_the_log() {
     let (_dir, store, _block) = shared_block(100).copy_store();
     let id = |i: u32| crate::common::valid_id(&store, 1, 1, i);
-    issuer(&store, &["close", "--emission", "1"]).expect_code(0);
+    // A deadline passed: the claims end without an early end before them,
+    // so the end of claims is the log's second entry.
+    issuer(
+        &store,
+        &[
+            "close",
+            "--emission",
+            "1",
+            "--claims-until",
+            "2001-01-01T00:00:00Z",
+        ],
+    )
+    .expect_code(0);
     issuer(&store, &["sell", "--game", "ile-au-tresor", "--price", "1"]).expect_code(0);
     issuer(&store, &["end-claims", "--emission", "1"]).expect_code(0);
     let verify = |code: i32| {

@@ -803,7 +803,18 @@ fn the_service_redeems_refuses_by_kind_batches_and_counts_401s() {
     }
     // A revealed emission is gone.
     issuer(&store, &["close", "--emission", "1"]).expect_code(0);
-    issuer(&store, &["end-claims", "--emission", "1"]).expect_code(0);
+    issuer(
+        &store,
+        &[
+            "end-claims",
+            "--emission",
+            "1",
+            "--force",
+            "--reason",
+            "no claim deadline set",
+        ],
+    )
+    .expect_code(0);
     let reveal = dir.path().join("reveal.json");
     issuer(
         &store,

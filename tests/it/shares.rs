@@ -114,7 +114,18 @@ impl Ceremony {
     /// Closes emission 1, ends its claims and reveals it to `reveal.json`.
     fn reveal(&self, store: &Path) -> (PathBuf, Value) {
         issuer(store, &["close", "--emission", "1"]).expect_code(0);
-        issuer(store, &["end-claims", "--emission", "1"]).expect_code(0);
+        issuer(
+            store,
+            &[
+                "end-claims",
+                "--emission",
+                "1",
+                "--force",
+                "--reason",
+                "no claim deadline set",
+            ],
+        )
+        .expect_code(0);
         let path = self.path("reveal.json");
         issuer(store, &["reveal", "--emission", "1", "--out", &text(&path)]).expect_code(0);
         let reveal = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
@@ -673,7 +684,18 @@ fn the_same_shares_and_beacon_give_the_same_blocks_and_another_beacon_other_seed
     }
     let (_, ours) = c.reveal(&c.store);
     issuer(&same, &["close", "--emission", "1"]).expect_code(0);
-    issuer(&same, &["end-claims", "--emission", "1"]).expect_code(0);
+    issuer(
+        &same,
+        &[
+            "end-claims",
+            "--emission",
+            "1",
+            "--force",
+            "--reason",
+            "no claim deadline set",
+        ],
+    )
+    .expect_code(0);
     let theirs = c.path("same-reveal.json");
     let reveal = [
         "reveal",

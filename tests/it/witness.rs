@@ -64,18 +64,28 @@ pub(crate) struct Served {
 
 impl Served {
     fn start(key: &Path, state: &Path, logs: &[&Log]) -> Served {
+        Served::start_with(key, state, logs, &[])
+    }
+
+    /// A witness of `logs` with more arguments of `witness serve`.
+    fn start_with(key: &Path, state: &Path, logs: &[&Log], more: &[&str]) -> Served {
         let logs: Vec<(String, String)> = logs.iter().map(|l| (l.origin(), l.vkey())).collect();
-        Served::start_for(key, state, &logs)
+        Served::spawn(key, state, &logs, more)
     }
 
     /// A witness of the logs `(origin, verifier key)`.
     pub(crate) fn start_for(key: &Path, state: &Path, logs: &[(String, String)]) -> Served {
+        Served::spawn(key, state, logs, &[])
+    }
+
+    fn spawn(key: &Path, state: &Path, logs: &[(String, String)], more: &[&str]) -> Served {
         let mut command = Command::new(ISSUER);
         command
             .args(["witness", "serve", "--listen", "127.0.0.1:0", "--key"])
             .arg(key)
             .arg("--state")
-            .arg(state);
+            .arg(state)
+            .args(more);
         for (origin, vkey) in logs {
             command.args(["--log", origin, vkey]);
         }
@@ -319,4 +329,50 @@ fn witness_killed_mid_requests_never_cosigned_what_it_had_not_persisted() {
         witness.add(0, &[], &log.note(next)),
         AddOutcome::Conflict(persisted.size)
     );
+}
+
+/// A client that sends its headers and part of its body, then stalls, is
+/// answered 408 and its connection closed within `--body-timeout`, not
+/// held; the witness still cosigns afterwards.
+#[test]
+fn witness_answers_a_stalled_body_408_and_closes_its_connection() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let (key, _) = keygen(dir.path());
+    let log = Log::new(3, 10);
+    let witness = Served::start_with(
+        &key,
+        &dir.path().join("state"),
+        &[&log],
+        &["--body-timeout", "1"],
+    );
+    let address = witness.url.strip_prefix("http://").unwrap();
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream
+        .write_all(
+            format!(
+                "POST /add-checkpoint HTTP/1.1\r\nHost: {address}\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nold 0\n\nche"
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    // Past the bound, the test fails rather than waiting for ever.
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    let read = stream.read_to_end(&mut answer);
+    let took = started.elapsed();
+    assert!(
+        read.is_ok(),
+        "the connection was neither answered nor closed within {took:?}: {read:?}"
+    );
+    assert!(took < Duration::from_secs(5), "held {took:?}");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("--body-timeout"), "{answer}");
+    assert!(answer.contains("text/plain"), "{answer}");
+    // A whole request is still cosigned.
+    cosigned_lines(witness.add(0, &[], &log.note(4)));
 }

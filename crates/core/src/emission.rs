@@ -69,7 +69,8 @@ pub struct Manifest {
     pub seed_shares: Option<SeedShares>,
     /// The claim period's end set at close (`YYYY-MM-DDTHH:MM:SSZ`, UTC):
     /// `end-claims` before it is refused unless forced with a reason
-    /// (docs/EMISSIONS.md §Close). Absent: no deadline was set.
+    /// (docs/EMISSIONS.md §Close). Absent: no deadline was set, and every
+    /// end of claims is forced with a reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claims_until: Option<String>,
     /// The blocks, by number.

@@ -573,6 +573,13 @@ pub enum Error {
         /// The deadline.
         until: String,
     },
+    /// `end-claims` of an emission closed without a deadline, without a
+    /// reason: with no deadline every end is an early end.
+    #[error("emission {emission}: it was closed without a claim deadline (`close --claims-until`), so ending its claims is an early end, which needs a reason (published in the ledger's log) and the approvals the store's dual control asks for: run `issuer end-claims --force --reason TEXT`, or give \"reason\" in the body of POST /v1/operator/end-claims")]
+    ClaimsWithoutDeadline {
+        /// The emission.
+        emission: u32,
+    },
     /// An action the store's dual control covers, without two valid
     /// approvals by distinct approvers.
     #[error("{action} needs the approvals of two distinct approvers of the store's dual control ({approvers}); {have} valid approval(s) given. Each approver signs one with `issuer approve --key THEIR_KEY {action} …` (the same emission, block and reason), then pass both with --approval FILE (or \"approvals\" over HTTP)")]
@@ -1029,6 +1036,7 @@ codes! {
     ClaimsEnded => "emission_closed", Conflict;
     ClaimsNotEnded => "claims_not_ended", Conflict;
     ClaimsStillOpen => "claims_still_open", Conflict;
+    ClaimsWithoutDeadline => "claims_still_open", Conflict;
     ApprovalsNeeded => "approvals_needed", Rejected;
     BadApproval => "bad_approval", Rejected;
     Suspended => "suspended", Conflict;
@@ -1227,6 +1235,7 @@ impl Error {
             | Error::ClaimsEnded { emission, .. }
             | Error::ClaimsNotEnded { emission, .. }
             | Error::ClaimsStillOpen { emission, .. }
+            | Error::ClaimsWithoutDeadline { emission }
             | Error::Suspended { emission, .. }
             | Error::Withdrawn { emission, .. }
             | Error::NotSuspended { emission, .. }

@@ -1,16 +1,17 @@
 //! Dual control (docs/REDEMPTION.md §Dual control): the operator names,
 //! in the store's `dual-control` file, the actions that need two
 //! approvers and the approvers' Ed25519 keys; each approver signs an
-//! **approval**, a C2SP signed note naming one action exactly (its game,
-//! emission, block and the SHA-256 of its reason) until an expiry; the
-//! action goes ahead only with valid approvals of two distinct approvers,
-//! on the command line and over HTTP alike, and the ledger records who
-//! approved it.
+//! **approval**, a C2SP signed note naming one action exactly (the store
+//! it is for, its game, emission, block and the SHA-256 of its reason)
+//! until an expiry; the action goes ahead only with valid approvals of two
+//! distinct approvers, on the command line and over HTTP alike, and the
+//! ledger records who ran it and who approved it.
 //!
 //! An approval is
 //!
 //! ```text
-//! ticket-issuer approval/v1
+//! ticket-issuer approval/v2
+//! store 5f0c3a9d1e7b2468
 //! action withdraw
 //! game ile-au-tresor
 //! emission 3
@@ -21,9 +22,12 @@
 //! — alice <base64(key ID ‖ Ed25519 signature of the text above the blank line)>
 //! ```
 //!
-//! (`block -`: the whole emission; `reason-sha256 -`: an action without a
+//! (`store`: the store's identity, [`store_id`], so that an approval given
+//! to one store is not replayed on another that names the same approvers;
+//! `block -`: the whole emission; `reason-sha256 -`: an action without a
 //! reason, the reveal), the key ID being the signed-note one
-//! ([`crate::ledger::log::key_id`]).
+//! ([`crate::ledger::log::key_id`]). An approval of v1, which named no
+//! store, is refused.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -40,7 +44,11 @@ use crate::ledger::log::key_id;
 use crate::store::Store;
 
 /// The first line of an approval.
-const HEADER: &str = "ticket-issuer approval/v1";
+const HEADER: &str = "ticket-issuer approval/v2";
+
+/// The first line of an approval of the first format, which named no store
+/// (recognised only to say why it is refused).
+const HEADER_V1: &str = "ticket-issuer approval/v1";
 
 /// The configuration file's name in the store.
 pub const FILE: &str = "dual-control";
@@ -86,9 +94,30 @@ impl fmt::Display for Guarded {
     }
 }
 
-/// What an approval approves: one action, exactly.
+/// A store's identity in its approvals: the first 8 bytes of SHA-256 of
+/// the issuer's Ed25519 public key (`keys/issuer.pub.pem`), 16 hex digits.
+/// `issuer dual-control` prints it for the operator to give the approvers.
+#[must_use]
+pub fn store_id(issuer: &VerifyingKey) -> String {
+    hex::encode(&Sha256::digest(issuer.as_bytes())[..8])
+}
+
+/// An identity [`store_id`] may have: 16 lowercase hex digits.
+pub fn check_store_id(id: &str) -> Result<(), String> {
+    if id.len() == 16 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        Ok(())
+    } else {
+        Err(format!(
+            "the store ID {id:?} is not 16 lowercase hex digits (`issuer dual-control` prints the store's)"
+        ))
+    }
+}
+
+/// What an approval approves: one action on one store, exactly.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Subject {
+    /// The store's identity ([`store_id`]).
+    pub store: String,
     /// The action.
     pub action: Guarded,
     /// Game slug.
@@ -102,7 +131,7 @@ pub struct Subject {
 }
 
 impl Subject {
-    /// The approval's lines between its header and its expiry.
+    /// The approval's lines between its `store` line and its expiry.
     fn lines(&self) -> String {
         let block = self.block.map_or("-".to_string(), |b| b.to_string());
         let reason = self.reason.as_deref().map_or("-".to_string(), |r| {
@@ -282,9 +311,25 @@ impl DualControl {
             .find("\n\n")
             .ok_or("not a signed note: no blank line between its text and its signature")?;
         let (body, signatures) = (&note[..=split], &note[split + 2..]);
-        let expires = body
-            .strip_prefix(&format!("{HEADER}\n"))
-            .ok_or(format!("its first line is not {HEADER:?}"))?
+        let elsewhere = |signed_for: &str| {
+            format!(
+                "it was signed for {signed_for}; this store is {id}: ask for an approval for this store (`issuer approve … --store-id {id}`)",
+                id = subject.store
+            )
+        };
+        let rest = match body.split_once('\n') {
+            Some((HEADER, rest)) => rest,
+            Some((HEADER_V1, _)) => return Err(elsewhere("no store in particular (approval/v1)")),
+            _ => return Err(format!("its first line is not {HEADER:?}")),
+        };
+        let (for_store, rest) = rest
+            .split_once('\n')
+            .and_then(|(line, rest)| Some((line.strip_prefix("store ")?, rest)))
+            .ok_or("its second line is not `store <store ID>`")?;
+        if for_store != subject.store {
+            return Err(elsewhere(&format!("store {for_store}")));
+        }
+        let expires = rest
             .strip_prefix(&subject.lines())
             .ok_or_else(|| {
                 format!(
@@ -342,13 +387,15 @@ impl DualControl {
 }
 
 /// Who the ledger records as having acted: `by` alone, or, for an action
-/// two approvers approved, `approved-by:<name>:<name>`.
+/// two approvers approved, `<by>;approved-by:<name>:<name>` (who ran it
+/// and who approved it; no `by`, token name or approver's name has a
+/// `;`).
 #[must_use]
 pub fn recorded_by(by: &str, approvers: &[String]) -> String {
     if approvers.is_empty() {
         by.to_string()
     } else {
-        format!("approved-by:{}", approvers.join(":"))
+        format!("{by};approved-by:{}", approvers.join(":"))
     }
 }
 
@@ -376,8 +423,10 @@ pub fn sign(
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
+    check_store_id(&subject.store).map_err(|what| Error::BadOperatorRequest { what })?;
     let body = format!(
-        "{HEADER}\n{}expires {}\n",
+        "{HEADER}\nstore {}\n{}expires {}\n",
+        subject.store,
         subject.lines(),
         utc_at(now + hours * 3600)
     );
@@ -424,8 +473,12 @@ mod tests {
         }
     }
 
+    /// The store the approvals are asked by.
+    const STORE: &str = "0123456789abcdef";
+
     fn subject() -> Subject {
         Subject {
+            store: STORE.into(),
             action: Guarded::Withdraw,
             game: "ile-au-tresor".into(),
             emission: 3,
@@ -495,6 +548,48 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn an_approval_for_another_store_or_for_no_store_is_refused() {
+        let c = config();
+        let s = subject();
+        let bob = approval("bob", 2, &s);
+        // Alice approved exactly this action, on another store with the
+        // same approvers: not this store's.
+        let elsewhere = Subject {
+            store: "fedcba9876543210".into(),
+            ..subject()
+        };
+        let replayed = approval("alice", 1, &elsewhere);
+        let e = c.approve(&s, &[replayed, bob.clone()]).unwrap_err();
+        let Error::BadApproval { which, reason } = &e else {
+            panic!("{e}")
+        };
+        assert_eq!(which, "alice");
+        assert!(
+            reason.contains("signed for store fedcba9876543210")
+                && reason.contains(&format!("this store is {STORE}")),
+            "{reason}"
+        );
+        // A v1 approval (no store line), validly signed by alice.
+        let body = format!(
+            "ticket-issuer approval/v1\n{}expires 2999-01-01T00:00:00Z\n",
+            s.lines()
+        );
+        let mut blob = key_id("alice", &key(1).verifying_key()).to_vec();
+        blob.extend_from_slice(&key(1).sign(body.as_bytes()).to_bytes());
+        let v1 = format!("{body}\n\u{2014} alice {}\n", BASE64.encode(blob));
+        let e = c.approve(&s, &[("alice".into(), v1), bob]).unwrap_err();
+        assert!(
+            matches!(&e, Error::BadApproval { reason, .. } if reason.contains("approval/v1") && reason.contains(STORE)),
+            "{e}"
+        );
+        // The store's identity is the issuer key's, 16 hex digits.
+        let id = store_id(&key(5).verifying_key());
+        assert!(check_store_id(&id).is_ok(), "{id}");
+        assert_ne!(id, store_id(&key(6).verifying_key()));
+        assert!(check_store_id("0123").is_err());
     }
 
     #[test]

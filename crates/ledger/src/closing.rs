@@ -14,7 +14,7 @@ use base64::Engine;
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::Serialize;
 
-use crate::approval::{recorded_by, DualControl, Guarded, Subject};
+use crate::approval::{recorded_by, store_id, DualControl, Guarded, Subject};
 use crate::block::authentic::AuthenticBlock;
 use crate::emission::Emission;
 use crate::error::Error;
@@ -362,8 +362,9 @@ mod tests {
     }
 }
 
-/// Claims ended before the deadline set at close: why, and the approvals
-/// the store's dual control asks for (docs/REDEMPTION.md §Dual control).
+/// Claims ended before the deadline set at close, or of an emission closed
+/// without one: why, and the approvals the store's dual control asks for
+/// (docs/REDEMPTION.md §Dual control).
 pub struct EarlyEnd<'a> {
     /// Why, published in the log.
     pub reason: &'a str,
@@ -382,17 +383,20 @@ pub struct ClaimsEnded {
 }
 
 /// Ends the claims of `game`'s closed `emission` in `ledger` (`issuer
-/// end-claims`, `POST /v1/operator/end-claims`): before the deadline set at
-/// close only with `early` (its reason in the log first, as the store's
-/// dual control approves it); then the end of claims signed with the
-/// issuer's key, after which every node refuses the emission's units, and
-/// the closing statement. Rerun, it answers what was published first.
+/// end-claims`, `POST /v1/operator/end-claims`) as `by` (the operator
+/// token's name, or [`BY`] from the command line): before the deadline set
+/// at close, or at any time when none was set, only with `early` (its
+/// reason in the log first, as the store's dual control approves it,
+/// recorded as `by`'s); then the end of claims signed with the issuer's
+/// key, after which every node refuses the emission's units, and the
+/// closing statement. Rerun, it answers what was published first.
 pub fn end_claims(
     store: &Store,
     secrets: &crate::store::Secrets,
     ledger: &LedgerTarget,
     game: Game,
     emission: u32,
+    by: &str,
     early: Option<&EarlyEnd<'_>>,
 ) -> Result<ClaimsEnded, Error> {
     let trusted = secrets.signing.verifying_key();
@@ -405,12 +409,20 @@ pub fn end_claims(
     // Published in the ledger the emission is sold through, or none yet.
     crate::binding::Bindings::new(store, ledger).check(game, emission)?;
     if ledger.end_of_claims(game, emission)?.is_none() {
-        if let Some(until) = manifest
-            .claims_until
-            .as_ref()
-            .filter(|until| utc_now().as_str() < until.as_str())
-        {
-            early_end(store, ledger, game, emission, until, early)?;
+        let ending = Ending {
+            store,
+            issuer: &trusted,
+            ledger,
+            game,
+            emission,
+            by,
+        };
+        match manifest.claims_until.as_deref() {
+            // Without a deadline there is no "after the deadline": every
+            // end is early, so that dual control and the record cover it.
+            None => ending.early(None, early)?,
+            Some(until) if utc_now().as_str() < until => ending.early(Some(until), early)?,
+            Some(_) => {}
         }
     }
     let statement = crate::ledger::claims::EndOfClaims::sign(&secrets.signing, game, emission);
@@ -430,47 +442,63 @@ pub fn end_claims(
     Ok(ClaimsEnded { end, closing })
 }
 
-/// Publishes the early end of claims (open `until`), refused without
-/// `early` (`claims_still_open`) or without the approvals dual control
-/// asks for.
-fn early_end(
-    store: &Store,
-    ledger: &LedgerTarget,
+/// An end of claims under way: where, of what, by whom.
+struct Ending<'a> {
+    store: &'a Store,
+    /// The issuer's public key: the store's identity in approvals.
+    issuer: &'a VerifyingKey,
+    ledger: &'a LedgerTarget,
     game: Game,
     emission: u32,
-    until: &str,
-    early: Option<&EarlyEnd<'_>>,
-) -> Result<(), Error> {
-    let Some(early) = early else {
-        return Err(Error::ClaimsStillOpen {
-            emission,
-            until: until.to_string(),
-        });
-    };
-    crate::ledger::operator::check_reason(early.reason)
-        .map_err(|what| Error::BadOperatorRequest { what })?;
-    let approvers = DualControl::load(store)?.approve(
-        &Subject {
-            action: Guarded::EndClaimsForce,
-            game: game.slug().into(),
-            emission,
-            block: None,
-            reason: Some(early.reason.into()),
-        },
-        early.approvals,
-    )?;
-    ledger.publish_action(
-        store,
-        OperatorAction {
-            action: Action::EarlyEnd,
-            game: game.slug().into(),
-            emission,
-            block: None,
-            index: None,
-            unit_id: None,
-            reason: format!("claims were open until {until}: {}", early.reason),
-            by: recorded_by(BY, &approvers),
-            at: String::new(),
-        },
-    )
+    by: &'a str,
+}
+
+impl Ending<'_> {
+    /// Publishes the early end of claims (open `until`, or no deadline
+    /// set: `None`), refused without `early` (`claims_still_open`) or
+    /// without the approvals dual control asks for; recorded as `by`'s and
+    /// the approvers'.
+    fn early(&self, until: Option<&str>, early: Option<&EarlyEnd<'_>>) -> Result<(), Error> {
+        let emission = self.emission;
+        let Some(early) = early else {
+            return Err(match until {
+                Some(until) => Error::ClaimsStillOpen {
+                    emission,
+                    until: until.to_string(),
+                },
+                None => Error::ClaimsWithoutDeadline { emission },
+            });
+        };
+        crate::ledger::operator::check_reason(early.reason)
+            .map_err(|what| Error::BadOperatorRequest { what })?;
+        let approvers = DualControl::load(self.store)?.approve(
+            &Subject {
+                store: store_id(self.issuer),
+                action: Guarded::EndClaimsForce,
+                game: self.game.slug().into(),
+                emission,
+                block: None,
+                reason: Some(early.reason.into()),
+            },
+            early.approvals,
+        )?;
+        let reason = match until {
+            Some(until) => format!("claims were open until {until}: {}", early.reason),
+            None => format!("the emission had no claim deadline: {}", early.reason),
+        };
+        self.ledger.publish_action(
+            self.store,
+            OperatorAction {
+                action: Action::EarlyEnd,
+                game: self.game.slug().into(),
+                emission,
+                block: None,
+                index: None,
+                unit_id: None,
+                reason,
+                by: recorded_by(self.by, &approvers),
+                at: String::new(),
+            },
+        )
+    }
 }

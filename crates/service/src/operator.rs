@@ -53,7 +53,8 @@ impl Shape for ControlRequest {
 pub(crate) struct EndClaimsRequest {
     game: String,
     emission: u32,
-    /// Before the deadline set at close: why (published in the log).
+    /// Before the deadline set at close, or always for an emission closed
+    /// without one: why (published in the log).
     #[serde(default)]
     reason: Option<String>,
     /// Signed approvals of the early end (dual control).
@@ -62,13 +63,14 @@ pub(crate) struct EndClaimsRequest {
 }
 
 impl Shape for EndClaimsRequest {
-    const SHAPE: &'static str = r#"{"game": <slug>, "emission": <number>, "reason": <text, before the deadline only>, "approvals": [<signed approval>, …] (optional)}"#;
+    const SHAPE: &'static str = r#"{"game": <slug>, "emission": <number>, "reason": <text, before the deadline or without one>, "approvals": [<signed approval>, …] (optional)}"#;
 }
 
 /// Ends an emission's claims, and publishes its closing statement, with
 /// the issuer's key this node holds (docs/REDEMPTION.md §End of claims).
 pub(crate) async fn end_claims(
     State(state): State<AppState>,
+    Extension(Caller(by)): Extension<Caller>,
     JsonBody(request): JsonBody<EndClaimsRequest>,
 ) -> Response {
     answer_operator(state, "end_of_claims", move |r| {
@@ -81,7 +83,7 @@ pub(crate) async fn end_claims(
             reason,
             approvals: &approvals,
         });
-        r.end_claims(game, request.emission, early.as_ref())
+        r.end_claims(game, request.emission, &by, early.as_ref())
     })
     .await
 }
@@ -376,7 +378,7 @@ pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)>
                     (400, "error", "a malformed body, an unknown game, no issuer key on this node (`no_secrets`)"),
                     (403, "error", "the token lacks the operator role (`forbidden`)"),
                     (404, "error", "no such emission"),
-                    (409, "error", "not closed; before the claim deadline without a reason (`claims_still_open`)"),
+                    (409, "error", "not closed; before the claim deadline, or without one set at close, without a reason (`claims_still_open`)"),
                     (422, "error", "an early end without the approvals dual control asks for"),
                 ],
                 ..doc(
@@ -387,7 +389,7 @@ pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)>
                         "properties": {
                             "game": {"type": "string", "description": "game slug"},
                             "emission": {"type": "integer", "minimum": 0},
-                            "reason": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "before the deadline set at close: why (published in the log)"},
+                            "reason": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "before the deadline set at close, or always when none was set: why (published in the log)"},
                             "approvals": {"type": "array", "items": {"type": "string"}, "description": "signed approvals of the early end (dual control)"},
                         },
                     })),

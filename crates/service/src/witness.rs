@@ -1,16 +1,19 @@
 //! The witness over HTTP (c2sp.org/tlog-witness, docs/REDEMPTION.md
 //! §Witnesses): `POST /add-checkpoint`, answered by the ledger crate's
 //! [`Witness`] off the async workers (it fsyncs), and the client a log
-//! uses to ask a witness for a cosignature ([`add_checkpoint`]).
+//! uses to ask a witness for a cosignature ([`add_checkpoint`]). A client
+//! has [`HEADER_SECONDS`] to send its headers and the body timeout to send
+//! its body, so that one that stalls holds no connection for long.
 
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{header, StatusCode};
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
@@ -20,17 +23,61 @@ use ticket_issuer_core::merkle::Hash;
 use ticket_issuer_ledger::witness::{AddRequest, Answer, Witness, MAX_BODY, SIZE_CONTENT_TYPE};
 
 /// Seconds a connection may take to send a request's headers.
-const HEADER_SECONDS: u64 = 10;
+pub const HEADER_SECONDS: u64 = 10;
+/// Seconds a request's body may take to arrive, by default
+/// (`witness serve --body-timeout`).
+pub const BODY_SECONDS: u64 = 10;
 /// Most connections open at once.
 const MAX_CONNECTIONS: usize = 256;
 
 /// The witness's routes: `POST /add-checkpoint`, its body at most
-/// [`MAX_BODY`] bytes (413 beyond).
-pub fn router(witness: Arc<Witness>) -> Router {
+/// [`MAX_BODY`] bytes (413 beyond), arrived within `body_wait` (408
+/// beyond).
+pub fn router(witness: Arc<Witness>, body_wait: Duration) -> Router {
     Router::new()
         .route("/add-checkpoint", post(add))
         .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(middleware::from_fn_with_state(body_wait, read_body))
         .with_state(witness)
+}
+
+/// A text/plain answer.
+fn text(status: StatusCode, body: String) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        body,
+    )
+        .into_response()
+}
+
+/// Reads the request's body whole within `body_wait`: a client that stalls
+/// or trickles it is answered 408 and its connection closed (not held with
+/// its task); a body over [`MAX_BODY`] is 413. Nothing is cosigned.
+async fn read_body(State(body_wait): State<Duration>, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    match tokio::time::timeout(body_wait, axum::body::to_bytes(body, MAX_BODY)).await {
+        Ok(Ok(bytes)) => next.run(Request::from_parts(parts, Body::from(bytes))).await,
+        Ok(Err(_)) => text(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the request body is larger than the {MAX_BODY} bytes an add-checkpoint may carry\n"),
+        ),
+        Err(_) => {
+            let mut response = text(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "the request's body did not arrive within {} s (--body-timeout); nothing was cosigned, send it again\n",
+                    body_wait.as_secs()
+                ),
+            );
+            // The rest of the body may still come: the connection cannot
+            // carry another request.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            response
+        }
+    }
 }
 
 async fn add(State(witness): State<Arc<Witness>>, body: Bytes) -> Response {
@@ -38,14 +85,6 @@ async fn add(State(witness): State<Arc<Witness>>, body: Bytes) -> Response {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let decided = tokio::task::spawn_blocking(move || witness.add_checkpoint(&body, now)).await;
-    let text = |status: StatusCode, body: String| {
-        (
-            status,
-            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-            body,
-        )
-            .into_response()
-    };
     match decided {
         Ok(Ok(Answer::Cosigned(lines))) => text(StatusCode::OK, lines),
         Ok(Ok(Answer::Refused(refusal))) => {
@@ -76,14 +115,16 @@ async fn add(State(witness): State<Arc<Witness>>, body: Bytes) -> Response {
 }
 
 /// Serves `witness` on `listen` until SIGTERM or Ctrl-C, then drains
-/// in-flight requests; `ready` is told the bound address. Runs its own
-/// tokio runtime.
+/// in-flight requests; `ready` is told the bound address. Each request's
+/// headers must arrive within [`HEADER_SECONDS`], its body within
+/// `body_wait`. Runs its own tokio runtime.
 pub fn serve(
     witness: Witness,
     listen: SocketAddr,
+    body_wait: Duration,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), Error> {
-    let app = router(Arc::new(witness));
+    let app = router(Arc::new(witness), body_wait);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

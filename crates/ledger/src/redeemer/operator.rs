@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::Redeemer;
-use crate::approval::{recorded_by, DualControl, Guarded, Subject};
+use crate::approval::{recorded_by, store_id, DualControl, Guarded, Subject};
 use crate::closing::{ClaimsEnded, EarlyEnd};
 use crate::error::Error;
 use crate::game::Game;
@@ -89,6 +89,7 @@ impl Redeemer {
         let approvers = match action {
             Action::Withdraw => DualControl::load(&self.units.store)?.approve(
                 &Subject {
+                    store: store_id(self.public_key()),
                     action: Guarded::Withdraw,
                     game: game.slug().into(),
                     emission,
@@ -117,13 +118,14 @@ impl Redeemer {
         })
     }
 
-    /// Ends the claims of `game`'s `emission` with the issuer's key this
-    /// redeemer holds ([`crate::closing::end_claims`]); refused
+    /// Ends the claims of `game`'s `emission` as `by` with the issuer's
+    /// key this redeemer holds ([`crate::closing::end_claims`]); refused
     /// `no_secrets` on a node without it.
     pub fn end_claims(
         &self,
         game: Game,
         emission: u32,
+        by: &str,
         early: Option<&EarlyEnd<'_>>,
     ) -> Result<ClaimsEnded, Error> {
         let store = &self.units.store;
@@ -135,7 +137,7 @@ impl Redeemer {
             .ok_or_else(|| Error::NoSecrets {
                 store: store.root().to_path_buf(),
             })?;
-        crate::closing::end_claims(store, secrets, &self.ledger, game, emission, early)
+        crate::closing::end_claims(store, secrets, &self.ledger, game, emission, by, early)
     }
 
     /// Voids the sale of `id` before its play began, as `by` for `reason`.
