@@ -690,6 +690,26 @@ pub fn call(
     Ok((status, response.body_mut().read_to_string()?))
 }
 
+/// A `POST` of `body` to `url` with `token`, under idempotency key `key`:
+/// (status, body).
+pub fn call_keyed(
+    agent: &ureq::Agent,
+    url: &str,
+    token: &str,
+    key: &str,
+    body: Value,
+) -> (u16, String) {
+    let mut response = agent
+        .post(url)
+        .header("Authorization", &format!("Bearer {token}"))
+        .header("Idempotency-Key", key)
+        .content_type("application/json")
+        .send(body.to_string())
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.body_mut().read_to_string().unwrap())
+}
+
 pub fn post(agent: &ureq::Agent, server: &Server, path: &str, body: Value) -> (u16, Value) {
     let (status, text) = call(agent, "POST", &server.url(path), Some(TOKEN), Some(body)).unwrap();
     (status, serde_json::from_str(&text).unwrap())

@@ -70,7 +70,7 @@ impl Shape for EndClaimsRequest {
 /// the issuer's key this node holds (docs/REDEMPTION.md §End of claims).
 pub(crate) async fn end_claims(
     State(state): State<AppState>,
-    Extension(Caller(by)): Extension<Caller>,
+    Extension(Caller(by, _)): Extension<Caller>,
     JsonBody(request): JsonBody<EndClaimsRequest>,
 ) -> Response {
     answer_operator(state, "end_of_claims", move |r| {

@@ -196,8 +196,19 @@ pub fn read_tokens(path: &Path) -> Result<Vec<Token>, Error> {
                 secret.len()
             )));
         }
-        if tokens.iter().any(|t: &Token| t.name == name) {
-            return Err(bad(format!("two tokens are named {name}")));
+        // Two lines of one name are one platform's lane with two tokens (a
+        // rotation: docs/API.md §Tokens and roles); they must not differ
+        // in what they may do.
+        if let Some(other) = tokens
+            .iter()
+            .find(|t: &&Token| t.name == name && t.roles != roles)
+        {
+            return Err(bad(format!(
+                "line {}: the token {name} has the role {}, another line of that name has {}; two lines of one name are one platform's tokens and take the same roles",
+                n + 1,
+                roles.names(),
+                other.roles.names()
+            )));
         }
         tokens.push(Token::with_roles(&name, secret, roles));
     }

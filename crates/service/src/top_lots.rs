@@ -51,6 +51,8 @@ struct Checked {
     tops: Vec<TopLots>,
     /// Unix seconds it ended.
     at: u64,
+    /// Computations done (each a reading of every block on sale).
+    checks: u64,
     /// Computations that failed (the error is written to standard error).
     errors: u64,
     /// Blocks the watch suspended.
@@ -123,6 +125,7 @@ impl Watch {
         let mut last = self.last();
         last.tops = tops;
         last.suspended += suspended;
+        last.checks += 1;
         last.at = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -158,6 +161,9 @@ impl Watch {
         out.push_str("# HELP issuer_top_lots_checked_timestamp_seconds When the figures were last computed (Unix time; 0: not yet).\n");
         out.push_str("# TYPE issuer_top_lots_checked_timestamp_seconds gauge\n");
         let _ = writeln!(out, "issuer_top_lots_checked_timestamp_seconds {}", last.at);
+        out.push_str("# HELP issuer_top_lots_checks_total Computations of the figures (each period, and each reveal of a unit holding a top lot).\n");
+        out.push_str("# TYPE issuer_top_lots_checks_total counter\n");
+        let _ = writeln!(out, "issuer_top_lots_checks_total {}", last.checks);
         out.push_str(
             "# HELP issuer_top_lots_check_errors_total Computations of the figures that failed.\n",
         );
