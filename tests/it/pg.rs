@@ -1264,11 +1264,19 @@ fn pg_an_end_of_claims_during_redemptions_follows_every_payment_in_the_log() {
     let ids: Vec<UnitId> = ids.iter().map(|i| i.parse().unwrap()).collect();
     let nodes = [node(&a, &url), node(&b, &url)];
     let (paid, closed) = (Mutex::new(0u32), Mutex::new(0u32));
+    // Once the end of claims is under way, the clients pace themselves so
+    // that the command (a process of its own) lands among the payments on
+    // any machine, however fast the redemptions are.
+    let ending = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
         for client in 0..4usize {
-            let (node, ids, paid, closed) = (&nodes[client % 2], &ids, &paid, &closed);
+            let (node, ids, paid, closed, ending) =
+                (&nodes[client % 2], &ids, &paid, &closed, &ending);
             scope.spawn(move || {
                 for id in ids.iter().skip(client).step_by(4) {
+                    if ending.load(std::sync::atomic::Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(40));
+                    }
                     match node.redeem(id, None) {
                         Ok(_) => *paid.lock().unwrap() += 1,
                         Err(e) if e.code() == "emission_closed" => {
@@ -1284,6 +1292,7 @@ fn pg_an_end_of_claims_during_redemptions_follows_every_payment_in_the_log() {
         while *paid.lock().unwrap() < 20 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(2));
         }
+        ending.store(true, std::sync::atomic::Ordering::Relaxed);
         issuer(
             &a,
             &[
