@@ -114,6 +114,21 @@ pub enum LedgerAction {
         #[arg(long)]
         witnessed: bool,
     },
+    /// Put back the entries a ledger restored from an older copy lacks,
+    /// from the published log (docs/DEPLOY.md §Restore): a folder `ledger
+    /// tiles --out` wrote, or a node's or mirror's log URL
+    /// (`https://host/v1/log`). Each entry is checked against the
+    /// checkpoint, the head this store remembers and the ledger's own.
+    Recover {
+        /// The published log: a folder, or an http(s) URL of its prefix.
+        #[arg(long, value_name = "DIR|URL")]
+        from: String,
+        /// The platform (token name) whose lane the sales put back are
+        /// in; the log does not name it (default: none, only the operator
+        /// reaches them).
+        #[arg(long, value_name = "NAME")]
+        lane: Option<String>,
+    },
     /// Prove a redemption is in the log, or that the log only grew.
     Prove {
         /// The unit whose redemption to prove.

@@ -171,25 +171,28 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     } else {
         "http"
     };
-    service::serve(
-        Redeemer::new(store.clone(), keys.owned()).with_ledger(args.ledger.target(store)?),
-        &config,
-        |bound| {
-            // Scripts and tests read the bound address (with port 0) from here.
-            let url = format!("{scheme}://{bound}");
-            if args.json {
-                super::print_json("listening", &serde_json::json!({ "url": url }));
-            } else {
-                let _ = writeln!(std::io::stdout(), "listening on {url}");
-            }
-            let _ = std::io::stdout().flush();
-            if args.player_page {
-                eprintln!(
+    let redeemer =
+        Redeemer::new(store.clone(), keys.owned()).with_ledger(args.ledger.target(store)?);
+    // A ledger restored from an older copy is served, so that /readyz and
+    // /metrics say so, but every sale, play and payment is refused.
+    if let Err(e @ Error::LedgerRolledBack { .. }) = redeemer.check_rollback() {
+        eprintln!("serve: {e}");
+    }
+    service::serve(redeemer, &config, |bound| {
+        // Scripts and tests read the bound address (with port 0) from here.
+        let url = format!("{scheme}://{bound}");
+        if args.json {
+            super::print_json("listening", &serde_json::json!({ "url": url }));
+        } else {
+            let _ = writeln!(std::io::stdout(), "listening on {url}");
+        }
+        let _ = std::io::stdout().flush();
+        if args.player_page {
+            eprintln!(
                     "serve: the player page is {url}/player/ (type a token of the token file into it, or open {url}/player/#token=TOKEN: the fragment stays in the browser)"
                 );
-            }
-        },
-    )?;
+        }
+    })?;
     eprintln!("serve: stopped; every answered redemption is in the ledger");
     Ok(0)
 }

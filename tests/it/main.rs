@@ -38,6 +38,7 @@ mod player_page;
 mod receipts;
 mod reconcile;
 mod redeem;
+mod restore;
 mod revealed;
 mod rng;
 mod rng_stream;

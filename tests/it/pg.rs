@@ -1910,3 +1910,82 @@ fn pg_two_nodes_publish_checkpoints_their_witness_cosigned_under_load() {
     assert_eq!(verified["witnesses"]["ok"], true, "{verified}");
     drop(witness);
 }
+
+/// Issue 35: a dump restored under two running nodes (`pg_dump -Fc`, then
+/// `pg_restore --clean`) is found by both within a sequencer turn or two:
+/// every write is refused `ledger_rolled_back`, nothing recorded, and
+/// `ledger verify` from either store names the missing entries.
+#[test]
+fn pg_a_dump_restored_under_two_running_nodes_is_refused_by_both() {
+    let Some((pg, dir, a, b, url)) = migrated("pg_a_dump_restored_under_two_running_nodes…")
+    else {
+        return;
+    };
+    let ids: Vec<String> = (0..30).map(|i| id(&a, i)).collect();
+    sellable(&a, Some(&url), &ids);
+    let units: Vec<UnitId> = ids.iter().map(|i| i.parse().unwrap()).collect();
+    let nodes = [node(&a, &url), node(&b, &url)];
+    for (n, unit) in units[..10].iter().enumerate() {
+        nodes[n % 2].redeem(unit, None).unwrap();
+    }
+    verify(&url, &a, &b);
+    let dump = dir.path().join("ledger.dump");
+    std::fs::write(&dump, b"").unwrap();
+    std::fs::set_permissions(&dump, std::os::unix::fs::PermissionsExt::from_mode(0o666)).unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    pg.run(
+        "pg_dump",
+        &["-Fc", "-f", dump.to_str().unwrap(), "-d", &url],
+    );
+    for (n, unit) in units[10..20].iter().enumerate() {
+        nodes[n % 2].redeem(unit, None).unwrap();
+    }
+    let signed = verify(&url, &a, &b)["log"]["size"].as_u64().unwrap();
+    // Both nodes see the latest head within a turn.
+    std::thread::sleep(Duration::from_millis(500));
+    pg.run(
+        "pg_restore",
+        &["--clean", "--if-exists", "-d", &url, dump.to_str().unwrap()],
+    );
+    let restored_at = Instant::now();
+    let mut found = [None, None];
+    while found.iter().any(Option::is_none) && restored_at.elapsed() < Duration::from_secs(10) {
+        for (n, node) in nodes.iter().enumerate() {
+            if found[n].is_none() {
+                if let Err(e) = node.check_rollback() {
+                    assert_eq!(e.code(), "ledger_rolled_back", "{e}");
+                    found[n] = Some(restored_at.elapsed());
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!("pg restore found by the nodes after {found:?}");
+    assert!(found.iter().all(Option::is_some), "{found:?}");
+    // Every write refused, nothing recorded: the units paid after the dump
+    // are not paid again, those never paid are not paid now.
+    std::thread::sleep(Duration::from_millis(300));
+    for node in &nodes {
+        for unit in [&units[15], &units[25]] {
+            let e = node.redeem(unit, None).unwrap_err();
+            assert_eq!(e.code(), "ledger_rolled_back", "{unit}: {e}");
+        }
+    }
+    for store in [&a, &b] {
+        let v = issuer(store, &["ledger", "verify", "--ledger", &url, "--json"])
+            .expect_code(1)
+            .json();
+        let findings = v["log"]["findings"].to_string();
+        assert!(findings.contains("are missing"), "{signed}: {v}");
+    }
+    let mut db = sql(&url);
+    let paid: i64 = db
+        .query_one("SELECT COUNT(*) FROM redemptions", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(paid, 10, "nothing was recorded on the restored database");
+}

@@ -540,10 +540,13 @@ fn only_a_head_kept_elsewhere_catches_a_truncated_ledger() {
     .unwrap();
     // The tiles (issue 21) still cover the 12 entries: they tell.
     verify_finds(&store, "the tiles cover 12 entries, the log holds 10");
-    // Tiles removed too, what the store holds is consistent: the store
-    // alone can't tell.
+    // Tiles removed too, what the database holds is consistent: the head
+    // the store remembers (issue 35) tells ...
     conn.execute_batch("DELETE FROM log_tiles").unwrap();
     drop(conn);
+    verify_finds(&store, "entries 10 to 11 are missing");
+    // ... and without it the database alone can't.
+    std::fs::remove_dir_all(store.join("ledger-heads")).unwrap();
     issuer(&store, &["ledger", "verify"]).expect_code(0);
     // The head kept elsewhere can.
     let run = issuer(
@@ -1358,11 +1361,21 @@ fn a_signed_head_is_never_overwritten() {
         size - 2
     ))
     .unwrap();
-    let run = issuer_with_input(
-        &store,
-        &["redeem", "--batch", "-"],
-        &format!("{}\n{}\n", units[4], units[5]),
-    );
+    let redeem = || {
+        issuer_with_input(
+            &store,
+            &["redeem", "--batch", "-"],
+            &format!("{}\n{}\n", units[4], units[5]),
+        )
+    };
+    // The head the store remembers refuses the shorter log first (issue
+    // 35) ...
+    let run = redeem();
+    assert!(run.stdout.contains("ledger_rolled_back"), "{}", run.stdout);
+    assert_eq!(head(&conn), signed, "the signed head is as it was");
+    // ... and without it, the heads in the database still do.
+    std::fs::remove_dir_all(store.join("ledger-heads")).unwrap();
+    let run = redeem();
     assert!(
         run.stdout.contains("ledger_damaged")
             && run

@@ -428,6 +428,17 @@ pub enum Error {
         /// The ledger this command uses (name, identity).
         this: String,
     },
+    /// The ledger's log does not extend the head this node signed or saw
+    /// (docs/REDEMPTION.md §The log never goes backwards): it was restored
+    /// from an older copy, or a standby lost transactions. Nothing is sold,
+    /// played or paid until `issuer ledger recover`.
+    #[error("ledger {}: rolled back: {reason}", path.display())]
+    LedgerRolledBack {
+        /// The ledger.
+        path: PathBuf,
+        /// Sizes, roots, which entries, what to do.
+        reason: String,
+    },
     /// The ledger's log is not what its writer left: an entry is missing,
     /// or has no leaf hash.
     #[error("ledger {}: {reason}", path.display())]
@@ -1018,6 +1029,7 @@ codes! {
     Ledger => "ledger_unavailable", Unavailable;
     LedgerUnavailable => "ledger_unavailable", Unavailable;
     LedgerDamaged => "ledger_damaged", Rejected;
+    LedgerRolledBack => "ledger_rolled_back", Unavailable;
     LedgerOutcomeUnknown => "ledger_outcome_unknown", Unavailable;
     BadLedgerUrl => "bad_ledger_url", InvalidInput;
     LedgerLoginRefused => "ledger_login_refused", InvalidInput;
@@ -1262,6 +1274,7 @@ impl Error {
             | Error::Ledger { path, .. }
             | Error::LedgerUnavailable { path, .. }
             | Error::LedgerDamaged { path, .. }
+            | Error::LedgerRolledBack { path, .. }
             | Error::LedgerOutcomeUnknown { path, .. }
             | Error::BadFile { path, .. }
             | Error::NotRegularFile { path, .. }

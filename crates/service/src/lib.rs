@@ -1073,7 +1073,10 @@ async fn readyz(State(state): State<AppState>) -> Response {
     let worker = Arc::clone(&state);
     let read = tokio::time::timeout(
         READY_WAIT,
-        blocking(move || worker.redeemer.ledger().head().map(|_| ())),
+        // A read of the log, checked against the head this node remembers
+        // (a restored or failed-over database that lost entries is not
+        // ready: docs/DEPLOY.md §Restore).
+        blocking(move || worker.redeemer.check_rollback()),
     )
     .await;
     // The answer may be public (--public-health): it names the failure by
@@ -1083,7 +1086,11 @@ async fn readyz(State(state): State<AppState>) -> Response {
         Ok(Ok(Ok(()))) => None,
         Ok(Ok(Err(e))) => {
             eprintln!("serve: not ready: {e}");
-            Some((e.code(), "the ledger does not answer reads".to_string()))
+            let message = match e {
+                Error::LedgerRolledBack { .. } => "the ledger's log does not extend the head this node signed or saw: it was rolled back; nothing is sold, played or paid until `issuer ledger recover`",
+                _ => "the ledger does not answer reads",
+            };
+            Some((e.code(), message.to_string()))
         }
         Ok(Err(_)) => Some(("internal", "the readiness check failed".to_string())),
         Err(_) => Some((
@@ -1124,6 +1131,17 @@ async fn readyz(State(state): State<AppState>) -> Response {
 
 async fn metrics(State(state): State<AppState>) -> Response {
     let mut text = state.metrics.render();
+    let worker = Arc::clone(&state);
+    let rolled_back = blocking(move || worker.redeemer.rollback_finding())
+        .await
+        .ok()
+        .flatten();
+    text.push_str("# HELP issuer_ledger_rolled_back 1 when the ledger's log does not extend the head this node signed or saw (nothing is sold, played or paid).\n");
+    text.push_str("# TYPE issuer_ledger_rolled_back gauge\n");
+    text.push_str(&format!(
+        "issuer_ledger_rolled_back {}\n",
+        u8::from(rolled_back.is_some())
+    ));
     if let Some(watch) = &state.top_lots {
         watch.render(&mut text);
     }

@@ -1,12 +1,16 @@
 //! `issuer ledger head|verify|prove|tiles`: the ledger as a signed log.
 
+use std::path::PathBuf;
+
 use ticket_issuer::error::Error;
 use ticket_issuer::ledger::log::{self, LogSource};
 use ticket_issuer::ledger::ops::UnitRef;
 use ticket_issuer::ledger::published::{self, Publication};
+use ticket_issuer::ledger::remembered::HeadMemory;
 use ticket_issuer::ledger::target::LedgerTarget;
 use ticket_issuer::ledger::witnessed::{self, Quorum, WitnessCheck};
 use ticket_issuer::ledger::Summary;
+use ticket_issuer::redeemer::recover::{Folder, PublishedFiles};
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
 
@@ -125,8 +129,22 @@ pub fn run(
                 .transpose()?;
             let quorum = Quorum::from_args(witness_key, *witness_quorum)
                 .map_err(|what| Error::BadOperatorRequest { what })?;
+            let identity = target.identity(false)?;
             let (report, witnesses) = on_log(target, |src| {
-                let report = log::verify(src, &signers, extra.as_deref())?;
+                let mut report = log::verify(src, &signers, extra.as_deref())?;
+                // The head this store remembers (signed or seen): a log
+                // restored from an older copy does not extend it.
+                if let Some(identity) = &identity {
+                    let memory = HeadMemory::of(store, identity);
+                    if let Err(Error::LedgerRolledBack { reason, .. }) = memory.check_source(src) {
+                        report.findings.push(log::LogFinding {
+                            entry: Some(report.size),
+                            unit_id: None,
+                            problem: reason,
+                        });
+                        report.ok = false;
+                    }
+                }
                 let witnesses = quorum
                     .as_ref()
                     .map(|q| witnessed::check(src, q))
@@ -170,6 +188,68 @@ pub fn run(
                 );
             }
             Ok(0)
+        }
+        LedgerAction::Recover { from, lane } => {
+            if let Some(lane) = lane {
+                ticket_issuer::ledger::ops::check_lane(lane)
+                    .map_err(|what| Error::BadOperatorRequest { what })?;
+            }
+            let redeemer = ticket_issuer::Redeemer::new(
+                store.clone(),
+                ticket_issuer::OwnedKeys {
+                    public_key: store.public_key()?,
+                    secrets: store.secrets().ok(),
+                    records_keys: Vec::new(),
+                },
+            )
+            .with_ledger(target.clone());
+            let files: Box<dyn PublishedFiles> =
+                if from.starts_with("http://") || from.starts_with("https://") {
+                    Box::new(LogUrl::new(from))
+                } else {
+                    Box::new(Folder(PathBuf::from(from)))
+                };
+            let report = redeemer.recover(files.as_ref(), lane.as_deref())?;
+            if json {
+                print_json("ledger_recover", &report);
+            } else {
+                let kinds: Vec<String> = report
+                    .restored
+                    .iter()
+                    .map(|(k, n)| format!("{n} {k}"))
+                    .collect();
+                outln!(
+                    "{}: {} entries put back from {} ({}); the log holds {} entries",
+                    target.describe(),
+                    report.ledger_size - report.ledger_size_before,
+                    report.from,
+                    if kinds.is_empty() {
+                        "none".into()
+                    } else {
+                        kinds.join(", ")
+                    },
+                    report.ledger_size
+                );
+                if !report.sales_without_lane.is_empty() {
+                    outln!(
+                        "{} sale(s) put back in no platform's lane (the log does not name it; rerun on a fresh restore with --lane, or the platforms reach them through the operator): {}",
+                        report.sales_without_lane.len(),
+                        report.sales_without_lane.join("; ")
+                    );
+                }
+            }
+            if report.complete {
+                Ok(0)
+            } else {
+                Err(Error::LedgerRolledBack {
+                    path: PathBuf::from(target.describe()),
+                    reason: format!(
+                        "the published log holds {} entries, the head this node remembers {}: the node still refuses to serve; recover from a more recent copy",
+                        report.ledger_size,
+                        report.remembered_size.unwrap_or(0)
+                    ),
+                })
+            }
         }
         LedgerAction::Prove { unit, from, to } => match (unit, from) {
             (Some(unit), _) => {
@@ -296,4 +376,55 @@ fn print_verify(
         );
     }
     i32::from(!ok)
+}
+
+/// A published log over HTTP: `<url>/checkpoint`, `<url>/tile/…`.
+struct LogUrl {
+    base: String,
+    agent: ureq::Agent,
+}
+
+impl LogUrl {
+    fn new(base: &str) -> LogUrl {
+        let agent = ureq::Agent::config_builder()
+            .timeout_connect(Some(std::time::Duration::from_secs(5)))
+            .timeout_global(Some(std::time::Duration::from_secs(30)))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        LogUrl {
+            base: base.trim_end_matches('/').to_string(),
+            agent,
+        }
+    }
+}
+
+impl PublishedFiles for LogUrl {
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, Error> {
+        let url = format!("{}/{path}", self.base);
+        let unavailable = |why: String| Error::LedgerUnavailable {
+            path: PathBuf::from(&url),
+            reason: why,
+        };
+        let mut answer = self
+            .agent
+            .get(&url)
+            .call()
+            .map_err(|e| unavailable(e.to_string()))?;
+        match answer.status().as_u16() {
+            200 => answer
+                .body_mut()
+                .with_config()
+                .limit(16 << 20)
+                .read_to_vec()
+                .map(Some)
+                .map_err(|e| unavailable(e.to_string())),
+            404 => Ok(None),
+            status => Err(unavailable(format!("answered HTTP {status}"))),
+        }
+    }
+
+    fn describe(&self) -> String {
+        self.base.clone()
+    }
 }

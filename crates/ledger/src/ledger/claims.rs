@@ -40,14 +40,21 @@ impl EndOfClaims {
     /// The statement for `game`'s emission `emission`, ended now, signed.
     #[must_use]
     pub fn sign(key: &SigningKey, game: Game, emission: u32) -> EndOfClaims {
-        let ended_at = utc_now();
-        let text = body(game.slug(), emission, &ended_at);
+        EndOfClaims::sign_at(key, game.slug(), emission, &utc_now())
+    }
+
+    /// The statement of `game`'s emission `emission` ended at `ended_at`,
+    /// signed: Ed25519 signs deterministically, so the same key gives
+    /// again the statement first published (`issuer ledger recover`).
+    #[must_use]
+    pub fn sign_at(key: &SigningKey, game: &str, emission: u32, ended_at: &str) -> EndOfClaims {
+        let text = body(game, emission, ended_at);
         let signature = seal::sign(key, text.as_bytes());
         EndOfClaims {
-            game: game.slug().into(),
+            game: game.into(),
             emission,
             statement: format!("{text}signature {}\n", BASE64.encode(signature)),
-            ended_at,
+            ended_at: ended_at.into(),
         }
     }
 

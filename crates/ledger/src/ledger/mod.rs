@@ -17,6 +17,7 @@ mod pg_env;
 pub mod pg_sequencer;
 pub mod published;
 pub mod receipt;
+pub mod remembered;
 mod sqlite_log;
 mod sqlite_tx;
 pub mod target;
@@ -262,6 +263,9 @@ pub struct Ledger {
     conn: Connection,
     /// The log's right edge as this connection last saw it (the writer's).
     frontier: Frontier,
+    /// The head this store remembers of the log (a writer's), and whether
+    /// this connection has checked that the log extends it.
+    guard: Option<(std::sync::Arc<remembered::HeadMemory>, bool)>,
 }
 
 /// Where a redemption landed in the log, once durable.
@@ -449,6 +453,7 @@ impl Ledger {
             path: path.to_path_buf(),
             conn,
             frontier: Frontier::default(),
+            guard: None,
         };
         ledger.refuse_newer_schema()?;
         Ok(ledger)
@@ -630,6 +635,19 @@ impl Ledger {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(err)?;
         sqlite_log::catch_up(&tx, &mut frontier, &path)?;
+        // Entries put back from the published log (`ledger recover`) are
+        // what brings a rolled-back log up to the remembered head.
+        let recovering = !ops.is_empty() && ops.iter().all(|op| matches!(op, ops::Op::Restore(_)));
+        if let Some((memory, checked)) = self.guard.as_mut().filter(|_| !recovering) {
+            // The whole prefix once per connection (from the tiles), then
+            // its size: this connection's frontier only grows from there.
+            let mut root_at =
+                |n: u64| remembered::root_from_tiles(&mut sqlite_log::SqliteTiles(&tx), n);
+            let root_at: Option<&mut dyn FnMut(u64) -> Result<merkle::Hash, Error>> =
+                if *checked { None } else { Some(&mut root_at) };
+            memory.check(frontier.size(), root_at)?;
+            *checked = true;
+        }
         let at: String = tx
             .query_row("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", [], |r| {
                 r.get(0)
@@ -645,13 +663,36 @@ impl Ledger {
             &at,
             ops,
         )?;
-        if frontier.size() > before {
-            sqlite_log::store_head(&tx, key, &frontier, &at, &path)?;
-        }
+        let signed = if frontier.size() > before {
+            Some(sqlite_log::store_head(&tx, key, &frontier, &at, &path)?)
+        } else {
+            None
+        };
         sqlite_log::extend_tiles(&tx, frontier.size(), &path)?;
         tx.commit().map_err(err)?;
         self.frontier = frontier;
+        if let (Some((memory, _)), Some(note)) = (&self.guard, signed) {
+            // Remembered before anyone is answered: a head not kept is a
+            // head the node could sign again over a shorter log.
+            if let Err(e) = memory.remember(&note) {
+                return Ok(outcomes
+                    .into_iter()
+                    .map(|_| {
+                        Err(Error::LedgerOutcomeUnknown {
+                            path: path.clone(),
+                            reason: format!("the commit is durable but its head could not be remembered ({e}); retry with the same idempotency key once fixed"),
+                        })
+                    })
+                    .collect());
+            }
+        }
         Ok(outcomes)
+    }
+
+    /// Checks every commit against the head `memory` remembers, and
+    /// remembers each head signed (a writer of the store's ledger).
+    pub fn guard(&mut self, memory: std::sync::Arc<remembered::HeadMemory>) {
+        self.guard = Some((memory, false));
     }
 
     /// Ends of claims published before they were logged (a row without a

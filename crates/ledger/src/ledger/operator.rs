@@ -66,6 +66,10 @@ impl Action {
 /// Most bytes of a reason.
 pub const MAX_REASON: usize = 1000;
 
+/// How an action's reason put back from the published log reads
+/// (`issuer ledger recover`): the log holds its SHA-256 only, which follows.
+pub const HASHED_REASON: &str = "recovered from the log, known by its SHA-256 only: ";
+
 /// One action, as the ledger keeps it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct OperatorAction {
@@ -108,8 +112,20 @@ impl OperatorAction {
             opt(self.index),
             self.by,
             self.at,
-            hex::encode(Sha256::digest(self.reason.as_bytes()))
+            self.reason_sha256()
         )
+    }
+
+    /// The SHA-256 of its reason, hex; a reason put back from the log
+    /// ([`HASHED_REASON`]) is known by this hash only.
+    #[must_use]
+    pub fn reason_sha256(&self) -> String {
+        match self.reason.strip_prefix(HASHED_REASON) {
+            Some(hash) if hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                hash.to_ascii_lowercase()
+            }
+            _ => hex::encode(Sha256::digest(self.reason.as_bytes())),
+        }
     }
 
     /// What it is, for messages ("the suspension of ile-au-tresor emission

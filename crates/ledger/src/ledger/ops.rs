@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::claims::EndOfClaims;
-use super::log::{self, Place};
+use super::log::{self, LogEntry, Place};
 use super::operator::{Action, Gate, OperatorAction, Why};
 use super::{Committed, Entry};
 use crate::error::Error;
@@ -513,6 +513,87 @@ pub enum Op {
     Keyed(Keyed),
     /// An operation done for a sales platform, in its lane.
     Laned(Laned),
+    /// An entry of the published log put back at its place
+    /// (`issuer ledger recover`, docs/REDEMPTION.md §Recovery).
+    Restore(Box<Restored>),
+}
+
+/// An entry of the published log, to put back at its place `seq` of a
+/// ledger restored from an older copy: its row, whose leaf data is `line`
+/// (checked by the caller: the row's own line is the published one).
+#[derive(Clone, Debug)]
+pub struct Restored {
+    /// Its place in the log.
+    pub seq: u64,
+    /// Its leaf data as published.
+    pub line: String,
+    /// The row it makes.
+    pub row: RestoredRow,
+}
+
+/// The row of a [`Restored`] entry, one per kind of the log.
+#[derive(Clone, Debug)]
+pub enum RestoredRow {
+    /// A sale, in `lane` where it is known (the log does not hold it).
+    Sale {
+        /// The unit.
+        unit: UnitRef,
+        /// When it was sold.
+        sold_at: String,
+        /// The platform's lane, where known.
+        lane: Option<String>,
+    },
+    /// A play that ended.
+    Play {
+        /// The unit.
+        unit: UnitRef,
+        /// The play as it ended.
+        play: PlayRow,
+        /// When.
+        ended_at: String,
+    },
+    /// A redemption, its facts read again from the unit's sealed block.
+    Redemption {
+        /// The unit's facts.
+        entry: Entry,
+        /// When it was paid.
+        redeemed_at: String,
+    },
+    /// An end of claims, its statement signed again.
+    EndOfClaims(EndOfClaims),
+    /// An operator's action.
+    Operator(OperatorAction),
+}
+
+impl RestoredRow {
+    /// The leaf data the row makes at `seq` (what `ledger verify` reads
+    /// back).
+    #[must_use]
+    pub fn line(&self, seq: u64) -> String {
+        match self {
+            RestoredRow::Sale { unit, sold_at, .. } => LogEntry::Sale {
+                unit: unit.place(),
+                sold_at,
+            }
+            .line(seq),
+            RestoredRow::Play {
+                unit,
+                play,
+                ended_at,
+            } => LogEntry::PlayEnd {
+                unit: unit.place(),
+                rolls: play.rolls,
+                how: play.ended.as_deref().unwrap_or_default(),
+                ended_at,
+            }
+            .line(seq),
+            RestoredRow::Redemption { entry, redeemed_at } => {
+                LogEntry::Redemption(entry.fields(redeemed_at)).line(seq)
+            }
+            RestoredRow::EndOfClaims(s) => LogEntry::EndOfClaims(s).line(seq),
+            RestoredRow::Operator(a) => LogEntry::Operator(a).line(seq),
+        }
+    }
 }
 
 impl Op {
@@ -530,7 +611,7 @@ impl Op {
             Op::Operator(a) => Game::from_slug(&a.game)
                 .map(|g| vec![(g, a.emission)])
                 .unwrap_or_default(),
-            Op::Keyed(_) | Op::Laned(_) => Vec::new(),
+            Op::Keyed(_) | Op::Laned(_) | Op::Restore(_) => Vec::new(),
         }
     }
 
@@ -1299,7 +1380,56 @@ impl Batch<'_> {
             Op::Operator(a) => self.operator(a),
             Op::Keyed(k) => self.keyed(k),
             Op::Laned(l) => self.laned(l),
+            Op::Restore(r) => self.restore(r),
         }
+    }
+
+    /// Puts a published entry back at its place: only at the log's end
+    /// (entries come back in order), only with entries placed inline.
+    /// Answered as an action done at its entry.
+    fn restore(&mut self, r: &Restored) -> Result<Result<Done, Error>, Error> {
+        let Sequencing::Inline(frontier) = &self.log else {
+            return Err(Error::Internal {
+                what: "a log entry can be put back only where entries are placed as they commit"
+                    .into(),
+            });
+        };
+        if frontier.size() != r.seq {
+            return Err(Error::Internal {
+                what: format!(
+                    "entry {} put back where the log has {} entries",
+                    r.seq,
+                    frontier.size()
+                ),
+            });
+        }
+        let leaf = merkle::leaf_hash(r.line.as_bytes());
+        let logged = Some((r.seq, &leaf));
+        match &r.row {
+            RestoredRow::Sale {
+                unit,
+                sold_at,
+                lane,
+            } => self
+                .tx
+                .insert_sale(unit.place(), sold_at, lane.as_deref(), logged)?,
+            RestoredRow::Play {
+                unit,
+                play,
+                ended_at,
+            } => self.tx.put_play(unit.place(), play, ended_at, logged)?,
+            RestoredRow::Redemption { entry, redeemed_at } => {
+                self.tx.insert_redemption(entry, redeemed_at, logged)?;
+            }
+            RestoredRow::EndOfClaims(s) => self.tx.log_claims_end(s, logged)?,
+            RestoredRow::Operator(a) => self.tx.insert_action(a, logged)?,
+        }
+        self.push(Some((r.seq, leaf)));
+        Ok(Ok(Done::Acted {
+            seq: Some(r.seq),
+            at: String::new(),
+            already: false,
+        }))
     }
 
     /// An operation in a platform's lane: a unit of another lane (or of

@@ -298,6 +298,11 @@ pub struct PgLedger {
     pool: Pool,
     /// The pool's connection settings (URL and libpq environment).
     config: Arc<postgres::Config>,
+    /// The head this node remembers of the log (a writer's: its
+    /// sequencer checks each turn that the log extends it, and remembers
+    /// each head it signs; docs/REDEMPTION.md §The log never goes
+    /// backwards).
+    pub(super) memory: Option<Arc<super::remembered::HeadMemory>>,
 }
 
 /// Records a unit once, queued: no row is inserted when its key is there
@@ -354,6 +359,7 @@ impl PgLedger {
             name: redact(url),
             pool,
             config: Arc::new(config),
+            memory: None,
         })
     }
 
@@ -573,9 +579,10 @@ impl PgLedger {
         frontier: &Frontier,
         key: &LedgerKey,
         at: &str,
-    ) -> Result<(), Error> {
+    ) -> Result<String, Error> {
         let root = frontier.root();
         let size = i64::try_from(frontier.size()).unwrap_or(i64::MAX);
+        let note = key.sign_checkpoint(frontier.size(), &root);
         tx.execute(
             "UPDATE log_state SET frontier = $1",
             &[&frontier.to_bytes()],
@@ -589,7 +596,7 @@ impl PgLedger {
                     &size,
                     &&root[..],
                     &at,
-                    &key.sign_checkpoint(frontier.size(), &root),
+                    &note,
                     &log::verifier_key(&key.public()),
                 ],
             )
@@ -603,7 +610,7 @@ impl PgLedger {
                 ),
             });
         }
-        Ok(())
+        Ok(note)
     }
 
     /// After a failed COMMIT, whose outcome is unknown: looks it up. A
@@ -1866,8 +1873,15 @@ pub fn writers() -> usize {
 impl PgStorage {
     /// The storage of `ledger`, signing with `store`'s ledger key (made if
     /// needed); refuses a database without the current schema.
-    pub fn open(ledger: PgLedger, store: &Store) -> Result<PgStorage, Error> {
+    pub fn open(mut ledger: PgLedger, store: &Store) -> Result<PgStorage, Error> {
         ledger.check_schema()?;
+        if let Some(identity) = Backend::identity(&ledger, false)? {
+            let memory = super::remembered::HeadMemory::of(store, &identity);
+            // A database restored under this node, or a standby promoted
+            // after losing entries: refused from the first write.
+            memory.check_source(&ledger)?;
+            ledger.memory = Some(memory);
+        }
         let key = Arc::new(LedgerKey::load_or_create(store)?);
         let sequencer = Arc::new(Sequencer::start(ledger.clone(), key)?);
         Ok(PgStorage {
@@ -1975,6 +1989,14 @@ impl Backend for PgLedger {
 
 impl LedgerStorage for PgStorage {
     fn commit(&mut self, ops: &[Op]) -> Result<Vec<Result<Done, Error>>, Error> {
+        // The sequencer checks the log each turn; while it finds the log
+        // rolled back, nothing is recorded.
+        if let Some(finding) = self.ledger.memory.as_ref().and_then(|m| m.finding()) {
+            return Err(Error::LedgerRolledBack {
+                path: PathBuf::from(&self.ledger.name),
+                reason: finding.describe(),
+            });
+        }
         self.ledger.commit(ops)
     }
 

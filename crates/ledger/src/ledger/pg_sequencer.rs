@@ -262,6 +262,28 @@ impl PgLedger {
             .isolation_level(IsolationLevel::ReadCommitted)
             .start()
             .map_err(db)?;
+        // Every node, sequencing or not, checks each turn that the log
+        // extends the head it remembers: a database restored under it is
+        // found within a turn.
+        if let Some(memory) = &self.memory {
+            let kept: Vec<u8> = tx
+                .query_one("SELECT frontier FROM log_state", &[])
+                .map_err(db)?
+                .get(0);
+            let size = Frontier::from_bytes(&kept).map_or(0, |f| f.size());
+            memory.check(size, None)?;
+            // The latest head another node signed is remembered as seen.
+            let latest: Option<String> = tx
+                .query_opt(
+                    "SELECT checkpoint FROM ledger_heads ORDER BY size DESC LIMIT 1",
+                    &[],
+                )
+                .map_err(db)?
+                .map(|r| r.get(0));
+            if let Some(note) = latest {
+                memory.remember(&note)?;
+            }
+        }
         let mine: bool = tx
             .query_one("SELECT pg_try_advisory_xact_lock($1)", &[&SEQUENCER_LOCK])
             .map_err(db)?
@@ -355,8 +377,14 @@ impl PgLedger {
             self.tile_stored_leaves(&mut tx, covered, frontier.size())?;
         }
         let at: String = tx.query_one(super::pg::NOW, &[]).map_err(db)?.get(0);
-        self.store_head(&mut tx, &frontier, key, &at)?;
+        let note = self.store_head(&mut tx, &frontier, key, &at)?;
         tx.commit().map_err(db)?;
+        if let Some(memory) = &self.memory {
+            // Entries sequenced are answered only by a lookup afterwards,
+            // so a head not remembered here is remembered next turn; a
+            // failure is told, never silent.
+            memory.remember(&note)?;
+        }
         Ok(Turn::Appended(queue.len() as u64))
     }
 

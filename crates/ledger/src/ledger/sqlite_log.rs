@@ -63,7 +63,7 @@ fn stored_leaves(tx: &Transaction, from: u64, path: &Path) -> Result<Vec<Hash>, 
 }
 
 /// The SQLite ledger's tiles inside a transaction.
-struct SqliteTiles<'t>(&'t rusqlite::Connection);
+pub(super) struct SqliteTiles<'t>(pub(super) &'t rusqlite::Connection);
 
 impl TileSource for SqliteTiles<'_> {
     fn tile(&mut self, (level, index): TileId) -> Result<Vec<Hash>, Error> {
@@ -121,8 +121,9 @@ pub(super) fn store_head(
     frontier: &Frontier,
     at: &str,
     path: &Path,
-) -> Result<(), Error> {
+) -> Result<String, Error> {
     let root = frontier.root();
+    let note = key.sign_checkpoint(frontier.size(), &root);
     let inserted = tx
         .prepare_cached(
             "INSERT INTO ledger_heads (size, root, signed_at, checkpoint, frontier)
@@ -133,7 +134,7 @@ pub(super) fn store_head(
                 frontier.size(),
                 &root[..],
                 at,
-                key.sign_checkpoint(frontier.size(), &root),
+                &note,
                 frontier.to_bytes()
             ])
         })
@@ -150,7 +151,7 @@ pub(super) fn store_head(
             ),
         });
     }
-    Ok(())
+    Ok(note)
 }
 
 /// The redemption rows `clause` selects (`WHERE …`, with `params`): place,

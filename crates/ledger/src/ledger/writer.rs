@@ -64,6 +64,10 @@ impl SqliteStorage {
     pub fn open(store: &Store, busy: Duration) -> Result<SqliteStorage, Error> {
         let key = LedgerKey::load_or_create(store)?;
         let mut ledger = Ledger::open_waiting(&store.ledger_path(), busy)?;
+        ledger.guard(super::remembered::HeadMemory::of(
+            store,
+            &ledger.identity()?,
+        ));
         ledger.adopt_unlogged_rows()?;
         // Ends of claims published before they were logged enter the log
         // now, at its end, under a new signed head.
@@ -245,6 +249,10 @@ pub(crate) fn for_each_caller(e: &Error, path: PathBuf) -> Error {
             reason: reason.clone(),
         },
         Error::LedgerOutcomeUnknown { reason, .. } => Error::LedgerOutcomeUnknown {
+            path,
+            reason: reason.clone(),
+        },
+        Error::LedgerRolledBack { reason, .. } => Error::LedgerRolledBack {
             path,
             reason: reason.clone(),
         },

@@ -17,6 +17,7 @@ mod keyed;
 mod operator;
 mod picture;
 mod receipts;
+pub mod recover;
 mod remaining;
 mod sale;
 mod window;
