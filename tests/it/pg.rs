@@ -67,11 +67,7 @@ impl Cluster {
             .prefix("pg-ledger-")
             .tempdir_in("/tmp")
             .unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = Cluster::free_port();
         let cluster = Cluster { dir, bin, port };
         if Cluster::as_root() {
             let chown = Command::new("chown")
@@ -88,6 +84,48 @@ impl Cluster {
         );
         cluster.up();
         Some(cluster)
+    }
+
+    /// A free port below the ephemeral range (32768 and up on Linux): a
+    /// client retrying a stopped database on an ephemeral port can be
+    /// given that very port as its own and connect to itself.
+    fn free_port() -> u16 {
+        let start = 20_000 + (std::process::id() % 500) as u16 * 20;
+        (0..10_000u16)
+            .map(|n| 20_000 + (start - 20_000 + n) % 12_000)
+            .find(|port| {
+                std::net::TcpListener::bind(("127.0.0.1", *port)).is_ok()
+                    && PORTS_TAKEN.lock().unwrap().insert(*port)
+            })
+            .expect("a free port below 32768")
+    }
+
+    /// Every process id of the cluster: the postmaster and its children.
+    fn pids(&self) -> Vec<String> {
+        let pid_file =
+            std::fs::read_to_string(self.dir.path().join("data/postmaster.pid")).unwrap();
+        let postmaster = pid_file.lines().next().unwrap().trim().to_string();
+        let children = Command::new("pgrep")
+            .args(["-P", &postmaster])
+            .output()
+            .unwrap();
+        let mut pids = vec![postmaster];
+        pids.extend(
+            String::from_utf8_lossy(&children.stdout)
+                .split_whitespace()
+                .map(str::to_string),
+        );
+        pids
+    }
+
+    /// Sends `signal` (STOP, CONT) to every process of the cluster.
+    fn signal_all(&self, signal: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .args(self.pids())
+            .status()
+            .unwrap();
+        assert!(status.success());
     }
 
     fn as_root() -> bool {
@@ -185,6 +223,10 @@ fn two_nodes() -> (TempDir, PathBuf, PathBuf) {
 
 /// A started cluster with the ledger schema, and two nodes' stores:
 /// (cluster, temp dir, node a, node b, ledger URL).
+/// Ports handed to clusters by this process (two tests never race for one).
+static PORTS_TAKEN: Mutex<std::collections::BTreeSet<u16>> =
+    Mutex::new(std::collections::BTreeSet::new());
+
 fn migrated(test: &str) -> Option<(Cluster, TempDir, PathBuf, PathBuf, String)> {
     let pg = Cluster::start(test)?;
     let (dir, a, b) = two_nodes();
@@ -1988,4 +2030,83 @@ fn pg_a_dump_restored_under_two_running_nodes_is_refused_by_both() {
         .unwrap()
         .get(0);
     assert_eq!(paid, 10, "nothing was recorded on the restored database");
+}
+
+/// Issue 35: every PostgreSQL process stopped (SIGSTOP): a node that has
+/// found its ledger silent refuses new requests at once (503
+/// `ledger_unavailable`, nothing recorded), answers a write caught in the
+/// stall `ledger_outcome_unknown` within its bound, and stops on SIGTERM
+/// within the drain whatever the database does; once the database runs
+/// again, the node carries on and nothing was paid twice.
+#[test]
+fn pg_a_stopped_database_is_refused_at_once_and_sigterm_is_honoured() {
+    let Some((pg, _dir, a, b, url)) = migrated("pg_a_stopped_database…") else {
+        return;
+    };
+    let ids: Vec<String> = (0..6).map(|i| id(&a, i)).collect();
+    sellable(&a, Some(&url), &ids);
+    let mut server = serve(&a, &url);
+    let http = agent();
+    let redeem = |unit: &str| {
+        let started = Instant::now();
+        let (status, body) = call(
+            &http,
+            "POST",
+            &server.url("/v1/redemptions"),
+            Some(TOKEN),
+            Some(json!({ "id": unit })),
+        )
+        .unwrap();
+        (status, body, started.elapsed())
+    };
+    assert_eq!(redeem(&ids[0]).0, 200);
+    /// Lets the cluster run again however the test ends.
+    struct Stopped<'c>(&'c Cluster);
+    impl Drop for Stopped<'_> {
+        fn drop(&mut self) {
+            self.0.signal_all("CONT");
+        }
+    }
+    pg.signal_all("STOP");
+    let stopped_cluster = Stopped(&pg);
+    let stopped = Instant::now();
+    std::thread::scope(|scope| {
+        // A write caught in the stall: answered within the node's bound.
+        let caught = scope.spawn(|| redeem(&ids[1]));
+        // Within 2 s the node knows: a new request is refused at once.
+        std::thread::sleep(Duration::from_secs(2));
+        let (status, body, took) = redeem(&ids[2]);
+        eprintln!("pg stopped: a request 2 s after the stop took {took:?}");
+        assert_eq!(status, 503, "{body}");
+        assert!(body.contains("ledger_unavailable"), "{body}");
+        assert!(took < Duration::from_millis(500), "{took:?}");
+        let (status, body, took) = caught.join().unwrap();
+        eprintln!("pg stopped: the write caught in the stall took {took:?}: {body}");
+        assert_eq!(status, 503, "{body}");
+        assert!(took < Duration::from_secs(12), "{took:?}: {body}");
+    });
+    assert!(stopped.elapsed() < Duration::from_secs(15));
+    // SIGTERM is honoured within the drain (10 s) and the bounded waits.
+    let term = Instant::now();
+    server.terminate();
+    let stop_took = term.elapsed();
+    eprintln!("pg stopped: SIGTERM took {stop_took:?}");
+    assert!(stop_took < Duration::from_secs(20), "{stop_took:?}");
+    drop(stopped_cluster);
+    // The database runs again: nothing of the stall was paid, each unit
+    // pays once.
+    let n = node(&a, &url);
+    for unit in &ids[..3] {
+        let unit: UnitId = unit.parse().unwrap();
+        match n.redeem(&unit, None) {
+            Ok(_) | Err(Error::AlreadyRedeemed { .. }) => {}
+            Err(e) => panic!("{unit}: {e}"),
+        }
+        assert!(matches!(
+            n.redeem(&unit, None),
+            Err(Error::AlreadyRedeemed { .. })
+        ));
+    }
+    drop(n);
+    assert_eq!(verify(&url, &a, &b)["ok"], true);
 }

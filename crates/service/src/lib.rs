@@ -26,6 +26,7 @@ use tokens::{authorised, Needed};
 pub use tokens::{read_tokens, Roles, Token};
 
 mod cosigning;
+mod health;
 pub mod openapi;
 mod operator;
 pub mod player;
@@ -55,6 +56,11 @@ pub const LEDGER_WAIT: Duration = Duration::from_secs(1);
 
 /// How long SIGTERM waits for in-flight requests.
 const DRAIN: Duration = Duration::from_secs(10);
+
+/// How long a write waits for its outcome before `ledger_outcome_unknown`
+/// (docs/API.md §Retries): shorter than a platform's usual 30 s timeout,
+/// and than the drain, so SIGTERM finds every answer given.
+pub const ANSWER_WITHIN: Duration = Duration::from_secs(8);
 
 /// Upper bounds (seconds) of the latency histogram's buckets.
 const BUCKETS: [f64; 11] = [
@@ -277,6 +283,8 @@ struct Shared {
     cosigning: Option<Arc<cosigning::Cosigning>>,
     /// Prizes remaining as last computed (`GET /v1/remaining`).
     remaining: operator::RemainingCache,
+    /// Whether the ledger answers, as last probed.
+    health: Arc<health::LedgerHealth>,
 }
 
 type AppState = Arc<Shared>;
@@ -601,9 +609,12 @@ async fn redeem_one(
         Ok(id) => id,
         Err(e) => return outcome_response::<Redemption>(&state, &asker, "redemption", Err(e)),
     };
+    if let Some(refused) = ledger_down(&state, &asker, "redemption") {
+        return refused;
+    }
     let worker = Arc::clone(&state);
     let seen = asker.clone();
-    let outcome = match blocking(move || {
+    let outcome = match bounded_work(&state, move || {
         let window = worker.redeemer.window(seen);
         let r = window.redeem(&id, request.stopped_after_rolls, key.as_deref())?;
         if with_receipt {
@@ -656,9 +667,12 @@ async fn redeem_batch(
             .iter()
             .map(|u| (u.id.as_str(), u.stopped_after_rolls)),
     );
+    if let Some(refused) = ledger_down(&state, &asker, "redemption_batch") {
+        return refused;
+    }
     let worker = Arc::clone(&state);
     let seen = asker.clone();
-    let redeemed = match blocking(move || {
+    let redeemed = match bounded_work(&state, move || {
         worker
             .redeemer
             .window(seen)
@@ -765,15 +779,52 @@ async fn answer<T: Serialize + Send + 'static>(
     work: impl FnOnce(&Window) -> Result<T, Error> + Send + 'static,
 ) -> Response {
     let started = Instant::now();
+    if let Some(refused) = ledger_down(&state, &asker, kind) {
+        return refused;
+    }
     let worker = Arc::clone(&state);
     let seen = asker.clone();
-    let outcome = match blocking(move || work(&worker.redeemer.window(seen))).await {
+    let outcome = match bounded_work(&state, move || work(&worker.redeemer.window(seen))).await {
         Ok(o) => o,
         Err(r) => return r,
     };
     let response = outcome_response(&state, &asker, kind, outcome);
     state.metrics.observe(started.elapsed());
     response
+}
+
+/// `work` off the async threads, its outcome waited for at most
+/// [`ANSWER_WITHIN`] and a second: a read or write held by a ledger that
+/// stopped answering is answered `ledger_outcome_unknown` then (it may yet
+/// be recorded; the task is left to end when the ledger answers).
+async fn bounded_work<T: Send + 'static>(
+    state: &AppState,
+    work: impl FnOnce() -> Result<T, Error> + Send + 'static,
+) -> Result<Result<T, Error>, Response> {
+    match tokio::time::timeout(ANSWER_WITHIN + Duration::from_secs(1), blocking(work)).await {
+        Ok(done) => done,
+        Err(_) => Ok(Err(Error::LedgerOutcomeUnknown {
+            path: PathBuf::from(state.redeemer.ledger().describe()),
+            reason: format!(
+                "no outcome within {} s: the ledger does not answer; the operation may yet be recorded: retry it under the same idempotency key, or look it up",
+                (ANSWER_WITHIN + Duration::from_secs(1)).as_secs()
+            ),
+        })),
+    }
+}
+
+/// The answer to a request while the ledger does not answer the node's
+/// probe (health.rs): refused at once, nothing recorded.
+fn ledger_down(state: &AppState, asker: &Asker, kind: &str) -> Option<Response> {
+    let down = state.health.down_for()?;
+    let refused: Result<(), Error> = Err(Error::LedgerUnavailable {
+        path: PathBuf::from(state.redeemer.ledger().describe()),
+        reason: format!(
+            "the ledger has not answered this node for {} s",
+            down.as_secs()
+        ),
+    });
+    Some(outcome_response(state, asker, kind, refused))
 }
 
 /// [`answer`] for an operator's route, whose work needs the whole
@@ -784,8 +835,11 @@ async fn answer_operator<T: Serialize + Send + 'static>(
     work: impl FnOnce(&Redeemer) -> Result<T, Error> + Send + 'static,
 ) -> Response {
     let started = Instant::now();
+    if let Some(refused) = ledger_down(&state, &Asker::Operator, kind) {
+        return refused;
+    }
     let worker = Arc::clone(&state);
-    let outcome = match blocking(move || work(&worker.redeemer)).await {
+    let outcome = match bounded_work(&state, move || work(&worker.redeemer)).await {
         Ok(o) => o,
         Err(r) => return r,
     };
@@ -1132,10 +1186,14 @@ async fn readyz(State(state): State<AppState>) -> Response {
 async fn metrics(State(state): State<AppState>) -> Response {
     let mut text = state.metrics.render();
     let worker = Arc::clone(&state);
-    let rolled_back = blocking(move || worker.redeemer.rollback_finding())
-        .await
-        .ok()
-        .flatten();
+    let rolled_back = tokio::time::timeout(
+        Duration::from_secs(1),
+        blocking(move || worker.redeemer.rollback_finding()),
+    )
+    .await
+    .ok()
+    .and_then(Result::ok)
+    .flatten();
     text.push_str("# HELP issuer_ledger_rolled_back 1 when the ledger's log does not extend the head this node signed or saw (nothing is sold, played or paid).\n");
     text.push_str("# TYPE issuer_ledger_rolled_back gauge\n");
     text.push_str(&format!(
@@ -1446,7 +1504,9 @@ pub fn router(
             .clone()
             .map(|c| Arc::new(cosigning::Cosigning::new(c))),
         remaining: operator::RemainingCache::default(),
+        health: Arc::default(),
     });
+    tokio::spawn(Arc::clone(&state.health).run(Arc::clone(&state)));
     if let Some(watch) = &state.top_lots {
         tokio::spawn(Arc::clone(watch).run(Arc::clone(&state)));
     }
@@ -2002,7 +2062,9 @@ pub fn serve(
     let entered = runtime.enter();
     let tokens: TokenSet = Arc::new(std::sync::RwLock::new(config.tokens.clone()));
     let app = router(
-        redeemer.with_busy_timeout(LEDGER_WAIT),
+        redeemer
+            .with_busy_timeout(LEDGER_WAIT)
+            .with_answer_deadline(ANSWER_WITHIN),
         Arc::clone(&tokens),
         access_log,
         config,
@@ -2051,7 +2113,10 @@ pub fn serve(
         };
         served.map_err(|e| Error::io(Path::new(&bound.to_string()), e))
     });
-    drop(runtime);
+    // Blocking tasks end within ANSWER_WITHIN (their writes are answered,
+    // or unknown, by then); a ledger that stopped answering keeps nothing
+    // of ours waiting past it.
+    runtime.shutdown_timeout(ANSWER_WITHIN);
     drop(ledger);
     served
 }

@@ -536,8 +536,19 @@ impl Drop for Sequencer {
     fn drop(&mut self) {
         *self.stop.0.lock().unwrap_or_else(|p| p.into_inner()) = true;
         self.stop.1.notify_all();
+        // Its drain is bounded by DRAIN; a database that stopped answering
+        // may hold it in a statement for good: then it is left (what it
+        // holds is queued in the database, for the next sequencer).
         if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+            let until = std::time::Instant::now() + DRAIN + Duration::from_secs(1);
+            while !thread.is_finished() && std::time::Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if thread.is_finished() {
+                let _ = thread.join();
+            } else {
+                eprintln!("issuer: ledger sequencer: the database does not answer; leaving it (queued entries are sequenced by the next node)");
+            }
         }
     }
 }

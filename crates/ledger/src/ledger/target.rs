@@ -64,6 +64,21 @@ impl LedgerTarget {
         GroupCommit::start_many(self.backend.storages(store, busy)?)
     }
 
+    /// [`LedgerTarget::writer`] whose callers wait at most `within` for an
+    /// outcome.
+    pub fn writer_within(
+        &self,
+        store: &Store,
+        busy: Duration,
+        within: Duration,
+    ) -> Result<GroupCommit, Error> {
+        GroupCommit::start_bounded(
+            self.backend.storages(store, busy)?,
+            super::writer::QUEUE_CAPACITY,
+            within,
+        )
+    }
+
     /// The first redemption of a unit, if any; creates nothing.
     pub fn lookup(
         &self,

@@ -7,6 +7,7 @@
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -32,6 +33,12 @@ pub const QUEUE_CAPACITY: usize = 16_384;
 /// bounded well below it (PostgreSQL: `lock_timeout` 1 s, `statement_timeout`
 /// 10 s; SQLite: the busy timeout).
 pub const ANSWER_DEADLINE: Duration = Duration::from_secs(75);
+
+/// How long every writer may be inside one commit before the ledger is
+/// taken as stalled (a database that stopped answering): new operations are
+/// then refused at once (`ledger_unavailable`, nothing queued, so nothing
+/// recorded) instead of queueing behind it, until a commit finishes.
+pub const STALL: Duration = Duration::from_secs(2);
 
 /// Where redemptions are recorded.
 pub trait LedgerStorage: Send + 'static {
@@ -105,7 +112,16 @@ pub struct GroupCommit {
     threads: Mutex<Vec<JoinHandle<()>>>,
     path: PathBuf,
     deadline: Duration,
+    /// Per writer thread: when its commit under way began (milliseconds
+    /// since `epoch`, plus one), 0 when it is not committing.
+    busy: Arc<Vec<AtomicU64>>,
+    epoch: Instant,
 }
+
+/// How long a shut-down writer's threads are waited for (a database that
+/// stopped answering may hold them in a commit for good: nothing of theirs
+/// was answered, so leaving them is safe).
+pub const JOIN_WAIT: Duration = Duration::from_secs(3);
 
 impl GroupCommit {
     /// Starts the writer thread over `storage`.
@@ -133,12 +149,27 @@ impl GroupCommit {
             .unwrap_or_default();
         let (queue, jobs) = mpsc::sync_channel(capacity);
         let jobs = Arc::new(Mutex::new(jobs));
+        let epoch = Instant::now();
+        let busy: Arc<Vec<AtomicU64>> =
+            Arc::new((0..storages.len()).map(|_| AtomicU64::new(0)).collect());
         let mut threads = Vec::with_capacity(storages.len());
         for (n, storage) in storages.into_iter().enumerate() {
             let jobs = Arc::clone(&jobs);
+            let busy = Arc::clone(&busy);
             let thread = std::thread::Builder::new()
                 .name(format!("ledger-writer-{n}"))
-                .spawn(move || write_loop(storage, &jobs))
+                .spawn(move || {
+                    write_loop(storage, &jobs, &|committing| {
+                        let at = match committing {
+                            true => {
+                                u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX - 1)
+                                    + 1
+                            }
+                            false => 0,
+                        };
+                        busy[n].store(at, Ordering::Relaxed);
+                    });
+                })
                 .map_err(|e| Error::io(&path, e))?;
             threads.push(thread);
         }
@@ -147,7 +178,24 @@ impl GroupCommit {
             threads: Mutex::new(threads),
             path,
             deadline,
+            busy,
+            epoch,
         })
+    }
+
+    /// How long every writer has been inside its commit, when all are and
+    /// the shortest is past [`STALL`]: the ledger does not answer.
+    fn stalled(&self) -> Option<Duration> {
+        let now = self.epoch.elapsed().as_millis();
+        let mut shortest = u128::MAX;
+        for began in self.busy.iter() {
+            match began.load(Ordering::Relaxed) {
+                0 => return None,
+                at => shortest = shortest.min(now.saturating_sub(u128::from(at - 1))),
+            }
+        }
+        let shortest = Duration::from_millis(u64::try_from(shortest).unwrap_or(u64::MAX));
+        (shortest > STALL).then_some(shortest)
     }
 
     /// Applies `ops`, returning once they are durable (or refused); one
@@ -170,6 +218,13 @@ impl GroupCommit {
         // find room (else the call is refused at once, nothing queued); the
         // rest then wait for room as the writer drains (a `mark-sold` of
         // more operations than the queue holds is one caller, paced).
+        if let Some(stalled) = self.stalled() {
+            let reason = format!(
+                "the ledger has not finished a commit for {} s: it does not answer (nothing was queued, so nothing was recorded); retry later or on another node",
+                stalled.as_secs()
+            );
+            return ops.iter().map(|_| refused(&reason)).collect();
+        }
         let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let mut admitted = false;
         let waiting: Vec<Result<_, String>> = ops
@@ -219,10 +274,27 @@ impl GroupCommit {
 }
 
 impl Drop for GroupCommit {
+    /// Closes the queue and waits for the writers to finish what they
+    /// hold, at most [`JOIN_WAIT`] once they are all stuck in a commit
+    /// (then they are left: nothing they hold was answered).
     fn drop(&mut self) {
         self.queue.lock().unwrap_or_else(|p| p.into_inner()).take();
         let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut stuck_since: Option<Instant> = None;
         for thread in threads {
+            while !thread.is_finished() {
+                if self.stalled().is_some() {
+                    let since = *stuck_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() > JOIN_WAIT {
+                        eprintln!(
+                            "issuer: ledger writer: {} does not answer; leaving its commit under way (no caller was answered for it)",
+                            self.path.display()
+                        );
+                        return;
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
             let _ = thread.join();
         }
     }
@@ -284,7 +356,11 @@ fn sqlite_reason(e: &(dyn std::error::Error + Send + Sync + 'static)) -> String 
 
 /// Takes what is queued (up to `MAX_BATCH`), commits it, answers each;
 /// the writers sharing the queue take turns taking, not committing.
-fn write_loop(mut storage: impl LedgerStorage, jobs: &Mutex<Receiver<Job>>) {
+fn write_loop(
+    mut storage: impl LedgerStorage,
+    jobs: &Mutex<Receiver<Job>>,
+    committing: &dyn Fn(bool),
+) {
     loop {
         let batch = {
             let jobs = jobs.lock().unwrap_or_else(|p| p.into_inner());
@@ -306,7 +382,9 @@ fn write_loop(mut storage: impl LedgerStorage, jobs: &Mutex<Receiver<Job>>) {
         // with the next batch, instead of every later caller finding the
         // writer gone. The storage's transaction was dropped, so rolled
         // back, unless its COMMIT had returned: hence "unknown".
+        committing(true);
         let committed = std::panic::catch_unwind(AssertUnwindSafe(|| storage.commit(&ops)));
+        committing(false);
         match committed {
             Ok(Ok(outcomes)) => {
                 for (job, outcome) in batch.into_iter().zip(outcomes) {
@@ -455,6 +533,47 @@ mod tests {
         // The same writer commits the next batch.
         let next = writer.apply(vec![roll(), roll()]);
         assert!(next.iter().all(Result::is_ok), "{next:?}");
+    }
+
+    #[test]
+    fn a_commit_stuck_past_the_stall_bound_refuses_new_calls_at_once_and_a_drop_leaves_it() {
+        let (storage, gate) = gated(false, false);
+        let writer = std::sync::Arc::new(
+            GroupCommit::start_bounded(vec![storage], 16, Duration::from_secs(30)).unwrap(),
+        );
+        let held = std::sync::Arc::clone(&writer);
+        let caught = std::thread::spawn(move || held.apply(vec![roll()]));
+        std::thread::sleep(STALL + Duration::from_millis(300));
+        let started = Instant::now();
+        let refused = writer.apply(vec![roll(), roll()]);
+        assert!(started.elapsed() < Duration::from_millis(100));
+        for r in &refused {
+            let e = r.as_ref().unwrap_err();
+            assert_eq!(e.code(), "ledger_unavailable", "{e}");
+            assert!(e.to_string().contains("nothing was recorded"), "{e}");
+        }
+        // Once the commit ends, calls are taken again.
+        *gate.0.lock().unwrap() = true;
+        gate.1.notify_all();
+        assert!(caught.join().unwrap()[0].is_ok());
+        assert!(writer.apply(vec![roll()])[0].is_ok());
+        // A writer stuck for good is left by its drop within the bound
+        // (its caller was answered unknown at its deadline).
+        let (storage, _stuck) = gated(false, false);
+        let writer =
+            GroupCommit::start_bounded(vec![storage], 16, Duration::from_millis(500)).unwrap();
+        let unknown = writer.apply(vec![roll()]);
+        assert_eq!(
+            unknown[0].as_ref().unwrap_err().code(),
+            "ledger_outcome_unknown"
+        );
+        let dropped = Instant::now();
+        drop(writer);
+        assert!(
+            dropped.elapsed() < STALL + JOIN_WAIT + Duration::from_secs(1),
+            "{:?}",
+            dropped.elapsed()
+        );
     }
 
     #[test]

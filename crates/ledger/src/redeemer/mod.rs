@@ -135,6 +135,9 @@ pub struct Redeemer {
     /// Which ledger each emission written about is sold through.
     bindings: Bindings,
     writer: Mutex<Option<Arc<GroupCommit>>>,
+    /// How long a caller waits for a write's outcome
+    /// ([`crate::ledger::writer::ANSWER_DEADLINE`] unless set).
+    answer_within: Duration,
     busy: Duration,
     ledger: LedgerTarget,
     /// The head receipts are made against.
@@ -154,6 +157,7 @@ impl Redeemer {
         let ledger = LedgerTarget::of_store(&store);
         Redeemer {
             writer: Mutex::new(None),
+            answer_within: crate::ledger::writer::ANSWER_DEADLINE,
             busy: BUSY_TIMEOUT,
             bindings: Bindings::new(&store, &ledger),
             ledger,
@@ -172,6 +176,15 @@ impl Redeemer {
     pub fn with_ledger(mut self, ledger: LedgerTarget) -> Redeemer {
         self.bindings = Bindings::new(&self.units.store, &ledger);
         self.ledger = ledger;
+        self
+    }
+
+    /// Answers a write `ledger_outcome_unknown` once `within` has passed
+    /// without its outcome (a service's bound, shorter than a platform's
+    /// timeout; docs/API.md §Retries).
+    #[must_use]
+    pub fn with_answer_deadline(mut self, within: Duration) -> Redeemer {
+        self.answer_within = within;
         self
     }
 
@@ -504,7 +517,11 @@ impl Redeemer {
         if let Some(w) = slot.as_ref() {
             return Ok(Arc::clone(w));
         }
-        let w = Arc::new(self.ledger.writer(&self.units.store, self.busy)?);
+        let w = Arc::new(self.ledger.writer_within(
+            &self.units.store,
+            self.busy,
+            self.answer_within,
+        )?);
         *slot = Some(Arc::clone(&w));
         Ok(w)
     }

@@ -1,0 +1,78 @@
+//! What the node knows of its ledger's health (docs/API.md §When the
+//! ledger does not answer): a probe reads the ledger every
+//! [`PROBE_EVERY`]; one that fails, or gets no answer within
+//! [`PROBE_WAIT`], marks the ledger down until a probe answers again.
+//! While it is down every request that would reach the ledger is answered
+//! at once `503 ledger_unavailable` (nothing was recorded: it was never
+//! queued), instead of waiting behind a database that does not answer.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::AppState;
+
+/// How often the ledger is probed.
+pub(crate) const PROBE_EVERY: Duration = Duration::from_millis(500);
+
+/// How long a probe waits for the ledger's answer.
+pub(crate) const PROBE_WAIT: Duration = Duration::from_secs(1);
+
+/// The ledger's health as last probed.
+#[derive(Default)]
+pub(crate) struct LedgerHealth {
+    /// When the ledger was first found down (`None`: it answers).
+    down_since: Mutex<Option<Instant>>,
+    /// A probe is under way (one that gets no answer is not repeated).
+    probing: AtomicBool,
+}
+
+impl LedgerHealth {
+    /// For how long the ledger has not answered, if it does not.
+    pub(crate) fn down_for(&self) -> Option<Duration> {
+        self.down_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .map(|since| since.elapsed())
+    }
+
+    fn set(&self, up: bool) {
+        let mut down = self
+            .down_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match (up, *down) {
+            (true, Some(_)) => {
+                eprintln!("serve: the ledger answers again");
+                *down = None;
+            }
+            (false, None) => {
+                eprintln!("serve: the ledger does not answer: requests are refused at once (ledger_unavailable) until it does");
+                *down = Some(Instant::now());
+            }
+            _ => {}
+        }
+    }
+
+    /// Probes the node's ledger until the runtime stops.
+    pub(crate) async fn run(self: Arc<Self>, state: AppState) {
+        loop {
+            if !self.probing.swap(true, Ordering::SeqCst) {
+                let me = Arc::clone(&self);
+                let worker = Arc::clone(&state);
+                let probe = tokio::task::spawn_blocking(move || {
+                    let answered = worker.redeemer.ledger().head().is_ok();
+                    me.probing.store(false, Ordering::SeqCst);
+                    answered
+                });
+                match tokio::time::timeout(PROBE_WAIT, probe).await {
+                    Ok(Ok(up)) => self.set(up),
+                    // No answer in time: down; the probe is left to end
+                    // (the next starts once it has).
+                    Ok(Err(_)) | Err(_) => self.set(false),
+                }
+            }
+            tokio::time::sleep(PROBE_EVERY).await;
+        }
+    }
+}
