@@ -929,6 +929,19 @@ pub fn prove_unit(source: &dyn LogSource, unit: Place) -> Result<Option<EntryPro
     }))
 }
 
+/// The log's root at `size` (`Ok(None)` when the log is shorter): from
+/// the tiles when they cover it, else from every leaf.
+pub fn root_at(source: &dyn LogSource, size: u64) -> Result<Option<Hash>, Error> {
+    if source.tiles_covered()? >= size {
+        let mut reader = SourceTiles(source);
+        return Cached::new(&mut reader).root(size).map(Some);
+    }
+    let leaves = source.snapshot()?.sorted().leaves(&source.log_name())?;
+    Ok(leaves
+        .get(..usize::try_from(size).unwrap_or(usize::MAX))
+        .map(merkle::root_from_hashes))
+}
+
 /// Consistency proof from size `from` to size `to` (default: the latest
 /// head's). `Ok(None)` when a size is beyond the log. From the tiles when
 /// they cover `to`.

@@ -266,21 +266,19 @@ impl PgLedger {
         // extends the head it remembers: a database restored under it is
         // found within a turn.
         if let Some(memory) = &self.memory {
-            let kept: Vec<u8> = tx
-                .query_one("SELECT frontier FROM log_state", &[])
-                .map_err(db)?
-                .get(0);
-            let size = Frontier::from_bytes(&kept).map_or(0, |f| f.size());
-            memory.check(size, None)?;
-            // The latest head another node signed is remembered as seen.
-            let latest: Option<String> = tx
-                .query_opt(
-                    "SELECT checkpoint FROM ledger_heads ORDER BY size DESC LIMIT 1",
+            // The log's size and the latest head any node signed, in one
+            // read: the head is remembered as seen.
+            let row = tx
+                .query_one(
+                    "SELECT frontier,
+                        (SELECT checkpoint FROM ledger_heads ORDER BY size DESC LIMIT 1)
+                     FROM log_state",
                     &[],
                 )
-                .map_err(db)?
-                .map(|r| r.get(0));
-            if let Some(note) = latest {
+                .map_err(db)?;
+            let size = Frontier::from_bytes(&row.get::<_, Vec<u8>>(0)).map_or(0, |f| f.size());
+            memory.check(size, None)?;
+            if let Some(note) = row.get::<_, Option<String>>(1) {
                 memory.remember(&note)?;
             }
         }

@@ -240,20 +240,12 @@ impl HeadMemory {
     }
 
     /// [`HeadMemory::check`] against a log as a source: its latest head,
-    /// and its root at the remembered size from its tiles.
+    /// and its root at the remembered size ([`super::log::root_at`]).
     pub fn check_source(&self, source: &dyn LogSource) -> Result<(), Error> {
         let size = source.latest_head()?.map_or(0, |h| h.size);
         let mut root_at = |n: u64| -> Result<Hash, Error> {
-            match super::log::prove_consistency(source, n, Some(size))? {
-                Some(p) => {
-                    let mut root = [0; 32];
-                    hex::decode_to_slice(&p.from_root, &mut root).map_err(|_| Error::Internal {
-                        what: "a consistency proof's root is not hex".into(),
-                    })?;
-                    Ok(root)
-                }
-                None => Ok([0; 32]),
-            }
+            // `check` asks only for a size the log holds.
+            Ok(super::log::root_at(source, n)?.unwrap_or_default())
         };
         self.check(size, Some(&mut root_at))
     }
@@ -288,4 +280,43 @@ pub(crate) fn root_from_tiles(
     size: u64,
 ) -> Result<Hash, Error> {
     Cached::new(tiles).root(size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::log::LedgerKey;
+
+    #[test]
+    fn a_head_is_never_forgotten_and_a_shorter_or_other_log_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let key = LedgerKey::from_signing(ed25519_dalek::SigningKey::from_bytes(&[7; 32]));
+        let memory = HeadMemory::of(&store, "test-ledger");
+        memory.check(0, None).unwrap();
+        memory.remember(&key.sign_checkpoint(5, &[1; 32])).unwrap();
+        // A smaller head leaves the kept one as it is.
+        memory.remember(&key.sign_checkpoint(3, &[9; 32])).unwrap();
+        let kept = memory.load().unwrap().unwrap();
+        assert_eq!((kept.size, kept.root), (5, [1; 32]));
+        // Another root at the kept size: two histories.
+        let e = memory
+            .remember(&key.sign_checkpoint(5, &[2; 32]))
+            .unwrap_err();
+        assert_eq!(e.code(), "ledger_rolled_back", "{e}");
+        // A shorter log: refused, the finding names the missing entries.
+        let e = memory.check(3, None).unwrap_err();
+        assert!(e.to_string().contains("entries 3 to 4 are missing"), "{e}");
+        assert_eq!(memory.finding().unwrap().ledger_size, 3);
+        // A log as long with another root at the kept size: refused too.
+        let e = memory.check(6, Some(&mut |_| Ok([2; 32]))).unwrap_err();
+        assert!(e.to_string().contains("another history"), "{e}");
+        // The log extends the head: the finding clears.
+        memory.check(6, Some(&mut |_| Ok([1; 32]))).unwrap();
+        assert!(memory.finding().is_none());
+        // A file that is not a checkpoint is named, never taken as none.
+        std::fs::write(memory.path(), "not a head").unwrap();
+        let e = memory.load().unwrap_err();
+        assert!(e.to_string().contains("not a checkpoint"), "{e}");
+    }
 }

@@ -138,6 +138,9 @@ pub struct Redeemer {
     /// How long a caller waits for a write's outcome
     /// ([`crate::ledger::writer::ANSWER_DEADLINE`] unless set).
     answer_within: Duration,
+    /// The head this store remembers of the ledger, once its identity was
+    /// read (recover.rs).
+    head_memory: std::sync::OnceLock<Arc<crate::ledger::remembered::HeadMemory>>,
     busy: Duration,
     ledger: LedgerTarget,
     /// The head receipts are made against.
@@ -158,6 +161,7 @@ impl Redeemer {
         Redeemer {
             writer: Mutex::new(None),
             answer_within: crate::ledger::writer::ANSWER_DEADLINE,
+            head_memory: std::sync::OnceLock::new(),
             busy: BUSY_TIMEOUT,
             bindings: Bindings::new(&store, &ledger),
             ledger,
@@ -176,6 +180,7 @@ impl Redeemer {
     pub fn with_ledger(mut self, ledger: LedgerTarget) -> Redeemer {
         self.bindings = Bindings::new(&self.units.store, &ledger);
         self.ledger = ledger;
+        self.head_memory = std::sync::OnceLock::new();
         self
     }
 

@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -352,15 +353,29 @@ impl Redeemer {
 }
 
 impl Redeemer {
+    /// The head this store remembers of its ledger (`None` while there is
+    /// no ledger yet); its identity is read once.
+    fn head_memory(&self) -> Result<Option<Arc<HeadMemory>>, Error> {
+        if let Some(memory) = self.head_memory.get() {
+            return Ok(Some(Arc::clone(memory)));
+        }
+        let Some(identity) = self.ledger().identity(false)? else {
+            return Ok(None);
+        };
+        let memory = self
+            .head_memory
+            .get_or_init(|| HeadMemory::of(self.store(), &identity));
+        Ok(Some(Arc::clone(memory)))
+    }
+
     /// The head this store remembers of its ledger, for the ledger as it
     /// is: `Ok(())` when the log extends it (or nothing is remembered yet),
     /// else `ledger_rolled_back` naming what is missing (`/readyz`, `serve`
     /// at start).
     pub fn check_rollback(&self) -> Result<(), Error> {
-        let Some(identity) = self.ledger().identity(false)? else {
+        let Some(memory) = self.head_memory()? else {
             return Ok(());
         };
-        let memory = HeadMemory::of(self.store(), &identity);
         self.ledger()
             .with_log(|source: &dyn LogSource| memory.check_source(source))?;
         Ok(())
@@ -368,10 +383,9 @@ impl Redeemer {
 
     /// The last rollback found by this process (a write refused, or
     /// [`Redeemer::check_rollback`]); `None` when the log extends the
-    /// remembered head. Reads nothing.
+    /// remembered head. Reads nothing once the ledger's identity is known.
     #[must_use]
     pub fn rollback_finding(&self) -> Option<crate::ledger::remembered::Rollback> {
-        let identity = self.ledger().identity(false).ok().flatten()?;
-        HeadMemory::of(self.store(), &identity).finding()
+        self.head_memory().ok().flatten()?.finding()
     }
 }
