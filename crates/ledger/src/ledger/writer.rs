@@ -220,7 +220,7 @@ impl GroupCommit {
         // more operations than the queue holds is one caller, paced).
         if let Some(stalled) = self.stalled() {
             let reason = format!(
-                "the ledger has not finished a commit for {} s: it does not answer (nothing was queued, so nothing was recorded); retry later or on another node",
+                "the ledger has not finished a commit for {} s and does not answer; this operation was not queued; try another node",
                 stalled.as_secs()
             );
             return ops.iter().map(|_| refused(&reason)).collect();
@@ -613,12 +613,14 @@ mod tests {
             .all(|c| ["ledger_outcome_unknown", "ledger_unavailable"].contains(c)));
         *gate.0.lock().unwrap() = true;
         gate.1.notify_all();
-        // Once the writer drained what was queued, a call is taken again.
+        // Once the writer drained what was queued, a call is taken again
+        // (until then it is refused at once: the queue is full, or the
+        // held commit, just let go, still counts as stalled).
         let until = Instant::now() + Duration::from_secs(5);
         let again = loop {
             let outcome = writer.apply(vec![roll()]).remove(0);
             match &outcome {
-                Err(e) if e.to_string().contains("queue is full") && Instant::now() < until => {
+                Err(e) if e.code() == "ledger_unavailable" && Instant::now() < until => {
                     std::thread::sleep(Duration::from_millis(20));
                 }
                 _ => break outcome,
