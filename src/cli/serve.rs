@@ -178,6 +178,16 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     if let Err(e @ Error::LedgerRolledBack { .. }) = redeemer.check_rollback() {
         eprintln!("serve: {e}");
     }
+    // A shared ledger's write path (and its sequencer) opened at start: a
+    // ledger key that is not the log's stops the node here; a database
+    // not answering yet is retried by the first write.
+    if args.ledger.url.is_some() {
+        match redeemer.open_writer() {
+            Err(e @ Error::BadKey { .. }) => return Err(e),
+            Err(Error::LedgerRolledBack { .. }) | Ok(()) => {}
+            Err(e) => eprintln!("serve: {e} (retried at the first write)"),
+        }
+    }
     service::serve(redeemer, &config, |bound| {
         // Scripts and tests read the bound address (with port 0) from here.
         let url = format!("{scheme}://{bound}");

@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use ed25519_dalek::VerifyingKey;
@@ -564,6 +564,9 @@ pub const TOKEN_NAME: &str = "tests";
 pub struct Server {
     pub child: Child,
     pub base: String,
+    /// What it wrote on stderr so far (read as it comes: a full pipe
+    /// would stop the node).
+    said: std::sync::Arc<Mutex<String>>,
 }
 
 impl Server {
@@ -615,7 +618,23 @@ impl Server {
             })
             .to_string();
         assert!(base.contains("://127.0.0.1:"), "{base}");
-        Server { child, base }
+        let said = std::sync::Arc::new(Mutex::new(String::new()));
+        if let Some(stderr) = child.stderr.take() {
+            let said = std::sync::Arc::clone(&said);
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    let mut said = said.lock().unwrap_or_else(|p| p.into_inner());
+                    said.push_str(&line);
+                    said.push('\n');
+                }
+            });
+        }
+        Server { child, base, said }
+    }
+
+    /// What it wrote on stderr so far.
+    pub fn stderr(&self) -> String {
+        self.said.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     pub fn url(&self, path: &str) -> String {

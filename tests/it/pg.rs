@@ -209,13 +209,15 @@ impl Drop for Cluster {
     }
 }
 
-/// A store with keys and Trésors Ensablés emission 2, block 1 (3,000
-/// units), and a second node's store: a copy of it.
+/// A store with keys (the ledger key too) and Trésors Ensablés emission
+/// 2, block 1 (3,000 units), and a second node's store: a copy of it.
 fn two_nodes() -> (TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("node-a");
     issuer(&a, &["keygen"]).expect_code(0);
     crate::common::generate_te(&a, 2, 3000);
+    // One log, one key: every node of a ledger signs its heads with it.
+    Store::new(&a).ledger_signing_key().unwrap();
     let b = dir.path().join("node-b");
     copy_tree(&a, &b);
     (dir, a, b)
@@ -1795,7 +1797,7 @@ fn pg_the_sequencer_back_fills_missing_tiles_from_the_leaves() {
 
 /// Two serve nodes on one PostgreSQL ledger, each collecting the
 /// cosignatures of one witness that follows both nodes' logs (each node
-/// signs the heads it makes with its own key), under 8 clients' load:
+/// signs the heads it makes with the log's one key), under 8 clients' load:
 /// every checkpoint either node publishes meanwhile carries the witness's
 /// cosignature and the root of the database's leaves at its size; once
 /// the load ends both publish the latest head, and `ledger verify
@@ -1806,7 +1808,9 @@ fn pg_two_nodes_publish_checkpoints_their_witness_cosigned_under_load() {
         return;
     };
     let ledger_key = |s: &Path| Store::new(s).ledger_signing_key().unwrap().verifying_key();
-    let keys = [ledger_key(&a), ledger_key(&b)];
+    // One log, one key: the witness is told one log.
+    let keys = [ledger_key(&a)];
+    assert_eq!(ledger_key(&b), keys[0]);
     let logs: Vec<(String, String)> = keys
         .iter()
         .map(|k| {
@@ -1927,10 +1931,7 @@ fn pg_two_nodes_publish_checkpoints_their_witness_cosigned_under_load() {
         let (_, size, root) = open_note(note, key);
         assert_eq!(root, mth(&leaves[..size as usize]), "size {size}");
     }
-    let pems: Vec<String> = [&a, &b]
-        .iter()
-        .map(|s| s.join("keys/ledger.pub.pem").display().to_string())
-        .collect();
+    let pem = b.join("keys/ledger.pub.pem").display().to_string();
     let verified = issuer(
         &a,
         &[
@@ -1939,9 +1940,7 @@ fn pg_two_nodes_publish_checkpoints_their_witness_cosigned_under_load() {
             "--ledger",
             &url,
             "--ledger-key",
-            &pems[0],
-            "--ledger-key",
-            &pems[1],
+            &pem,
             "--witness-key",
             &wvkey,
             "--json",
@@ -2109,4 +2108,73 @@ fn pg_a_stopped_database_is_refused_at_once_and_sigterm_is_honoured() {
     }
     drop(n);
     assert_eq!(verify(&url, &a, &b)["ok"], true);
+}
+
+/// Issue 35, one log, one identity: the first node to write claims the
+/// ledger's log key; every head is signed by it whichever node sequences;
+/// a node holding another ledger key is refused at start (`bad_key`, exit
+/// 2), naming the remedy, and signs nothing.
+#[test]
+fn pg_one_ledger_has_one_log_key_and_a_node_with_another_is_refused() {
+    let Some((_pg, dir, a, b, url)) = migrated("pg_one_ledger_has_one_log_key…") else {
+        return;
+    };
+    let ids: Vec<String> = (0..40).map(|i| id(&a, i)).collect();
+    sellable(&a, Some(&url), &ids);
+    let (na, nb) = (node(&a, &url), node(&b, &url));
+    for (n, unit) in ids.iter().enumerate() {
+        let r = if n % 2 == 0 { &na } else { &nb };
+        r.redeem(&unit.parse().unwrap(), None).unwrap();
+    }
+    verify(&url, &a, &b);
+    drop((na, nb));
+    let signers: Vec<String> = sql(&url)
+        .query("SELECT DISTINCT signer FROM ledger_heads", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let key = Store::new(&a).ledger_signing_key().unwrap().verifying_key();
+    assert_eq!(signers, [ticket_issuer::ledger::log::verifier_key(&key)]);
+    // A third node whose ledger key was made on its own.
+    let c = dir.path().join("node-c");
+    copy_tree(&a, &c);
+    for f in ["keys/ledger.key.pem", "keys/ledger.pub.pem"] {
+        std::fs::remove_file(c.join(f)).unwrap();
+    }
+    let heads = |url: &str| -> i64 {
+        sql(url)
+            .query_one("SELECT count(*) FROM ledger_heads", &[])
+            .unwrap()
+            .get(0)
+    };
+    let before = heads(&url);
+    let tokens = c.join("tokens");
+    std::fs::write(
+        &tokens,
+        format!("sales {}:{TOKEN}\n", crate::common::TOKEN_NAME),
+    )
+    .unwrap();
+    std::fs::set_permissions(&tokens, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let t = tokens.display().to_string();
+    let serve = [
+        "serve",
+        "--ledger",
+        &url,
+        "--listen",
+        "127.0.0.1:0",
+        "--token-file",
+        &t,
+    ];
+    let said = issuer(&c, &serve).expect_code(2).stderr;
+    assert!(
+        said.contains("ledger.key.pem")
+            && said.contains("not the key of the log")
+            && said.contains("DEPLOY.md"),
+        "{said}"
+    );
+    let unit = id(&a, 100);
+    let out = issuer(&c, &["redeem", &unit, "--ledger", &url, "--json"]).expect_code(2);
+    assert!(out.stdout.contains("bad_key"), "{}", out.stdout);
+    assert_eq!(heads(&url), before, "the refused node signed nothing");
 }

@@ -33,6 +33,14 @@ fn ledger_files(store: &Path) -> Vec<String> {
         .collect()
 }
 
+/// `ledger recover --from FROM --json`, which succeeds: its report.
+fn recovered(store: &Path, from: &Path) -> serde_json::Value {
+    let from = from.to_str().unwrap();
+    issuer(store, &["ledger", "recover", "--from", from, "--json"])
+        .expect_code(0)
+        .json()
+}
+
 /// The error code of a refused command's JSON answer.
 fn refused_code(store: &Path, args: &[&str], exit: i32) -> String {
     let run = issuer(store, &[args, &["--json"]].concat()).expect_code(exit);
@@ -128,18 +136,7 @@ fn a_restored_sqlite_ledger_is_refused_until_recovered_from_its_published_log() 
     assert_ne!(run.code, 0, "{}", run.stdout);
 
     // Recovery from the published log.
-    let run = issuer(
-        &store,
-        &[
-            "ledger",
-            "recover",
-            "--from",
-            published.to_str().unwrap(),
-            "--json",
-        ],
-    )
-    .expect_code(0)
-    .json();
+    let run = recovered(&store, &published);
     assert_eq!(run["ledger_size"], signed, "{run}");
     assert_eq!(run["restored"]["redemptions"], 3, "{run}");
     assert_eq!(run["restored"]["sales"], 3, "{run}");
@@ -158,4 +155,133 @@ fn a_restored_sqlite_ledger_is_refused_until_recovered_from_its_published_log() 
         "{next} was sold before"
     );
     issuer(&store, &["ledger", "verify"]).expect_code(0);
+}
+
+/// A machine restored whole (the ledger and the head its store remembers,
+/// from one backup): nothing on the node knows what it signed since, but
+/// its witness does. The witness's refusal stops the money path
+/// (`ledger_rolled_back`, `/readyz` 503) from before the first request,
+/// `ledger recover` brings the entries back, the witness cosigns again,
+/// and the node sells on, never a unit twice.
+#[test]
+fn a_machine_restored_whole_is_stopped_by_its_witness_until_recovered() {
+    use crate::common::{agent, copy_tree, get, post, Server};
+    use crate::witness::{keygen, Served};
+    use serde_json::json;
+    use std::time::{Duration, Instant};
+
+    let (dir, store) = te_store(200);
+    let before: Vec<String> = (0..2).map(|_| sell_play_redeem(&store)).collect();
+    let head = issuer(&store, &["ledger", "head", "--json"])
+        .expect_code(0)
+        .json();
+    let log = (
+        head["origin"].as_str().unwrap().to_string(),
+        head["verifier_key"].as_str().unwrap().to_string(),
+    );
+    // The machine's backup: the store, its ledger and remembered head.
+    let backup = dir.path().join("backup");
+    copy_tree(&store, &backup);
+
+    let wdir = dir.path().join("witness");
+    std::fs::create_dir_all(&wdir).unwrap();
+    let (wkey, vkey) = keygen(&wdir);
+    let witness = Served::start_for(&wkey, &wdir.join("state"), std::slice::from_ref(&log));
+    let node = || {
+        Server::start_with(
+            &store,
+            &["--witness", &witness.url, &vkey, "--witness-every", "1"],
+        )
+    };
+    let server = node();
+    let after: Vec<String> = (0..3).map(|_| sell_play_redeem(&store)).collect();
+    let signed = issuer(&store, &["ledger", "head", "--json"])
+        .expect_code(0)
+        .json()["size"]
+        .as_u64()
+        .unwrap();
+    let witnessed =
+        || issuer(&store, &["ledger", "head", "--witnessed", "--json"]).json()["size"].as_u64();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while witnessed() != Some(signed) {
+        assert!(
+            Instant::now() < deadline,
+            "the witness never cosigned {signed}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let published = dir.path().join("published");
+    issuer(
+        &store,
+        &["ledger", "tiles", "--out", published.to_str().unwrap()],
+    )
+    .expect_code(0);
+    drop(server);
+
+    // The restore, whole.
+    std::fs::remove_dir_all(&store).unwrap();
+    copy_tree(&backup, &store);
+    issuer(&store, &["ledger", "verify"]).expect_code(0);
+    let server = node();
+    let a = agent();
+    // Refused from the first request on: the witness was asked before the
+    // node served.
+    let (status, e) = post(
+        &a,
+        &server,
+        "/v1/sales",
+        json!({"game": "tresors-ensables"}),
+    );
+    assert_eq!(
+        (status, &e["error"]),
+        (503, &json!("ledger_rolled_back")),
+        "{e}"
+    );
+    let (status, _) = get(&a, &server, "/readyz");
+    assert_eq!(status, 503);
+    let (status, e) = post(&a, &server, "/v1/redemptions", json!({ "id": after[0] }));
+    assert_eq!(
+        (status, &e["error"]),
+        (503, &json!("ledger_rolled_back")),
+        "{e}"
+    );
+
+    // Recovered from the published log: the witness cosigns the same head
+    // again, and the node serves.
+    let run = recovered(&store, &published);
+    assert_eq!(run["ledger_size"], signed, "{run}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let sold = loop {
+        let (status, e) = post(
+            &a,
+            &server,
+            "/v1/sales",
+            json!({"game": "tresors-ensables"}),
+        );
+        if status == 200 {
+            break e["id"].as_str().unwrap().to_string();
+        }
+        assert_eq!(e["error"], "ledger_rolled_back", "{e}");
+        assert!(
+            Instant::now() < deadline,
+            "still refused: {e}\n{}",
+            server.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(
+        !before.contains(&sold) && !after.contains(&sold),
+        "{sold} was sold before"
+    );
+    // Sold by the operator's commands: paid once, as before.
+    for id in before.iter().chain(&after) {
+        assert_eq!(
+            refused_code(&store, &["redeem", id], 1),
+            "already_redeemed",
+            "{id}"
+        );
+    }
+    let (status, _) = get(&a, &server, "/readyz");
+    assert_eq!(status, 200);
+    drop(witness);
 }

@@ -18,6 +18,7 @@ use ticket_issuer_core::merkle::Hash;
 use ticket_issuer_ledger::ledger::log;
 use ticket_issuer_ledger::ledger::target::LedgerTarget;
 use ticket_issuer_ledger::ledger::witnessed::{with_cosignatures, Quorum};
+use ticket_issuer_ledger::redeemer::Redeemer;
 use ticket_issuer_ledger::witness::cosignature::verify_cosignature;
 use ticket_issuer_ledger::witness::note::Vkey;
 
@@ -78,6 +79,14 @@ struct Seen {
     witnessed: u64,
 }
 
+/// Why a witness gave no cosignature.
+enum Refused {
+    /// No answer, or a refusal that says nothing of the log's history.
+    Failed(String),
+    /// It cosigned a head of size `witnessed` the log does not extend.
+    Forked { witnessed: u64, why: String },
+}
+
 /// The collector, shared by the handlers and its task.
 pub(crate) struct Cosigning {
     config: WitnessingConfig,
@@ -101,23 +110,26 @@ impl Cosigning {
         self.seen.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Submits the latest head every period until the runtime stops.
+    /// Submits the latest head every period (after a first round the
+    /// router ran) until the runtime stops.
     pub(crate) async fn run(self: Arc<Self>, state: AppState) {
         loop {
+            tokio::time::sleep(self.config.every).await;
             let me = Arc::clone(&self);
             let worker = Arc::clone(&state);
-            let round =
-                tokio::task::spawn_blocking(move || me.round(worker.redeemer.ledger())).await;
+            let round = tokio::task::spawn_blocking(move || me.round(&worker.redeemer)).await;
             if let Ok(Err(e)) = round {
                 eprintln!("serve: witnessing: {e}");
             }
-            tokio::time::sleep(self.config.every).await;
         }
     }
 
     /// One round: the latest head to every witness, stored cosigned once
-    /// the quorum is met.
-    fn round(&self, ledger: &LedgerTarget) -> Result<(), Error> {
+    /// the quorum is met. A witness whose answer says the log forked or
+    /// went back stops the node's money path (`ledger_rolled_back`) until a
+    /// witness cosigns the log's head again.
+    pub(crate) fn round(&self, redeemer: &Redeemer) -> Result<(), Error> {
+        let ledger = redeemer.ledger();
         let Some(head) = ledger.with_log(|s| s.latest_head())?.flatten() else {
             return Ok(());
         };
@@ -131,12 +143,16 @@ impl Cosigning {
             seen.witnessed = witnessed;
         }
         if self.config.quorum.met(&head.checkpoint) {
+            // Cosigned already (by this node's last round, another node, or
+            // the published log a recovery put back).
+            redeemer.witness_cosigned(head.size);
             return Ok(());
         }
         // The note as the log signed it: cosignatures are added only once
         // the quorum is met, so a stored note has none yet.
         let note = head.checkpoint;
         let mut lines: Vec<String> = Vec::new();
+        let mut forked = false;
         let witnesses = self.config.urls.iter().zip(&self.config.quorum.witnesses);
         for (i, (url, vkey)) in witnesses.enumerate() {
             match self.ask(ledger, i, url, head.size, &note) {
@@ -157,8 +173,17 @@ impl Cosigning {
                     lines.extend(valid);
                 }
                 Ok(None) => {}
-                Err(reason) => self.failed(i, url, &reason),
+                Err(Refused::Failed(reason)) => self.failed(i, url, &reason),
+                Err(Refused::Forked { witnessed, why }) => {
+                    forked = true;
+                    self.failed(i, url, &format!("refused the log's head ({why})"));
+                    let witness = format!("the witness at {url} refused the log's head ({why})");
+                    redeemer.witness_refused(witness, witnessed, head.size);
+                }
             }
+        }
+        if !forked && !lines.is_empty() {
+            redeemer.witness_cosigned(head.size);
         }
         let cosigned = with_cosignatures(&note, &lines);
         if self.config.quorum.met(&cosigned) && ledger.cosign_head(head.size, &note, &cosigned)? {
@@ -176,17 +201,33 @@ impl Cosigning {
         url: &str,
         size: u64,
         note: &str,
-    ) -> Result<Option<Vec<String>>, String> {
+    ) -> Result<Option<Vec<String>>, Refused> {
         let mut old = self.seen().known[i].unwrap_or(0);
         // Once more after a 409 that tells the size the witness holds.
         for _ in 0..2 {
             if old > size {
-                return Ok(None);
+                // Cosigned a larger head: another node's, signed since
+                // this round read the log, or one the log lost.
+                let latest = ledger
+                    .with_log(|s| s.latest_head())
+                    .map_err(|e| Refused::Failed(e.to_string()))?
+                    .flatten()
+                    .map_or(0, |h| h.size);
+                return if latest < old {
+                    Err(Refused::Forked {
+                        witnessed: old,
+                        why: format!(
+                            "it cosigned a head of size {old}; the log holds {latest} entries"
+                        ),
+                    })
+                } else {
+                    Ok(None)
+                };
             }
             let proof = match old {
                 0 => Vec::new(),
                 o if o == size => Vec::new(),
-                o => consistency(ledger, o, size).map_err(|e| e.to_string())?,
+                o => consistency(ledger, o, size).map_err(|e| Refused::Failed(e.to_string()))?,
             };
             match add_checkpoint(url, old, &proof, note) {
                 Ok(AddOutcome::Cosigned(lines)) => {
@@ -197,13 +238,29 @@ impl Cosigning {
                     self.seen().known[i] = Some(known);
                     old = known;
                 }
-                Ok(AddOutcome::Refused { status, body }) => {
-                    return Err(format!("refused {status}: {}", body.trim()))
+                // A split view (409), or a consistency proof from the size
+                // it cosigned that fails (422): the log is not the one it
+                // cosigned.
+                Ok(AddOutcome::Refused { status, body })
+                    if (status == 409 && body.starts_with("split view")) || status == 422 =>
+                {
+                    return Err(Refused::Forked {
+                        witnessed: if status == 409 { size } else { old },
+                        why: format!("{status}: {}", body.trim()),
+                    })
                 }
-                Err(e) => return Err(e.to_string()),
+                Ok(AddOutcome::Refused { status, body }) => {
+                    return Err(Refused::Failed(format!(
+                        "refused {status}: {}",
+                        body.trim()
+                    )))
+                }
+                Err(e) => return Err(Refused::Failed(e.to_string())),
             }
         }
-        Err("it keeps answering 409 with another size".into())
+        Err(Refused::Failed(
+            "it keeps answering 409 with another size".into(),
+        ))
     }
 
     fn failed(&self, i: usize, url: &str, reason: &str) {

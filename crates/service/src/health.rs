@@ -5,6 +5,8 @@
 //! While it is down every request that would reach the ledger is answered
 //! at once `503 ledger_unavailable` (nothing was recorded: it was never
 //! queued), instead of waiting behind a database that does not answer.
+//! Each probe also checks that the log extends the head the node
+//! remembers (`ledger_rolled_back` otherwise).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -62,6 +64,13 @@ impl LedgerHealth {
                 let worker = Arc::clone(&state);
                 let probe = tokio::task::spawn_blocking(move || {
                     let answered = worker.redeemer.ledger().head().is_ok();
+                    if answered {
+                        // The rollback finding kept fresh both ways: a
+                        // database restored under the node is found within
+                        // a probe, and a `ledger recover` another process
+                        // ran is seen within one.
+                        let _ = worker.redeemer.check_rollback();
+                    }
                     me.probing.store(false, Ordering::SeqCst);
                     answered
                 });

@@ -816,6 +816,18 @@ async fn bounded_work<T: Send + 'static>(
 /// The answer to a request while the ledger does not answer the node's
 /// probe (health.rs): refused at once, nothing recorded.
 fn ledger_down(state: &AppState, asker: &Asker, kind: &str) -> Option<Response> {
+    // A log that does not extend what was signed or witnessed answers no
+    // platform from its stale rows (a unit sold since would read unsold);
+    // the operator still reads them, to recover.
+    if asker.own_units_only() {
+        if let Some(finding) = state.redeemer.known_rollback() {
+            let refused: Result<(), Error> = Err(Error::LedgerRolledBack {
+                path: PathBuf::from(&finding.file),
+                reason: finding.describe(),
+            });
+            return Some(outcome_response(state, asker, kind, refused));
+        }
+    }
     let down = state.health.down_for()?;
     let refused: Result<(), Error> = Err(Error::LedgerUnavailable {
         path: PathBuf::from(state.redeemer.ledger().describe()),
@@ -1035,6 +1047,9 @@ fn published<'s>(
 async fn log_checkpoint(State(state): State<AppState>) -> Response {
     let worker = Arc::clone(&state);
     let note = blocking(move || {
+        // Never a checkpoint older than one signed or seen: a rolled-back
+        // log is refused (ledger_rolled_back), not published backwards.
+        worker.redeemer.check_rollback()?;
         worker
             .redeemer
             .ledger()
@@ -1511,6 +1526,12 @@ pub fn router(
         tokio::spawn(Arc::clone(watch).run(Arc::clone(&state)));
     }
     if let Some(cosigning) = &state.cosigning {
+        // One round before the node serves: a witness that cosigned a head
+        // this log does not extend stops the money path before the first
+        // sale (a machine restored whole, its remembered head with it).
+        if let Err(e) = cosigning.round(&state.redeemer) {
+            eprintln!("serve: witnessing: {e}");
+        }
         tokio::spawn(Arc::clone(cosigning).run(Arc::clone(&state)));
     }
     let table = routes();

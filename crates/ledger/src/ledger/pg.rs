@@ -38,7 +38,7 @@ use crate::merkle::{Frontier, Hash};
 use crate::store::Store;
 
 /// The schema version this build writes (`ledger_schema.version`).
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// Connections kept per process beside the writers': the sequencer's and
 /// reads.
@@ -238,6 +238,15 @@ CREATE INDEX operator_actions_queue ON operator_actions (pending) WHERE seq IS N
 /// operator's alone.
 const SCHEMA_V9: &str = "ALTER TABLE sales ADD COLUMN lane TEXT;";
 
+/// Version 10: the log's one signing key (issue 35; docs/DEPLOY.md
+/// §Machines and secrets), as a signed-note verifier key: every node signs
+/// heads with it. A ledger upgraded keeps its latest head's signer; a new
+/// one is claimed by its first node.
+const SCHEMA_V10: &str = "
+ALTER TABLE ledger_identity ADD COLUMN log_key TEXT;
+UPDATE ledger_identity SET log_key = (SELECT signer FROM ledger_heads ORDER BY size DESC LIMIT 1);
+";
+
 /// [`super::sqlite_tx::FIRST_UNSOLD`] with PostgreSQL's parameters (`$1`
 /// for `?1`).
 static FIRST_UNSOLD: std::sync::LazyLock<String> =
@@ -311,7 +320,7 @@ const INSERT_REDEMPTION: &str = "
 INSERT INTO redemptions (game, emission, block, unit_index, unit_id, price_cents, lot, prize_cents,
     record_sha256, record, rules_version, stopped_after_rolls, redeemed_at, pending)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, nextval('log_pending'))
-ON CONFLICT (game, emission, block, unit_index) DO NOTHING RETURNING pending";
+ON CONFLICT (game, emission, block, unit_index) DO NOTHING RETURNING pending, redeemed_at";
 
 /// Adds units sequenced to their block's running totals.
 pub(super) const ADD_TO_TOTALS: &str = "
@@ -468,6 +477,9 @@ impl PgLedger {
         if found < 9 {
             tx.batch_execute(SCHEMA_V9).map_err(db)?;
         }
+        if found < 10 {
+            tx.batch_execute(SCHEMA_V10).map_err(db)?;
+        }
         tx.execute("UPDATE ledger_schema SET version = $1", &[&SCHEMA_VERSION])
             .map_err(db)?;
         tx.commit().map_err(db)?;
@@ -614,15 +626,16 @@ impl PgLedger {
     }
 
     /// After a failed COMMIT, whose outcome is unknown: looks it up. A
-    /// commit that queued an entry wrote a row with a `pending` number no
-    /// other commit has: if that row is there, every outcome stands; if
+    /// commit that queued an entry wrote a row with a `pending` number and
+    /// a time no other commit has ([`QueuedRow`]): if that row is there,
+    /// every outcome stands; if
     /// not, nothing was recorded (retry). A roll that ended nothing is
     /// looked up in its play. Never guesses.
     fn resolve(
         &self,
         ops: &[Op],
         outcomes: Vec<Result<Done, Error>>,
-        queued: Option<(&'static str, i64)>,
+        queued: Option<QueuedRow>,
         cause: &postgres::Error,
     ) -> Result<Vec<Result<Done, Error>>, Error> {
         let unknown = |reason: String| Error::LedgerOutcomeUnknown {
@@ -631,10 +644,13 @@ impl PgLedger {
         };
         let mut conn = self.pool.get().map_err(|e| unknown(e.to_string()))?;
         let committed = match queued {
-            Some((table, pending)) => conn
+            Some(QueuedRow { table, pending, at }) => conn
                 .query_opt(
-                    &format!("SELECT 1 FROM {table} WHERE pending = $1"),
-                    &[&pending],
+                    &format!(
+                        "SELECT 1 FROM {table} WHERE pending = $1 AND {} = $2",
+                        time_column(table)
+                    ),
+                    &[&pending, &at],
                 )
                 .map_err(|e| unknown(e.to_string()))?
                 .is_some(),
@@ -1259,9 +1275,9 @@ struct PgTx<'t, 'c> {
     tx: &'t mut postgres::Transaction<'c>,
     ledger: &'t PgLedger,
     statements: &'t mut Statements,
-    /// An entry this transaction queued (its table and pending number):
+    /// An entry this transaction queued ([`QueuedRow`]):
     /// its row is there once the commit is.
-    queued: Option<(&'static str, i64)>,
+    queued: Option<QueuedRow>,
     /// A writing transaction (not a read-only snapshot).
     writing: bool,
     /// Each unit's redemption and sale as [`LedgerTx::prefetch`] read them
@@ -1385,7 +1401,7 @@ impl LedgerTx for PgTx<'_, '_> {
         let row = self.query_opt(
             "INSERT INTO operator_actions (action, game, emission, block, unit_index, reason,
                  by_name, at, pending)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, nextval('log_pending')) RETURNING pending",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, nextval('log_pending')) RETURNING pending, at",
             &[
                 &a.action.word(),
                 &a.game,
@@ -1519,7 +1535,7 @@ impl LedgerTx for PgTx<'_, '_> {
         let row = self.query_opt(
             "INSERT INTO claims_ended (game, emission, statement, ended_at, pending)
              VALUES ($1, $2, $3, $4, nextval('log_pending'))
-             ON CONFLICT (game, emission) DO NOTHING RETURNING pending",
+             ON CONFLICT (game, emission) DO NOTHING RETURNING pending, ended_at",
             &[&s.game, &i64::from(s.emission), &s.statement, &s.ended_at],
         )?;
         self.queue("claims_ended", row.as_ref());
@@ -1604,7 +1620,7 @@ impl LedgerTx for PgTx<'_, '_> {
         let (g, e, b, i) = key(p);
         let row = self.query_opt(
             "INSERT INTO sales (game, emission, block, unit_index, sold_at, lane, pending)
-             VALUES ($1, $2, $3, $4, $5, $6, nextval('log_pending')) RETURNING pending",
+             VALUES ($1, $2, $3, $4, $5, $6, nextval('log_pending')) RETURNING pending, sold_at",
             &[&g, &e, &b, &i, &at, &lane],
         )?;
         self.queue("sales", row.as_ref());
@@ -1746,7 +1762,7 @@ impl LedgerTx for PgTx<'_, '_> {
              ON CONFLICT (game, emission, block, unit_index) DO UPDATE
              SET rolls = excluded.rolls, ended = excluded.ended, ended_at = excluded.ended_at,
                  updated_at = excluded.updated_at, pending = excluded.pending
-             RETURNING pending",
+             RETURNING pending, ended_at",
             &[
                 &g,
                 &e,
@@ -1758,20 +1774,47 @@ impl LedgerTx for PgTx<'_, '_> {
                 &at,
             ],
         )?;
-        let pending = queued.and_then(|r| r.get::<_, Option<i64>>(0));
-        if let Some(pending) = pending {
-            self.queued = Some(("plays", pending));
+        if let Some(r) = queued.filter(|r| r.get::<_, Option<i64>>(0).is_some()) {
+            self.queue("plays", Some(&r));
         }
         Ok(())
     }
 }
 
 impl PgTx<'_, '_> {
-    /// Notes the entry `row` (`RETURNING pending`) queued in `table`.
+    /// Notes the entry `row` (`RETURNING pending, <its time>`) queued in
+    /// `table`.
     fn queue(&mut self, table: &'static str, row: Option<&postgres::Row>) {
         if let Some(r) = row {
-            self.queued = Some((table, r.get(0)));
+            self.queued = Some(QueuedRow {
+                table,
+                pending: r.get(0),
+                at: r.get(1),
+            });
         }
+    }
+}
+
+/// An entry a transaction queued: its table, its `pending` number and
+/// its time. The number alone does not name it after a crash or a
+/// failover: numbers a transaction took and never committed are handed
+/// out again (a sequence is not logged for each number), so a lookup by
+/// number could find another commit's row; with the time (to the
+/// millisecond, taken by this transaction) it cannot.
+#[derive(Clone, Debug)]
+pub(super) struct QueuedRow {
+    table: &'static str,
+    pending: i64,
+    at: String,
+}
+
+/// The time column of a queued entry's table.
+fn time_column(table: &str) -> &'static str {
+    match table {
+        "redemptions" => "redeemed_at",
+        "sales" => "sold_at",
+        "operator_actions" => "at",
+        _ => "ended_at",
     }
 }
 
@@ -1870,6 +1913,37 @@ pub fn writers() -> usize {
         .unwrap_or(WRITERS)
 }
 
+impl PgLedger {
+    /// One log, one identity: the ledger's heads are all signed by one key
+    /// (`ledger_identity.log_key`), claimed by the first node that writes;
+    /// a node holding another key (`key_file`) is refused, so two nodes
+    /// never sign two logs over one ledger.
+    pub fn claim_log(&self, key: &LedgerKey, key_file: &Path) -> Result<(), Error> {
+        let ours = log::verifier_key(&key.public());
+        let mut conn = self.conn()?;
+        let db = |e: postgres::Error| self.db_error(&e);
+        conn.execute(
+            "UPDATE ledger_identity SET log_key = $1 WHERE log_key IS NULL",
+            &[&ours],
+        )
+        .map_err(db)?;
+        let theirs: Option<String> = conn
+            .query_one("SELECT log_key FROM ledger_identity", &[])
+            .map_err(db)?
+            .get(0);
+        match theirs {
+            Some(theirs) if theirs != ours => Err(Error::BadKey {
+                path: key_file.to_path_buf(),
+                reason: format!(
+                    "it is not the key of the log of ledger {} (the log is signed by {theirs}; this key is {ours}): every node of one ledger signs its heads with the one log key; copy keys/ledger.key.pem (0600) and keys/ledger.pub.pem from a node of this ledger, then start again (docs/DEPLOY.md §Machines and secrets)",
+                    self.name
+                ),
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
 impl PgStorage {
     /// The storage of `ledger`, signing with `store`'s ledger key (made if
     /// needed); refuses a database without the current schema.
@@ -1883,6 +1957,7 @@ impl PgStorage {
             ledger.memory = Some(memory);
         }
         let key = Arc::new(LedgerKey::load_or_create(store)?);
+        ledger.claim_log(&key, &store.ledger_key_path())?;
         let sequencer = Arc::new(Sequencer::start(ledger.clone(), key)?);
         Ok(PgStorage {
             ledger,

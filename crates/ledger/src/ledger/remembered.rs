@@ -68,14 +68,22 @@ pub struct Rollback {
     pub ledger_root: Option<String>,
     /// Where the head is remembered.
     pub file: String,
+    /// A witness's refusal that says the log forked or went back (its URL
+    /// and answer), when it is the finding.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub witness: Option<String>,
 }
 
 impl Rollback {
     /// The finding in words: sizes, roots, which entries, what to do.
     #[must_use]
     pub fn describe(&self) -> String {
-        let what = match &self.ledger_root {
-            None => format!(
+        let what = match (&self.witness, &self.ledger_root) {
+            (Some(witness), _) => format!(
+                "{witness}: the log's head of size {} does not extend the head of size {} it cosigned",
+                self.ledger_size, self.remembered_size
+            ),
+            (None, None) => format!(
                 "the log holds {} entries but a head of size {} (root {}) was signed or seen before (kept in {}): entries {} to {} are missing",
                 self.ledger_size,
                 self.remembered_size,
@@ -84,7 +92,7 @@ impl Rollback {
                 self.ledger_size,
                 self.remembered_size - 1
             ),
-            Some(root) => format!(
+            (None, Some(root)) => format!(
                 "the log's root at size {} is {root}, not {} as in the head signed or seen before (kept in {}): it holds another history",
                 self.remembered_size, self.remembered_root, self.file
             ),
@@ -104,6 +112,9 @@ pub struct HeadMemory {
     /// The last finding of [`HeadMemory::check`] (`None`: the log extends
     /// the head), for `/readyz` and the metrics.
     finding: Mutex<Option<Rollback>>,
+    /// A witness's refusal that says the log forked or went back: held
+    /// until a witness cosigns the log's head again.
+    witnessed: Mutex<Option<Rollback>>,
 }
 
 /// The file of `identity`'s remembered head in `store`.
@@ -128,6 +139,7 @@ impl HeadMemory {
                     path,
                     known: Mutex::new(None),
                     finding: Mutex::new(None),
+                    witnessed: Mutex::new(None),
                 })
             })
             .clone()
@@ -194,6 +206,7 @@ impl HeadMemory {
                     ledger_size: head.size,
                     ledger_root: Some(hex::encode(head.root)),
                     file: self.path.display().to_string(),
+                    witness: None,
                 }))
             }
             // The same head again: kept as is unless this note holds more
@@ -216,6 +229,9 @@ impl HeadMemory {
         size: u64,
         root_at: Option<&mut dyn FnMut(u64) -> Result<Hash, Error>>,
     ) -> Result<(), Error> {
+        if let Some(refused) = self.witness_finding() {
+            return Err(self.rolled_back(refused));
+        }
         let Some((kept, root)) = self.known()? else {
             return self.clear();
         };
@@ -235,6 +251,7 @@ impl HeadMemory {
                 ledger_size: size,
                 ledger_root,
                 file: self.path.display().to_string(),
+                witness: None,
             })),
         }
     }
@@ -250,13 +267,58 @@ impl HeadMemory {
         self.check(size, Some(&mut root_at))
     }
 
-    /// The last finding; `None`: the log extends the remembered head.
+    /// The last finding; `None`: the log extends the remembered head and
+    /// no witness said otherwise.
     #[must_use]
     pub fn finding(&self) -> Option<Rollback> {
-        self.finding
+        self.witness_finding().or_else(|| {
+            self.finding
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+        })
+    }
+
+    fn witness_finding(&self) -> Option<Rollback> {
+        self.witnessed
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// A witness (`witness`: its URL and answer) refused the log's head of
+    /// `ledger_size` because it cosigned a head of `witnessed_size` the log
+    /// does not extend (a split view, a size the log lacks, a consistency
+    /// proof from its size that fails): the money path stops, as for a
+    /// rolled-back log, until a witness cosigns the log's head again.
+    pub fn witness_refused(&self, witness: String, witnessed_size: u64, ledger_size: u64) {
+        let finding = Rollback {
+            remembered_size: witnessed_size,
+            remembered_root: String::new(),
+            ledger_size,
+            ledger_root: None,
+            file: self.path.display().to_string(),
+            witness: Some(witness),
+        };
+        *self
+            .witnessed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(finding);
+    }
+
+    /// A witness cosigned the log's head of `size`: a witness's earlier
+    /// refusal over a head no larger no longer holds.
+    pub fn witness_cosigned(&self, size: u64) {
+        let mut witnessed = self
+            .witnessed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if witnessed
+            .as_ref()
+            .is_some_and(|w| w.remembered_size <= size)
+        {
+            *witnessed = None;
+        }
     }
 
     fn clear(&self) -> Result<(), Error> {

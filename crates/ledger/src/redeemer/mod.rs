@@ -517,6 +517,13 @@ impl Redeemer {
     }
 
     /// The ledger writer, started on first use.
+    /// Opens the ledger's write path now rather than at the first write
+    /// (a node at start): a ledger key that is not the log's, or a log
+    /// that does not extend the remembered head, is said at once.
+    pub fn open_writer(&self) -> Result<(), Error> {
+        self.writer().map(drop)
+    }
+
     fn writer(&self) -> Result<Arc<GroupCommit>, Error> {
         let mut slot = lock(&self.writer);
         if let Some(w) = slot.as_ref() {

@@ -381,6 +381,31 @@ impl Redeemer {
         Ok(())
     }
 
+    /// A witness refused the log's head of `ledger_size` in a way that
+    /// says the log forked or went back ([`HeadMemory::witness_refused`]):
+    /// nothing is sold, played or paid until a witness cosigns again.
+    pub fn witness_refused(&self, witness: String, witnessed_size: u64, ledger_size: u64) {
+        if let Ok(Some(memory)) = self.head_memory() {
+            memory.witness_refused(witness, witnessed_size, ledger_size);
+        }
+    }
+
+    /// A witness cosigned the log's head of `size`
+    /// ([`HeadMemory::witness_cosigned`]).
+    pub fn witness_cosigned(&self, size: u64) {
+        if let Ok(Some(memory)) = self.head_memory() {
+            memory.witness_cosigned(size);
+        }
+    }
+
+    /// [`Redeemer::rollback_finding`] without reading anything: `None`
+    /// until the ledger's identity was read (by a check, a write or a
+    /// witness's answer). For answering at once on an async thread.
+    #[must_use]
+    pub fn known_rollback(&self) -> Option<crate::ledger::remembered::Rollback> {
+        self.head_memory.get()?.finding()
+    }
+
     /// The last rollback found by this process (a write refused, or
     /// [`Redeemer::check_rollback`]); `None` when the log extends the
     /// remembered head. Reads nothing once the ledger's identity is known.
