@@ -11,6 +11,7 @@ mod conformance;
 mod contract;
 mod cosigned;
 mod emission;
+mod failover;
 mod faults;
 mod format;
 mod fuzz_replay;

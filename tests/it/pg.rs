@@ -28,9 +28,9 @@ use crate::service::{mth, open_note};
 
 /// A PostgreSQL cluster of this test's own.
 pub(crate) struct Cluster {
-    dir: TempDir,
-    bin: PathBuf,
-    port: u16,
+    pub(crate) dir: TempDir,
+    pub(crate) bin: PathBuf,
+    pub(crate) port: u16,
 }
 
 /// The newest installed PostgreSQL's programs folder.
@@ -89,7 +89,7 @@ impl Cluster {
     /// A free port below the ephemeral range (32768 and up on Linux): a
     /// client retrying a stopped database on an ephemeral port can be
     /// given that very port as its own and connect to itself.
-    fn free_port() -> u16 {
+    pub(crate) fn free_port() -> u16 {
         let start = 20_000 + (std::process::id() % 500) as u16 * 20;
         (0..10_000u16)
             .map(|n| 20_000 + (start - 20_000 + n) % 12_000)
@@ -101,7 +101,7 @@ impl Cluster {
     }
 
     /// Every process id of the cluster: the postmaster and its children.
-    fn pids(&self) -> Vec<String> {
+    pub(crate) fn pids(&self) -> Vec<String> {
         let pid_file =
             std::fs::read_to_string(self.dir.path().join("data/postmaster.pid")).unwrap();
         let postmaster = pid_file.lines().next().unwrap().trim().to_string();
@@ -128,12 +128,12 @@ impl Cluster {
         assert!(status.success());
     }
 
-    fn as_root() -> bool {
+    pub(crate) fn as_root() -> bool {
         // SAFETY: geteuid has no preconditions and cannot fail.
         unsafe { libc::geteuid() == 0 }
     }
 
-    fn data(&self) -> String {
+    pub(crate) fn data(&self) -> String {
         self.dir.path().join("data").display().to_string()
     }
 
@@ -150,7 +150,7 @@ impl Cluster {
     }
 
     /// Runs one of PostgreSQL's programs to success.
-    fn run(&self, program: &str, args: &[&str]) {
+    pub(crate) fn run(&self, program: &str, args: &[&str]) {
         let out = self.command(program).args(args).output().unwrap();
         assert!(
             out.status.success(),
@@ -161,7 +161,7 @@ impl Cluster {
     }
 
     /// Starts the server (fsync off: these tests check logic, not disks).
-    fn up(&self) {
+    pub(crate) fn up(&self) {
         let options = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
             self.port,
@@ -211,7 +211,7 @@ impl Drop for Cluster {
 
 /// A store with keys (the ledger key too) and Trésors Ensablés emission
 /// 2, block 1 (3,000 units), and a second node's store: a copy of it.
-fn two_nodes() -> (TempDir, PathBuf, PathBuf) {
+pub(crate) fn two_nodes() -> (TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("node-a");
     issuer(&a, &["keygen"]).expect_code(0);
@@ -237,14 +237,14 @@ fn migrated(test: &str) -> Option<(Cluster, TempDir, PathBuf, PathBuf, String)> 
     Some((pg, dir, a, b, url))
 }
 
-fn id(store: &Path, index: u32) -> String {
+pub(crate) fn id(store: &Path, index: u32) -> String {
     valid_id_of(store, Game::TRESORS_ENSABLES, 2, 1, index)
 }
 
 /// Makes `ids` redeemable on the ledger `url` (the store's own when
 /// `None`), as a platform does: the emission closed, the units marked sold,
 /// and each Trésors Ensablés unit played to its end (issue 13).
-fn sellable(store: &Path, url: Option<&str>, ids: &[String]) {
+pub(crate) fn sellable(store: &Path, url: Option<&str>, ids: &[String]) {
     issuer(store, &["close", "--emission", "2"]).expect_code(0);
     let s = Store::new(store);
     let r = Redeemer::new(
@@ -276,7 +276,7 @@ fn node(store: &Path, url: &str) -> Redeemer {
 }
 
 /// `ledger verify` of the PostgreSQL ledger with both nodes' keys.
-fn verify(url: &str, a: &Path, b: &Path) -> serde_json::Value {
+pub(crate) fn verify(url: &str, a: &Path, b: &Path) -> serde_json::Value {
     let key = |s: &Path| s.join("keys/ledger.pub.pem").display().to_string();
     let (ka, kb) = (key(a), key(b));
     let mut args = vec![
@@ -595,12 +595,12 @@ fn pg_kill_9_of_a_node_under_load_loses_nothing_acknowledged_and_the_other_carri
 // ---------------------------------------------------------------------------
 
 /// `issuer serve --ledger url` of `store`.
-fn serve(store: &Path, url: &str) -> Server {
+pub(crate) fn serve(store: &Path, url: &str) -> Server {
     Server::start_with(store, &["--ledger", url])
 }
 
 /// A new connection to the test's database.
-fn sql(url: &str) -> postgres::Client {
+pub(crate) fn sql(url: &str) -> postgres::Client {
     postgres::Client::connect(url, postgres::NoTls).unwrap()
 }
 
@@ -623,7 +623,7 @@ fn leaf_hashes(url: &str) -> Vec<Hash> {
 }
 
 /// The unit IDs the database holds.
-fn recorded(url: &str) -> HashSet<String> {
+pub(crate) fn recorded(url: &str) -> HashSet<String> {
     sql(url)
         .query("SELECT unit_id FROM redemptions", &[])
         .unwrap()
@@ -635,7 +635,7 @@ fn recorded(url: &str) -> HashSet<String> {
 /// Each node's `GET /v1/ledger/head`: a checkpoint signed by that node's
 /// ledger key whose root is the RFC 9162 root of the database's first
 /// `size` leaf hashes. Returns the sizes.
-fn assert_heads_verify(url: &str, nodes: &[(&Path, &Server)]) -> Vec<u64> {
+pub(crate) fn assert_heads_verify(url: &str, nodes: &[(&Path, &Server)]) -> Vec<u64> {
     let leaves = leaf_hashes(url);
     nodes
         .iter()
@@ -666,7 +666,7 @@ fn assert_heads_verify(url: &str, nodes: &[(&Path, &Server)]) -> Vec<u64> {
         .collect()
 }
 
-fn decimal(v: &serde_json::Value) -> Decimal {
+pub(crate) fn decimal(v: &serde_json::Value) -> Decimal {
     v.as_str().unwrap().parse().unwrap()
 }
 
@@ -1447,7 +1447,7 @@ fn deploy_md_sql() -> Vec<String> {
 impl Cluster {
     /// Runs `script` with `psql -U postgres -d DB`, as an operator does
     /// (each statement on its own, stopping at the first error).
-    fn psql(&self, db: &str, script: &str) {
+    pub(crate) fn psql(&self, db: &str, script: &str) {
         use std::io::Write as _;
         let port = self.port.to_string();
         let mut child = self
