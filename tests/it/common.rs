@@ -564,9 +564,9 @@ pub const TOKEN_NAME: &str = "tests";
 pub struct Server {
     pub child: Child,
     pub base: String,
-    /// What it wrote on stderr so far (read as it comes: a full pipe
-    /// would stop the node).
-    said: std::sync::Arc<Mutex<String>>,
+    /// What it wrote on stderr so far, each line with when it came (read
+    /// as it comes: a full pipe would stop the node).
+    said: std::sync::Arc<Mutex<Vec<(Instant, String)>>>,
 }
 
 impl Server {
@@ -618,14 +618,13 @@ impl Server {
             })
             .to_string();
         assert!(base.contains("://127.0.0.1:"), "{base}");
-        let said = std::sync::Arc::new(Mutex::new(String::new()));
+        let said = std::sync::Arc::new(Mutex::new(Vec::new()));
         if let Some(stderr) = child.stderr.take() {
             let said = std::sync::Arc::clone(&said);
             std::thread::spawn(move || {
                 for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                     let mut said = said.lock().unwrap_or_else(|p| p.into_inner());
-                    said.push_str(&line);
-                    said.push('\n');
+                    said.push((Instant::now(), line));
                 }
             });
         }
@@ -634,6 +633,14 @@ impl Server {
 
     /// What it wrote on stderr so far.
     pub fn stderr(&self) -> String {
+        self.stderr_lines()
+            .into_iter()
+            .map(|(_, line)| line + "\n")
+            .collect()
+    }
+
+    /// Its stderr lines so far, each with when it came.
+    pub fn stderr_lines(&self) -> Vec<(Instant, String)> {
         self.said.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 

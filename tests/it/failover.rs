@@ -7,15 +7,13 @@
 //! cleared, as DEPLOY.md says; the nodes follow by themselves.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::{BufRead, BufReader};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::{agent, call, issuer, Server, TOKEN};
+use crate::common::{agent, call, issuer, TOKEN};
 use crate::pg::{
     assert_heads_verify, decimal, id, recorded, sellable, serve, sql, two_nodes, verify, Cluster,
 };
@@ -171,19 +169,6 @@ fn multi_host(primary: &Cluster, standby: &Cluster) -> String {
     )
 }
 
-/// A server's stderr, read as it comes (a full pipe would block the node),
-/// each line with when it came.
-fn drain_stderr(server: &mut Server) -> JoinHandle<Vec<(Instant, String)>> {
-    let stderr = server.child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-            .map(|line| (Instant::now(), line))
-            .collect()
-    })
-}
-
 /// What the clients were told.
 #[derive(Default)]
 struct Told {
@@ -228,7 +213,6 @@ fn pg_failover_to_a_synchronous_standby_under_load_loses_nothing_acknowledged_an
     let ids: Vec<String> = (0..UNITS).map(|i| id(&a, i)).collect();
     sellable(&a, Some(&url), &ids);
     let mut servers = [serve(&a, &url), serve(&b, &url)];
-    let logs = servers.each_mut().map(drain_stderr);
 
     let told = Mutex::new(Told::default());
     let finished = AtomicUsize::new(0);
@@ -432,8 +416,8 @@ fn pg_failover_to_a_synchronous_standby_under_load_loses_nothing_acknowledged_an
     for server in &mut servers {
         assert_eq!(server.terminate(), Some(0));
     }
-    for (node, log) in ["a", "b"].iter().zip(logs) {
-        let lines = log.join().unwrap();
+    for (node, server) in ["a", "b"].iter().zip(&servers) {
+        let lines = server.stderr_lines();
         let mut said: BTreeMap<String, (usize, i128)> = BTreeMap::new();
         for (t, line) in &lines {
             said.entry(line.clone()).or_insert((0, ms(*t, killed))).0 += 1;

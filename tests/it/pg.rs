@@ -316,7 +316,7 @@ fn pg_two_nodes_pay_a_unit_once_and_the_end_of_claims_stops_a_stale_node() {
     assert!(early.stderr.contains("ledger migrate"), "{}", early.stderr);
     pg.migrate(&a);
     let again = issuer(&a, &["ledger", "migrate", "--ledger", &url, "--json"]).expect_code(0);
-    assert_eq!(again.json()["from_version"], 9);
+    assert_eq!(again.json()["from_version"], 10);
     sellable(&a, Some(&url), &[4, 5, 6, 7].map(|i| id(&a, i)));
 
     // One unit, two nodes: paid once.
@@ -1036,7 +1036,7 @@ fn pg_keys_sell_once_across_two_nodes_and_a_version_2_ledger_migrates() {
             migrated["from_version"].as_i64(),
             migrated["to_version"].as_i64()
         ),
-        (Some(2), Some(9)),
+        (Some(2), Some(10)),
         "{migrated}"
     );
 
@@ -1549,7 +1549,7 @@ fn pg_deploy_md_roles_run_verbatim_migrate_as_the_owner_pay_as_redeem_and_a_refu
     // The owner migrates (PGPASSWORD).
     let run = issuer_env(&a, &migrate, &[("PGPASSWORD", "change-me-owner")]).expect_code(0);
     assert_eq!(run.json()["from_version"], 0);
-    assert_eq!(run.json()["to_version"], 9);
+    assert_eq!(run.json()["to_version"], 10);
 
     // The nodes pay as `redeem` (its password in a URL, in process) ...
     let port = pg.port;
@@ -1953,7 +1953,8 @@ fn pg_two_nodes_publish_checkpoints_their_witness_cosigned_under_load() {
 }
 
 /// Issue 35: a dump restored under two running nodes (`pg_dump -Fc`, then
-/// `pg_restore --clean`) is found by both within a sequencer turn or two:
+/// `pg_restore --clean`) is found by both within a sequencer turn or two,
+/// then `ledger recover` from the published tiles brings it back:
 /// every write is refused `ledger_rolled_back`, nothing recorded, and
 /// `ledger verify` from either store names the missing entries.
 #[test]
@@ -1986,6 +1987,10 @@ fn pg_a_dump_restored_under_two_running_nodes_is_refused_by_both() {
         nodes[n % 2].redeem(unit, None).unwrap();
     }
     let signed = verify(&url, &a, &b)["log"]["size"].as_u64().unwrap();
+    // The log as published (what a mirror keeps).
+    let published = dir.path().join("published");
+    let out = published.to_str().unwrap();
+    issuer(&a, &["ledger", "tiles", "--out", out, "--ledger", &url]).expect_code(0);
     // Both nodes see the latest head within a turn.
     std::thread::sleep(Duration::from_millis(500));
     pg.run(
@@ -2029,6 +2034,46 @@ fn pg_a_dump_restored_under_two_running_nodes_is_refused_by_both() {
         .unwrap()
         .get(0);
     assert_eq!(paid, 10, "nothing was recorded on the restored database");
+
+    // Recovered from the published log while both nodes run: they serve
+    // again within a turn, every unit as it was, nothing paid twice.
+    let run = issuer(
+        &b,
+        &[
+            "ledger", "recover", "--from", out, "--ledger", &url, "--json",
+        ],
+    )
+    .expect_code(0)
+    .json();
+    assert_eq!(run["ledger_size"], signed, "{run}");
+    assert_eq!(run["restored"]["redemptions"], 10, "{run}");
+    assert_eq!(run["complete"], true, "{run}");
+    let recovered_at = Instant::now();
+    while nodes.iter().any(|n| n.check_rollback().is_err()) {
+        assert!(
+            recovered_at.elapsed() < Duration::from_secs(5),
+            "still refused"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for node in &nodes {
+        let e = node.redeem(&units[15], None).unwrap_err();
+        assert_eq!(e.code(), "already_redeemed", "{e}");
+    }
+    nodes[0].redeem(&units[25], None).unwrap();
+    let e = nodes[1].redeem(&units[25], None).unwrap_err();
+    assert_eq!(e.code(), "already_redeemed", "{e}");
+    let log = verify(&url, &a, &b);
+    assert_eq!(
+        (&log["ok"], &log["log"]["size"]),
+        (&true.into(), &(signed + 1).into()),
+        "{log}"
+    );
+    let paid: i64 = sql(&url)
+        .query_one("SELECT COUNT(*) FROM redemptions", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(paid, 21);
 }
 
 /// Issue 35: every PostgreSQL process stopped (SIGSTOP): a node that has

@@ -76,6 +76,18 @@ pub trait Backend: Send + Sync {
     /// `None` when there is none.
     fn identity(&self, create: bool) -> Result<Option<String>, Error>;
 
+    /// Puts published entries back (`ledger recover`) where the ledger
+    /// sequences them itself (PostgreSQL: [`super::pg::PgLedger::put_back`],
+    /// signed with `signer`'s ledger key); `None` where they go through
+    /// the ledger's writers as operations (the store's SQLite ledger).
+    fn put_back(
+        &self,
+        _signer: &Store,
+        _entries: &[super::ops::Restored],
+    ) -> Result<Option<super::pg::PutBack>, Error> {
+        Ok(None)
+    }
+
     /// What each block's units have been through: sold, play ended,
     /// redeemed, paid (empty when there is no ledger yet).
     fn activity(&self) -> Result<Vec<BlockActivity>, Error>;

@@ -1944,6 +1944,165 @@ impl PgLedger {
     }
 }
 
+/// What putting published entries back on a PostgreSQL ledger did.
+#[derive(Clone, Debug)]
+pub struct PutBack {
+    /// The new head's note (signed with the log's key).
+    pub note: String,
+    /// Rows the restored database held queued (acknowledged, not yet
+    /// sequenced when it was copied) that the published log places: given
+    /// its places.
+    pub queued_placed: u64,
+    /// Queued rows the published log does not hold: sequenced after the
+    /// entries put back, as any queued row.
+    pub queued_after: u64,
+}
+
+/// A log line without its position (`kind|seq|rest` → `kind|rest`): a
+/// queued row's line and a published one compare by it.
+fn unplaced(line: &str) -> String {
+    let mut parts = line.splitn(3, '|');
+    let kind = parts.next().unwrap_or_default();
+    let _seq = parts.next();
+    format!("{kind}|{}", parts.next().unwrap_or_default())
+}
+
+impl PgLedger {
+    /// Puts `entries` of the published log back at their places
+    /// (`ledger recover`, docs/REDEMPTION.md §Recovery), in one
+    /// transaction under the sequencer's lock: a row the restored database
+    /// holds queued is placed where the log holds it, any other row is
+    /// made again; then the tiles, the blocks' totals and one head signed
+    /// with `key`. The entries must start where the log ends, in order.
+    pub fn put_back(&self, key: &LedgerKey, entries: &[ops::Restored]) -> Result<PutBack, Error> {
+        use super::pg_sequencer::{read_queue, ToPlace, SEQUENCER_LOCK, TABLES};
+        let db = |e: postgres::Error| self.db_error(&e);
+        let damaged = |reason: String| Error::LedgerDamaged {
+            path: PathBuf::from(&self.name),
+            reason,
+        };
+        let mut conn = self.conn()?;
+        let PgConn { client, statements } = &mut *conn;
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::ReadCommitted)
+            .start()
+            .map_err(db)?;
+        tx.batch_execute("SET LOCAL statement_timeout = 0")
+            .map_err(db)?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SEQUENCER_LOCK])
+            .map_err(db)?;
+        let kept: Vec<u8> = tx
+            .query_one("SELECT frontier FROM log_state FOR UPDATE", &[])
+            .map_err(db)?
+            .get(0);
+        let mut frontier = Frontier::from_bytes(&kept)
+            .ok_or_else(|| damaged("log_state holds no valid frontier".into()))?;
+        let old_size = frontier.size();
+        if let Some((r, at)) = entries.iter().zip(old_size..).find(|(r, at)| r.seq != *at) {
+            return Err(damaged(format!(
+                "entry {} cannot be put back at place {at} (the log holds {old_size} entries); nothing was put back: run `issuer ledger recover` again",
+                r.seq
+            )));
+        }
+        let covered = tiles::covered(tx.query_opt(LAST_TILE, &[]).map_err(db)?.map(|r| {
+            (
+                r.get::<_, i64>(0).unsigned_abs(),
+                r.get::<_, Vec<u8>>(1).len() / 32,
+            )
+        }));
+        let queue = read_queue(&mut tx, i64::MAX).map_err(db)?;
+        let mut waiting: HashMap<String, std::collections::VecDeque<(usize, i64)>> = HashMap::new();
+        for (pending, q) in &queue {
+            waiting
+                .entry(unplaced(&q.line(0)))
+                .or_default()
+                .push_back((q.table(), *pending));
+        }
+        let mut placing = Vec::with_capacity(entries.len());
+        let mut queued_placed = 0;
+        {
+            let mut pg = PgTx {
+                tx: &mut tx,
+                ledger: self,
+                statements,
+                queued: None,
+                writing: true,
+                read_ahead: HashMap::new(),
+            };
+            for r in entries {
+                let found = waiting
+                    .get_mut(&unplaced(&r.line))
+                    .and_then(std::collections::VecDeque::pop_front);
+                let (table, pending) = match found {
+                    Some(f) => {
+                        queued_placed += 1;
+                        f
+                    }
+                    None => {
+                        let q = pg.insert_restored(r)?.ok_or_else(|| damaged(format!(
+                            "entry {} ({}) cannot be put back: the ledger holds a row for it the log does not; nothing was put back",
+                            r.seq,
+                            r.line.trim_end()
+                        )))?;
+                        (
+                            TABLES.iter().position(|t| *t == q.table).unwrap_or(0),
+                            q.pending,
+                        )
+                    }
+                };
+                let paid = match &r.row {
+                    ops::RestoredRow::Redemption { entry, .. } => Some((
+                        (entry.game.slug().to_string(), entry.emission, entry.block),
+                        entry.prize_cents,
+                    )),
+                    _ => None,
+                };
+                placing.push(ToPlace {
+                    table,
+                    pending,
+                    line: r.line.clone(),
+                    paid,
+                });
+            }
+        }
+        let leaves = self.place_entries(&mut tx, &mut frontier, &placing)?;
+        let note = self.close_turn(&mut tx, &frontier, (old_size, covered), &leaves, key)?;
+        tx.commit().map_err(db)?;
+        Ok(PutBack {
+            note,
+            queued_placed,
+            queued_after: queue.len() as u64 - queued_placed,
+        })
+    }
+}
+
+impl PgTx<'_, '_> {
+    /// Makes the row of a published entry again, queued; the row queued
+    /// (`None`: the ledger holds the row already).
+    fn insert_restored(&mut self, r: &ops::Restored) -> Result<Option<QueuedRow>, Error> {
+        self.queued = None;
+        match &r.row {
+            ops::RestoredRow::Sale {
+                unit,
+                sold_at,
+                lane,
+            } => self.insert_sale(unit.place(), sold_at, lane.as_deref(), None)?,
+            ops::RestoredRow::Play {
+                unit,
+                play,
+                ended_at,
+            } => self.put_play(unit.place(), play, ended_at, None)?,
+            ops::RestoredRow::Redemption { entry, redeemed_at } => {
+                self.insert_redemption(entry, redeemed_at, None)?;
+            }
+            ops::RestoredRow::EndOfClaims(s) => self.log_claims_end(s, None)?,
+            ops::RestoredRow::Operator(a) => self.insert_action(a, None)?,
+        }
+        Ok(self.queued.take())
+    }
+}
+
 impl PgStorage {
     /// The storage of `ledger`, signing with `store`'s ledger key (made if
     /// needed); refuses a database without the current schema.
@@ -2018,6 +2177,17 @@ impl Backend for PgLedger {
     fn summary(&self) -> Result<super::Summary, Error> {
         self.check_schema()?;
         PgLedger::summary(self)
+    }
+
+    fn put_back(
+        &self,
+        signer: &Store,
+        entries: &[ops::Restored],
+    ) -> Result<Option<PutBack>, Error> {
+        self.check_schema()?;
+        let key = LedgerKey::load_or_create(signer)?;
+        self.claim_log(&key, &signer.ledger_key_path())?;
+        PgLedger::put_back(self, &key, entries).map(Some)
     }
 
     fn identity(&self, _create: bool) -> Result<Option<String>, Error> {

@@ -67,7 +67,7 @@ pub const MAX_SEQUENCED: i64 = 8192;
 pub const DRAIN: Duration = Duration::from_secs(5);
 
 /// A queued row, with what its log line needs.
-enum Queued {
+pub(super) enum Queued {
     Redemption(OwnedFields),
     Sale {
         game: String,
@@ -90,8 +90,8 @@ enum Queued {
 }
 
 impl Queued {
-    /// Its table.
-    fn table(&self) -> usize {
+    /// Its table (in [`TABLES`]).
+    pub(super) fn table(&self) -> usize {
         match self {
             Queued::Redemption(_) => 0,
             Queued::Sale { .. } => 1,
@@ -102,7 +102,7 @@ impl Queued {
     }
 
     /// Its leaf data at position `seq`.
-    fn line(&self, seq: u64) -> String {
+    pub(super) fn line(&self, seq: u64) -> String {
         self.entry().line(seq)
     }
 
@@ -150,7 +150,7 @@ fn place(game: &str, emission: u32, block: u32, index: u32) -> Place<'_> {
 }
 
 /// The tables entries are queued in, in [`Queued::table`] order.
-const TABLES: [&str; 5] = [
+pub(super) const TABLES: [&str; 5] = [
     "redemptions",
     "sales",
     "plays",
@@ -159,7 +159,7 @@ const TABLES: [&str; 5] = [
 ];
 
 /// Reads the queue: up to `max` rows of each table, oldest first.
-fn read_queue(
+pub(super) fn read_queue(
     tx: &mut postgres::Transaction,
     max: i64,
 ) -> Result<Vec<(i64, Queued)>, postgres::Error> {
@@ -242,6 +242,26 @@ fn read_queue(
 /// leaves.
 type Placed = (Vec<i64>, Vec<i64>, Vec<Vec<u8>>);
 
+/// A queued row given its place: its table (in [`TABLES`]), its pending
+/// number, its leaf data at that place and, for a redemption, its block
+/// and prize (the block's running totals).
+pub(super) struct ToPlace {
+    pub(super) table: usize,
+    pub(super) pending: i64,
+    pub(super) line: String,
+    pub(super) paid: Option<((String, u32, u32), u32)>,
+}
+
+impl Queued {
+    /// A redemption's block and prize.
+    fn paid(&self) -> Option<((String, u32, u32), u32)> {
+        match self {
+            Queued::Redemption(f) => Some(((f.game.clone(), f.emission, f.block), f.prize_cents)),
+            _ => None,
+        }
+    }
+}
+
 /// What one turn of the sequencer did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Turn {
@@ -314,26 +334,55 @@ impl PgLedger {
             }
             return Ok(Turn::Appended(0));
         }
+        let placing: Vec<ToPlace> = (old_size..)
+            .zip(&queue)
+            .map(|(seq, (pending, entry))| ToPlace {
+                table: entry.table(),
+                pending: *pending,
+                line: entry.line(seq),
+                paid: entry.paid(),
+            })
+            .collect();
+        let leaves = self.place_entries(&mut tx, &mut frontier, &placing)?;
+        let note = self.close_turn(&mut tx, &frontier, (old_size, covered), &leaves, key)?;
+        tx.commit().map_err(db)?;
+        if let Some(memory) = &self.memory {
+            // Entries sequenced are answered only by a lookup afterwards,
+            // so a head not remembered here is remembered next turn; a
+            // failure is told, never silent.
+            memory.remember(&note)?;
+        }
+        Ok(Turn::Appended(queue.len() as u64))
+    }
+
+    /// Gives `entries` the log's next places after `frontier` (extended):
+    /// each row's position and leaf, and the redemptions added to their
+    /// blocks' totals. The new leaves.
+    pub(super) fn place_entries(
+        &self,
+        tx: &mut postgres::Transaction,
+        frontier: &mut Frontier,
+        entries: &[ToPlace],
+    ) -> Result<Vec<Hash>, Error> {
+        let db = |e: postgres::Error| self.db_error(&e);
         // Per table: pending numbers, positions, leaves.
         let mut updates: [Placed; TABLES.len()] = Default::default();
-        let mut totals: std::collections::BTreeMap<(String, u32, u32), (i64, i64)> =
+        let mut totals: std::collections::BTreeMap<&(String, u32, u32), (i64, i64)> =
             std::collections::BTreeMap::new();
-        let mut leaves = Vec::with_capacity(queue.len());
-        for (pending, entry) in &queue {
+        let mut leaves = Vec::with_capacity(entries.len());
+        for entry in entries {
             let seq = frontier.size();
-            let leaf = merkle::leaf_hash(entry.line(seq).as_bytes());
+            let leaf = merkle::leaf_hash(entry.line.as_bytes());
             frontier.push(leaf);
             leaves.push(leaf);
-            let u = &mut updates[entry.table()];
-            u.0.push(*pending);
+            let u = &mut updates[entry.table];
+            u.0.push(entry.pending);
             u.1.push(i64::try_from(seq).unwrap_or(i64::MAX));
             u.2.push(leaf.to_vec());
-            if let Queued::Redemption(f) = entry {
-                let t = totals
-                    .entry((f.game.clone(), f.emission, f.block))
-                    .or_default();
+            if let Some((block, prize)) = &entry.paid {
+                let t = totals.entry(block).or_default();
                 t.0 += 1;
-                t.1 += i64::from(f.prize_cents);
+                t.1 += i64::from(*prize);
             }
         }
         for (table, (pending, seqs, leaves)) in TABLES.iter().zip(&updates) {
@@ -360,30 +409,44 @@ impl PgLedger {
                 });
             }
         }
-        for ((game, emission, block), (units, paid)) in &totals {
+        for ((game, emission, block), (units, paid)) in totals {
             tx.execute(
                 super::pg::ADD_TO_TOTALS,
-                &[game, &i64::from(*emission), &i64::from(*block), units, paid],
+                &[
+                    game,
+                    &i64::from(*emission),
+                    &i64::from(*block),
+                    &units,
+                    &paid,
+                ],
             )
             .map_err(db)?;
         }
-        // The tiles: the new leaves, or (a ledger written before tiles)
-        // the stored ones first, a chunk a turn, the new ones after.
+        Ok(leaves)
+    }
+
+    /// Ends a turn that placed `leaves` after `old_size` (tiles `covered`
+    /// that far): the tiles (the new leaves, or for a ledger written
+    /// before tiles the stored ones first, a chunk a turn) and the new
+    /// head, signed with `key`. The head's note.
+    pub(super) fn close_turn(
+        &self,
+        tx: &mut postgres::Transaction,
+        frontier: &Frontier,
+        (old_size, covered): (u64, u64),
+        leaves: &[Hash],
+        key: &LedgerKey,
+    ) -> Result<String, Error> {
         if covered == old_size {
-            self.put_tiles(&mut tx, covered, &leaves)?;
+            self.put_tiles(tx, covered, leaves)?;
         } else {
-            self.tile_stored_leaves(&mut tx, covered, frontier.size())?;
+            self.tile_stored_leaves(tx, covered, frontier.size())?;
         }
-        let at: String = tx.query_one(super::pg::NOW, &[]).map_err(db)?.get(0);
-        let note = self.store_head(&mut tx, &frontier, key, &at)?;
-        tx.commit().map_err(db)?;
-        if let Some(memory) = &self.memory {
-            // Entries sequenced are answered only by a lookup afterwards,
-            // so a head not remembered here is remembered next turn; a
-            // failure is told, never silent.
-            memory.remember(&note)?;
-        }
-        Ok(Turn::Appended(queue.len() as u64))
+        let at: String = tx
+            .query_one(super::pg::NOW, &[])
+            .map_err(|e| self.db_error(&e))?
+            .get(0);
+        self.store_head(tx, frontier, key, &at)
     }
 
     /// Appends `leaves` (from position `size`) to the tiles.

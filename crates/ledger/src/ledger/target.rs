@@ -135,6 +135,15 @@ impl LedgerTarget {
         self.backend.emission_rows(game.slug(), emission, f)
     }
 
+    /// [`Backend::put_back`].
+    pub fn put_back(
+        &self,
+        signer: &Store,
+        entries: &[super::ops::Restored],
+    ) -> Result<Option<super::pg::PutBack>, Error> {
+        self.backend.put_back(signer, entries)
+    }
+
     /// The ledger's identity (`Backend::identity`), made with the ledger
     /// when `create`; else `None` when there is no ledger yet.
     pub fn identity(&self, create: bool) -> Result<Option<String>, Error> {

@@ -76,6 +76,18 @@ pub struct RecoverReport {
     /// Sales put back without a lane (the log does not name it; `--lane`
     /// gives one): only the operator reaches them until reassigned.
     pub sales_without_lane: Vec<String>,
+    /// PostgreSQL: rows the restored database held queued (acknowledged,
+    /// not yet sequenced when it was copied) placed where the published
+    /// log holds them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queued_placed: Option<u64>,
+    /// PostgreSQL: queued rows the published log does not hold
+    /// (acknowledged after its last checkpoint): sequenced after the
+    /// entries put back. What was acknowledged after the copy and never
+    /// published is not in either: reconcile it with the platforms'
+    /// idempotency records (docs/DEPLOY.md §Backups and restore).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queued_after: Option<u64>,
 }
 
 /// Refuses a recovery, saying why; nothing was written.
@@ -229,11 +241,22 @@ impl Redeemer {
                 RestoredRow::Operator(_) => "operator_actions",
             };
             *restored.entry(kind.to_string()).or_insert(0) += 1;
-            ops.push(Op::Restore(Box::new(Restored {
+            ops.push(Restored {
                 seq,
                 line: line.clone(),
                 row,
-            })));
+            });
+        }
+        // PostgreSQL puts them back itself, under its sequencer's lock;
+        // the store's SQLite ledger through its writer.
+        let put_back = self.ledger().put_back(store, &ops)?;
+        let ops: Vec<Op> = if put_back.is_some() {
+            Vec::new()
+        } else {
+            ops.into_iter().map(|r| Op::Restore(Box::new(r))).collect()
+        };
+        if let Some(done) = &put_back {
+            memory.remember(&done.note)?;
         }
         for chunk in ops.chunks(256) {
             for outcome in self.submit(chunk.to_vec()) {
@@ -258,6 +281,8 @@ impl Redeemer {
             remembered_size: remembered.as_ref().map(|r| r.size),
             complete: remembered.is_none_or(|r| ledger_size >= r.size),
             sales_without_lane,
+            queued_placed: put_back.as_ref().map(|p| p.queued_placed),
+            queued_after: put_back.as_ref().map(|p| p.queued_after),
         })
     }
 
