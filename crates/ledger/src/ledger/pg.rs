@@ -552,17 +552,24 @@ impl PgLedger {
             .map_err(|e| self.read_error(&e))
     }
 
-    /// Applies `ops` in one transaction ([`super::ops::apply`]), their
-    /// entries queued for the sequencer. As [`super::Ledger::commit`].
-    pub fn commit(&self, ops: &[Op]) -> Result<Vec<Result<Done, Error>>, Error> {
-        let db = |e: postgres::Error| self.db_error(&e);
-        let mut conn = self.conn()?;
-        let PgConn { client, statements } = &mut *conn;
-        let mut tx = client
+    /// A READ COMMITTED transaction on `client`.
+    fn begin<'c>(
+        &self,
+        client: &'c mut postgres::Client,
+    ) -> Result<postgres::Transaction<'c>, Error> {
+        client
             .build_transaction()
             .isolation_level(IsolationLevel::ReadCommitted)
             .start()
-            .map_err(db)?;
+            .map_err(|e| self.db_error(&e))
+    }
+
+    /// Applies `ops` in one transaction ([`super::ops::apply`]), their
+    /// entries queued for the sequencer. As [`super::Ledger::commit`].
+    pub fn commit(&self, ops: &[Op]) -> Result<Vec<Result<Done, Error>>, Error> {
+        let mut conn = self.conn()?;
+        let PgConn { client, statements } = &mut *conn;
+        let mut tx = self.begin(client)?;
         let mut pg = PgTx {
             tx: &mut tx,
             ledger: self,
@@ -1983,11 +1990,7 @@ impl PgLedger {
         };
         let mut conn = self.conn()?;
         let PgConn { client, statements } = &mut *conn;
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::ReadCommitted)
-            .start()
-            .map_err(db)?;
+        let mut tx = self.begin(client)?;
         tx.batch_execute("SET LOCAL statement_timeout = 0")
             .map_err(db)?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SEQUENCER_LOCK])
