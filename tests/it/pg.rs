@@ -2056,6 +2056,10 @@ fn pg_a_dump_restored_under_two_running_nodes_is_refused_by_both() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    eprintln!(
+        "pg recover: both nodes serve {:?} after `ledger recover` returned",
+        recovered_at.elapsed()
+    );
     for node in &nodes {
         let e = node.redeem(&units[15], None).unwrap_err();
         assert_eq!(e.code(), "already_redeemed", "{e}");
