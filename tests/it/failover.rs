@@ -15,28 +15,33 @@ use serde_json::{json, Value};
 
 use crate::common::{agent, call, issuer, TOKEN};
 use crate::pg::{
-    assert_heads_verify, decimal, id, recorded, sellable, serve, sql, two_nodes, verify, Cluster,
+    assert_heads_verify, decimal, id, node, recorded, sellable, serve, sql, two_nodes, verify,
+    Cluster,
 };
+use ticket_issuer::unit_id::UnitId;
 
 impl Cluster {
     /// A streaming standby of `primary` named `name`, made as DEPLOY.md
-    /// says (`pg_basebackup -R -X stream`), and synchronous: the primary's
+    /// says (`pg_basebackup -R -X stream`); when `synchronous`, the primary's
     /// `synchronous_standby_names` is `FIRST 1 (name)` (set before the
     /// copy, so the standby inherits it, as a standby cloned from a
     /// configured primary does) and `synchronous_commit` is `on`. Returns
     /// once the primary reports the standby `sync`. initdb's default
     /// `pg_hba.conf` lets `postgres` replicate over 127.0.0.1 (trust), and
     /// PostgreSQL 15's defaults have `wal_level = replica` and 10 WAL
-    /// senders.
-    pub(crate) fn standby_of(primary: &Cluster, name: &str) -> Cluster {
-        let mut db = sql(&primary.url());
-        db.batch_execute(&format!(
-            "ALTER SYSTEM SET synchronous_standby_names = 'FIRST 1 ({name})'"
-        ))
-        .unwrap();
-        db.batch_execute("ALTER SYSTEM SET synchronous_commit = on")
+    /// senders. Otherwise the standby streams asynchronously (`async`):
+    /// the primary acknowledges commits it has not sent.
+    pub(crate) fn standby_of(primary: &Cluster, name: &str, synchronous: bool) -> Cluster {
+        if synchronous {
+            let mut db = sql(&primary.url());
+            db.batch_execute(&format!(
+                "ALTER SYSTEM SET synchronous_standby_names = 'FIRST 1 ({name})'"
+            ))
             .unwrap();
-        db.batch_execute("SELECT pg_reload_conf()").unwrap();
+            db.batch_execute("ALTER SYSTEM SET synchronous_commit = on")
+                .unwrap();
+            db.batch_execute("SELECT pg_reload_conf()").unwrap();
+        }
         let dir = tempfile::Builder::new()
             .prefix("pg-standby-")
             .tempdir_in("/tmp")
@@ -80,16 +85,21 @@ impl Cluster {
         let auto = standby.dir.path().join("data/postgresql.auto.conf");
         let mut conf = std::fs::read_to_string(&auto).unwrap();
         assert!(conf.contains("primary_conninfo"), "-R: {conf}");
-        assert!(conf.contains("synchronous_standby_names"), "{conf}");
+        assert_eq!(
+            conf.contains("synchronous_standby_names"),
+            synchronous,
+            "{conf}"
+        );
         conf.push_str(&format!("cluster_name = '{name}'\n"));
         std::fs::write(&auto, conf).unwrap();
         assert!(standby.dir.path().join("data/standby.signal").exists());
         standby.up();
+        let state = if synchronous { "sync" } else { "async" };
         let deadline = Instant::now() + Duration::from_secs(30);
-        while primary.sync_state(name).as_deref() != Some("sync") {
+        while primary.sync_state(name).as_deref() != Some(state) {
             assert!(
                 Instant::now() < deadline,
-                "{name} is not a synchronous standby after 30 s: {:?}",
+                "{name} is not streaming {state} after 30 s: {:?}",
                 primary.sync_state(name)
             );
             std::thread::sleep(Duration::from_millis(50));
@@ -202,7 +212,7 @@ fn pg_failover_to_a_synchronous_standby_under_load_loses_nothing_acknowledged_an
     let Some(primary) = Cluster::start("pg_failover_to_a_synchronous_standby…") else {
         return;
     };
-    let standby = Cluster::standby_of(&primary, "standby1");
+    let standby = Cluster::standby_of(&primary, "standby1", true);
     let url = multi_host(&primary, &standby);
     let (_dir, a, b) = two_nodes();
     issuer(&a, &["ledger", "migrate", "--ledger", &url]).expect_code(0);
@@ -428,4 +438,175 @@ fn pg_failover_to_a_synchronous_standby_under_load_loses_nothing_acknowledged_an
             );
         }
     }
+}
+
+impl Cluster {
+    /// The WAL this primary has written (`pg_current_wal_lsn()`), as text.
+    fn wal_lsn(&self) -> String {
+        sql(&self.url())
+            .query_one("SELECT pg_current_wal_lsn()::text", &[])
+            .unwrap()
+            .get(0)
+    }
+
+    /// Returns once this standby has replayed the WAL up to `lsn`.
+    fn replayed(&self, lsn: &str) {
+        let mut db = sql(&self.url());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let done: bool = db
+                .query_one(
+                    "SELECT pg_wal_lsn_diff(pg_last_wal_replay_lsn(), $1::text::pg_lsn) >= 0",
+                    &[&lsn],
+                )
+                .unwrap()
+                .get(0);
+            if done {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{lsn} not replayed after 30 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// The number of rows of `redemptions` in the database of `url`.
+fn redemptions(url: &str) -> i64 {
+    sql(url)
+        .query_one("SELECT COUNT(*) FROM redemptions", &[])
+        .unwrap()
+        .get(0)
+}
+
+/// Issue 35 (4): a primary with an asynchronous standby; the standby's
+/// replication cut (it lags), 20 more units paid on the primary alone and
+/// the log published; the primary killed -9 and the standby promoted: it
+/// lacks those payments. Both nodes, on the multi-host URL, find the log
+/// they follow went back and refuse every write (`ledger_rolled_back`,
+/// nothing recorded) until `ledger recover` from the published log puts
+/// the lost entries back; then they serve again and nothing is paid twice.
+#[test]
+fn pg_failover_to_an_asynchronous_standby_that_lost_payments_is_refused_until_recovered() {
+    let Some(primary) = Cluster::start("pg_failover_to_an_asynchronous_standby…") else {
+        return;
+    };
+    let standby = Cluster::standby_of(&primary, "standby1", false);
+    let url = multi_host(&primary, &standby);
+    let (dir, a, b) = two_nodes();
+    issuer(&a, &["ledger", "migrate", "--ledger", &url]).expect_code(0);
+    let ids: Vec<String> = (0..60).map(|i| id(&a, i)).collect();
+    sellable(&a, Some(&url), &ids);
+    let units: Vec<UnitId> = ids.iter().map(|i| i.parse().unwrap()).collect();
+    let nodes = [node(&a, &url), node(&b, &url)];
+    for (n, unit) in units[..20].iter().enumerate() {
+        nodes[n % 2].redeem(unit, None).unwrap();
+    }
+    verify(&url, &a, &b);
+    standby.replayed(&primary.wal_lsn());
+    assert_eq!(redemptions(&standby.url()), 20);
+
+    // The standby cut off: it streams from nowhere.
+    let mut db = sql(&standby.url());
+    db.batch_execute("ALTER SYSTEM SET primary_conninfo = 'host=127.0.0.1 port=1'")
+        .unwrap();
+    db.batch_execute("SELECT pg_reload_conf()").unwrap();
+    drop(db);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while primary.sync_state("standby1").is_some() {
+        assert!(Instant::now() < deadline, "the standby still streams");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // Acknowledged by the primary alone, sequenced and published.
+    for (n, unit) in units[20..40].iter().enumerate() {
+        nodes[n % 2].redeem(unit, None).unwrap();
+    }
+    let signed = verify(&url, &a, &b)["log"]["size"].as_u64().unwrap();
+    let published = dir.path().join("published");
+    let out = published.to_str().unwrap();
+    issuer(&a, &["ledger", "tiles", "--out", out, "--ledger", &url]).expect_code(0);
+    // Both nodes remember the latest head within a turn.
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(redemptions(&standby.url()), 20, "the standby lags");
+
+    let killed = Instant::now();
+    primary.kill_9();
+    standby.promote();
+    let promoted = killed.elapsed();
+    let mut found = [None, None];
+    let mut seen: [BTreeMap<String, usize>; 2] = Default::default();
+    while found.iter().any(Option::is_none) && killed.elapsed() < Duration::from_secs(30) {
+        for (n, node) in nodes.iter().enumerate() {
+            if found[n].is_none() {
+                match node.check_rollback() {
+                    Err(e) if e.code() == "ledger_rolled_back" => found[n] = Some(killed.elapsed()),
+                    Err(e) => *seen[n].entry(e.code().to_string()).or_default() += 1,
+                    Ok(()) => *seen[n].entry("ok".into()).or_default() += 1,
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!(
+        "pg async failover: the standby promoted {promoted:?} after the kill; the nodes \
+         refused (ledger_rolled_back) {found:?} after the kill; before that: {seen:?}"
+    );
+    assert!(found.iter().all(Option::is_some), "{found:?} {seen:?}");
+    // Every write refused, nothing recorded: the lost units are not paid
+    // again, those never paid are not paid now.
+    for node in &nodes {
+        for unit in [&units[25], &units[50]] {
+            let e = node.redeem(unit, None).unwrap_err();
+            assert_eq!(e.code(), "ledger_rolled_back", "{unit}: {e}");
+        }
+    }
+    assert_eq!(redemptions(&standby.url()), 20, "nothing recorded");
+
+    // Recovered from the published log while both nodes run.
+    let started = Instant::now();
+    let run = issuer(
+        &b,
+        &[
+            "ledger", "recover", "--from", out, "--ledger", &url, "--json",
+        ],
+    )
+    .expect_code(0)
+    .json();
+    let recover_took = started.elapsed();
+    assert_eq!(run["ledger_size"], signed, "{run}");
+    assert_eq!(run["restored"]["redemptions"], 20, "{run}");
+    assert_eq!(run["complete"], true, "{run}");
+    let recovered_at = Instant::now();
+    while nodes.iter().any(|n| n.check_rollback().is_err()) {
+        assert!(
+            recovered_at.elapsed() < Duration::from_secs(5),
+            "still refused: {:?}",
+            nodes.iter().map(|n| n.check_rollback()).collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!(
+        "pg async failover: ledger recover took {recover_took:?}, both nodes served again {:?} \
+         after it ended; {}",
+        recovered_at.elapsed(),
+        run
+    );
+    for unit in &units[20..40] {
+        for node in &nodes {
+            let e = node.redeem(unit, None).unwrap_err();
+            assert_eq!(e.code(), "already_redeemed", "{unit}: {e}");
+        }
+    }
+    nodes[0].redeem(&units[50], None).unwrap();
+    let e = nodes[1].redeem(&units[50], None).unwrap_err();
+    assert_eq!(e.code(), "already_redeemed", "{e}");
+    let log = verify(&url, &a, &b);
+    assert_eq!(
+        (&log["ok"], &log["log"]["size"]),
+        (&json!(true), &json!(signed + 1)),
+        "{log}"
+    );
+    assert_eq!(redemptions(&standby.url()), 41);
+    let expected: HashSet<String> = ids[..40].iter().chain([&ids[50]]).cloned().collect();
+    assert_eq!(recorded(&standby.url()), expected);
 }

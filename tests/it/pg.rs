@@ -264,7 +264,7 @@ pub(crate) fn sellable(store: &Path, url: Option<&str>, ids: &[String]) {
 }
 
 /// A long-lived redeemer of `store` on the PostgreSQL ledger `url` (a node).
-fn node(store: &Path, url: &str) -> Redeemer {
+pub(crate) fn node(store: &Path, url: &str) -> Redeemer {
     let s = Store::new(store);
     let keys = OwnedKeys {
         public_key: s.public_key().unwrap(),
