@@ -4,7 +4,6 @@
 //! its idempotency keys are its own; a refusal to a platform names nothing
 //! of the node; a batch's key holds against a concurrent batch.
 
-use std::io::Read as _;
 use std::path::Path;
 
 use serde_json::{json, Value};
@@ -261,14 +260,7 @@ fn a_refusal_to_a_platform_names_no_file_host_or_ledger() {
     // The operator reads the detail on the node's standard error.
     let mut server = server;
     server.terminate();
-    let mut err = String::new();
-    server
-        .child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let err = server.stderr();
     assert!(err.contains("block") && err.contains(".tkb"), "{err}");
 }
 

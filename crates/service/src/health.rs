@@ -27,6 +27,8 @@ pub(crate) struct LedgerHealth {
     down_since: Mutex<Option<Instant>>,
     /// A probe is under way (one that gets no answer is not repeated).
     probing: AtomicBool,
+    /// A rollback check is under way.
+    checking: AtomicBool,
 }
 
 impl LedgerHealth {
@@ -56,6 +58,21 @@ impl LedgerHealth {
         }
     }
 
+    /// Keeps the rollback finding fresh both ways, off the probe's clock
+    /// (one check at a time): a database restored under the node is found
+    /// within a probe, and a `ledger recover` another process ran is seen
+    /// within one.
+    fn check_rollback(self: &Arc<Self>, state: &AppState) {
+        if self.checking.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let (me, worker) = (Arc::clone(self), Arc::clone(state));
+        tokio::task::spawn_blocking(move || {
+            let _ = worker.redeemer.check_rollback();
+            me.checking.store(false, Ordering::SeqCst);
+        });
+    }
+
     /// Probes the node's ledger until the runtime stops.
     pub(crate) async fn run(self: Arc<Self>, state: AppState) {
         loop {
@@ -64,18 +81,15 @@ impl LedgerHealth {
                 let worker = Arc::clone(&state);
                 let probe = tokio::task::spawn_blocking(move || {
                     let answered = worker.redeemer.ledger().head().is_ok();
-                    if answered {
-                        // The rollback finding kept fresh both ways: a
-                        // database restored under the node is found within
-                        // a probe, and a `ledger recover` another process
-                        // ran is seen within one.
-                        let _ = worker.redeemer.check_rollback();
-                    }
                     me.probing.store(false, Ordering::SeqCst);
                     answered
                 });
                 match tokio::time::timeout(PROBE_WAIT, probe).await {
-                    Ok(Ok(up)) => self.set(up),
+                    Ok(Ok(true)) => {
+                        self.set(true);
+                        self.check_rollback(&state);
+                    }
+                    Ok(Ok(false)) => self.set(false),
                     // No answer in time: down; the probe is left to end
                     // (the next starts once it has).
                     Ok(Err(_)) | Err(_) => self.set(false),
