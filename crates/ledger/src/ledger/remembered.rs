@@ -229,10 +229,23 @@ impl HeadMemory {
         size: u64,
         root_at: Option<&mut dyn FnMut(u64) -> Result<Hash, Error>>,
     ) -> Result<(), Error> {
+        let known = self.known()?;
+        self.judge(known, size, root_at)
+    }
+
+    /// [`HeadMemory::check`] of the head `known` before the log's `size`
+    /// was read: a head remembered after the read (a commit racing the
+    /// check) is never taken for a rollback.
+    fn judge(
+        &self,
+        known: Option<(u64, Hash)>,
+        size: u64,
+        root_at: Option<&mut dyn FnMut(u64) -> Result<Hash, Error>>,
+    ) -> Result<(), Error> {
         if let Some(refused) = self.witness_finding() {
             return Err(self.rolled_back(refused));
         }
-        let Some((kept, root)) = self.known()? else {
+        let Some((kept, root)) = known else {
             return self.clear();
         };
         let differs = if size < kept {
@@ -259,12 +272,16 @@ impl HeadMemory {
     /// [`HeadMemory::check`] against a log as a source: its latest head,
     /// and its root at the remembered size ([`super::log::root_at`]).
     pub fn check_source(&self, source: &dyn LogSource) -> Result<(), Error> {
+        // What is remembered first, the log after: heads only grow, so a
+        // log read after extends what was remembered before, unless it
+        // went back.
+        let known = self.known()?;
         let size = source.latest_head()?.map_or(0, |h| h.size);
         let mut root_at = |n: u64| -> Result<Hash, Error> {
-            // `check` asks only for a size the log holds.
+            // `judge` asks only for a size the log holds.
             Ok(super::log::root_at(source, n)?.unwrap_or_default())
         };
-        self.check(size, Some(&mut root_at))
+        self.judge(known, size, Some(&mut root_at))
     }
 
     /// The last finding; `None`: the log extends the remembered head and
