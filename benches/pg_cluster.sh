@@ -11,6 +11,9 @@
 #   stop_servers   SIGTERM to each server, waits
 #   mark_sold STORE [--ledger URL]   records those IDs as sold in that
 #              ledger, untimed (a redemption requires a sale, issue 13)
+#   share_log_key FROM TO…   copies FROM's log key (made by its first
+#              ledger write) to the other nodes: every node of one ledger
+#              signs with the one key (docs/DEPLOY.md §Machines and secrets)
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 pg_start() {
@@ -38,6 +41,13 @@ node_store() {
 mark_sold() {
     local store=$1; shift
     "$ISSUER" --store "$store" mark-sold --emission 1 --ids "$work/ids" --platform bench "$@" >/dev/null
+}
+share_log_key() {
+    local from=$1; shift
+    [ -s "$from/keys/ledger.key.pem" ] || { echo "share_log_key: $from has no log key yet" >&2; exit 1; }
+    for node in "$@"; do
+        [ "$node" = "$from" ] || cp -p "$from/keys/ledger.key.pem" "$from/keys/ledger.pub.pem" "$node/keys/"
+    done
 }
 serve() { # store [serve args…]; appends the node's URL to $urls
     local store=$1; shift

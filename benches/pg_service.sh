@@ -86,6 +86,7 @@ fresh_ledger() { # an empty schema, migrated, the IDs sold in it
 pg_phase() { # clients nodes…: a fresh ledger, the nodes, the load, the check
     local clients=$1; shift
     fresh_ledger
+    share_log_key "$a" "$@"
     urls=""
     for node in "$@"; do serve "$node" --ledger "$url"; done
     local before after
@@ -97,9 +98,8 @@ pg_phase() { # clients nodes…: a fresh ledger, the nodes, the load, the check
     sleep 1
     after=$("$PGBIN/psql" "$url" -Atc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")
     echo "  database: $(( after - before - 1 )) transactions committed by the nodes (writers' batches, sequencer turns, the drain at stop)"
-    local keys=()
-    for node in "$@"; do keys+=(--ledger-key "$node/keys/ledger.pub.pem"); done
-    expect_size "$("$ISSUER" --store "$a" ledger verify --ledger "$url" --json "${keys[@]}")" "$redeemed"
+    expect_size "$("$ISSUER" --store "$a" ledger verify --ledger "$url" --json \
+        --ledger-key "$a/keys/ledger.pub.pem")" "$redeemed"
     commits=$("$PGBIN/psql" "$url" -Atc 'SELECT COUNT(*) FROM ledger_heads')
     echo "  sequencer: $commits signed heads (mark-sold's included) for $redeemed redemptions"
 }
