@@ -31,7 +31,7 @@ fn main() {
         .unwrap_or(10_000_000);
     let store = Store::new(dir.join("store"));
     std::fs::create_dir_all(store.keys_dir()).expect("make the keys folder");
-    let key = LedgerKey::load_or_create(&store).expect("a ledger key");
+    let key = LedgerKey::from_signing(store.ledger_signing_key().expect("a ledger key"));
     let mut ledger = Ledger::open(&store.ledger_path()).expect("open the ledger");
 
     let started = Instant::now();

@@ -291,7 +291,7 @@ fn reconcile_ledger(
 ) -> Result<ticket_issuer::evidence::LedgerEvidence, Error> {
     let target = args.ledger.target(store)?;
     let paths = match args.ledger_key.is_empty() {
-        true => vec![ticket_issuer::ledger::log::public_path(store)]
+        true => vec![store.ledger_public_key_path()]
             .into_iter()
             .filter(|p| p.exists())
             .collect(),

@@ -182,7 +182,7 @@ impl Backend {
 
     /// The key that signs the ledger's heads (made on the first write).
     fn ledger_key(&self) -> VerifyingKey {
-        seal::read_public(&log::public_path(&self.store())).unwrap()
+        seal::read_public(&self.store().ledger_public_key_path()).unwrap()
     }
 
     /// The issuer's key (it signs ends of claims).

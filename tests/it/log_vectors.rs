@@ -39,7 +39,7 @@ fn seed() -> [u8; 32] {
 }
 
 /// The ledger key as the ledger loads it: its PEM file written into a
-/// throwaway store's keys folder, then `LedgerKey::load_or_create`.
+/// throwaway store's keys folder, then `LedgerKey::from_signing(store.ledger_signing_key())`.
 fn ledger_key() -> LedgerKey {
     let tmp = tempfile::tempdir().unwrap();
     let store = Store::new(tmp.path());
@@ -50,7 +50,7 @@ fn ledger_key() -> LedgerKey {
     let path = keys.join("ledger.key.pem");
     std::fs::write(&path, seal::private_pem(&signing)).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let key = LedgerKey::load_or_create(&store).unwrap();
+    let key = LedgerKey::from_signing(store.ledger_signing_key().unwrap());
     assert_eq!(
         key.public(),
         signing.verifying_key(),

@@ -1190,7 +1190,7 @@ fn pg_times_have_milliseconds_and_an_old_microsecond_entry_still_verifies() {
     )
     .unwrap();
     let root = mth(&leaf_hashes(&url));
-    let key = LedgerKey::load_or_create(&Store::new(&a)).unwrap();
+    let key = LedgerKey::from_signing(Store::new(&a).ledger_signing_key().unwrap());
     db.execute(
         "INSERT INTO ledger_heads (size, root, signed_at, checkpoint, signer)
          VALUES ($1, $2, $3, $4, $5)",

@@ -48,7 +48,7 @@ fn unit(store: &Path, index: u32) -> UnitId {
 
 /// The store's ledger public key.
 fn ledger_key(store: &Path) -> VerifyingKey {
-    ticket_issuer::seal::read_public(&log::public_path(&Store::new(store))).unwrap()
+    ticket_issuer::seal::read_public(&Store::new(store).ledger_public_key_path()).unwrap()
 }
 
 // ---------------------------------------------------------------------------
@@ -403,7 +403,10 @@ fn head_and_proofs_verify_independently_and_come_from_the_tiles() {
     assert_eq!(prove(&id(&store, 12)), from_tiles, "from every leaf");
     let mut ledger = Ledger::open(&s.ledger_path()).unwrap();
     ledger
-        .commit(&[], &log::LedgerKey::load_or_create(&s).unwrap())
+        .commit(
+            &[],
+            &log::LedgerKey::from_signing(s.ledger_signing_key().unwrap()),
+        )
         .unwrap();
     drop(ledger);
     assert_eq!(prove(&id(&store, 12)), from_tiles, "tiled again");

@@ -280,7 +280,7 @@ fn third_game_goes_through_every_step_with_no_edit_to_the_product() {
 
     // ledger verify: every sale, play and redemption in a sound log.
     let target = LedgerTarget::of_store(&store);
-    let signer = ticket_issuer::seal::read_public(&log::public_path(&store)).unwrap();
+    let signer = ticket_issuer::seal::read_public(&store.ledger_public_key_path()).unwrap();
     let log = target
         .with_log(|src| log::verify(src, &[signer], None))
         .unwrap()

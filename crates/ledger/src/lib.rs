@@ -21,7 +21,7 @@ pub mod reconcile;
 pub mod redeem;
 pub mod redeemer;
 pub mod status;
-pub mod witness;
+pub use ticket_issuer_log::witness;
 
 pub use ledger::Ledger;
 pub use reconcile::reconcile;

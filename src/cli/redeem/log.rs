@@ -35,7 +35,7 @@ fn on_log<T>(
 /// the store's ledger key's (a PostgreSQL head names its node's already).
 fn with_signer(store: &Store, mut head: log::Head) -> log::Head {
     if head.verifier_key.is_none() {
-        if let Ok(public) = ticket_issuer::seal::read_public(&log::public_path(store)) {
+        if let Ok(public) = ticket_issuer::seal::read_public(&store.ledger_public_key_path()) {
             if log::origin(&public) == head.origin {
                 head.verifier_key = Some(log::verifier_key(&public));
             }
@@ -115,7 +115,7 @@ pub fn run(
             // them: each node's ledger key, or this store's when none is
             // named.
             let paths = if ledger_key.is_empty() {
-                vec![log::public_path(store)]
+                vec![store.ledger_public_key_path()]
             } else {
                 ledger_key.clone()
             };

@@ -199,7 +199,7 @@ impl Backend for SqliteLedger {
     }
 
     fn default_signer(&self) -> Option<PathBuf> {
-        Some(super::log::public_path(&self.store))
+        Some(self.store.ledger_public_key_path())
     }
 
     fn cosign_head(&self, size: u64, note: &str, cosigned: &str) -> Result<bool, Error> {

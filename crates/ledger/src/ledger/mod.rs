@@ -7,22 +7,18 @@
 //! commits operations in batches ([`writer`]).
 
 pub mod backend;
-pub mod claims;
+pub use ticket_issuer_log::{claims, log, published, receipt, tiles, witnessed};
+pub mod columns;
 pub mod emission_rows;
-pub mod log;
 pub mod operator;
 pub mod ops;
 pub mod pg;
 mod pg_env;
 pub mod pg_sequencer;
-pub mod published;
-pub mod receipt;
 pub mod remembered;
 mod sqlite_log;
 mod sqlite_tx;
 pub mod target;
-pub mod tiles;
-pub mod witnessed;
 pub mod writer;
 
 use std::path::{Path, PathBuf};

@@ -973,7 +973,7 @@ fn read_head(r: &postgres::Row) -> StoredHead {
     }
 }
 
-/// A redemption row's facts (the columns of `log::REDEMPTION_COLUMNS`).
+/// A redemption row's facts (the columns of `super::columns::REDEMPTION_COLUMNS`).
 pub(super) fn owned_fields(row: &postgres::Row) -> OwnedFields {
     OwnedFields {
         game: row.get(2),
@@ -989,7 +989,7 @@ pub(super) fn owned_fields(row: &postgres::Row) -> OwnedFields {
     }
 }
 
-/// A redemption row (the columns of `log::REDEMPTION_COLUMNS`) as an entry.
+/// A redemption row (the columns of `super::columns::REDEMPTION_COLUMNS`) as an entry.
 fn redemption_entry(row: &postgres::Row) -> StoredEntry {
     owned_fields(row).into_entry(
         row.get::<_, Option<i64>>(0).map(i64::unsigned_abs),
@@ -1093,7 +1093,7 @@ impl LogSource for PgLedger {
                 tx.query(
                     &format!(
                         "SELECT {} FROM redemptions WHERE seq IS NOT NULL OR pending IS NULL",
-                        log::REDEMPTION_COLUMNS
+                        super::columns::REDEMPTION_COLUMNS
                     ),
                     &[],
                 )?,
@@ -1158,7 +1158,7 @@ impl LogSource for PgLedger {
             .query_opt(
                 &format!(
                     "SELECT {HEAD_COLUMNS} FROM ledger_heads WHERE {} ORDER BY size DESC LIMIT 1",
-                    super::log::COSIGNED_NOTE
+                    super::columns::COSIGNED_NOTE
                 ),
                 &[],
             )
@@ -1178,7 +1178,7 @@ impl LogSource for PgLedger {
                 tx.query(
                     &format!(
                         "SELECT {} FROM redemptions WHERE {range}",
-                        log::REDEMPTION_COLUMNS
+                        super::columns::REDEMPTION_COLUMNS
                     ),
                     &[&from_i, &to_i],
                 )?,
@@ -1245,7 +1245,7 @@ impl LogSource for PgLedger {
             .query_opt(
                 &format!(
                     "SELECT {} FROM redemptions WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
-                    log::REDEMPTION_COLUMNS
+                    super::columns::REDEMPTION_COLUMNS
                 ),
                 &[
                     &p.game,
@@ -2118,7 +2118,7 @@ impl PgStorage {
             memory.check_source(&ledger)?;
             ledger.memory = Some(memory);
         }
-        let key = Arc::new(LedgerKey::load_or_create(store)?);
+        let key = Arc::new(LedgerKey::from_signing(store.ledger_signing_key()?));
         ledger.claim_log(&key, &store.ledger_key_path())?;
         let sequencer = Arc::new(Sequencer::start(ledger.clone(), key)?);
         Ok(PgStorage {
@@ -2188,7 +2188,7 @@ impl Backend for PgLedger {
         entries: &[ops::Restored],
     ) -> Result<Option<PutBack>, Error> {
         self.check_schema()?;
-        let key = LedgerKey::load_or_create(signer)?;
+        let key = LedgerKey::from_signing(signer.ledger_signing_key()?);
         self.claim_log(&key, &signer.ledger_key_path())?;
         PgLedger::put_back(self, &key, entries).map(Some)
     }

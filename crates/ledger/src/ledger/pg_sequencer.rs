@@ -168,7 +168,7 @@ pub(super) fn read_queue(
         &format!(
             "SELECT {}, pending FROM redemptions WHERE seq IS NULL AND pending IS NOT NULL
              ORDER BY pending LIMIT $1",
-            log::REDEMPTION_COLUMNS
+            super::columns::REDEMPTION_COLUMNS
         ),
         &[&max],
     )? {

@@ -7,9 +7,10 @@ use std::path::Path;
 
 use rusqlite::{params, OptionalExtension, Transaction};
 
+use super::columns::REDEMPTION_COLUMNS;
 use super::log::{
     contiguous, decoded, in_order, tile_error, LedgerKey, LogEntry, LogSource, OwnedFields, Place,
-    Snapshot, StoredEntry, StoredHead, REDEMPTION_COLUMNS,
+    Snapshot, StoredEntry, StoredHead,
 };
 use super::tiles::{self, TileId, TileSource};
 use super::Ledger;
@@ -372,7 +373,7 @@ impl LogSource for Ledger {
             .query_row(
                 &format!(
                     "SELECT {HEAD_COLUMNS} FROM ledger_heads WHERE {} ORDER BY size DESC LIMIT 1",
-                    super::log::COSIGNED_NOTE
+                    super::columns::COSIGNED_NOTE
                 ),
                 [],
                 read_head,

@@ -69,7 +69,7 @@ impl SqliteStorage {
     /// Opens the store's ledger for writing (creating it and the ledger key
     /// if needed), waiting at most `busy` for another writer's lock.
     pub fn open(store: &Store, busy: Duration) -> Result<SqliteStorage, Error> {
-        let key = LedgerKey::load_or_create(store)?;
+        let key = LedgerKey::from_signing(store.ledger_signing_key()?);
         let mut ledger = Ledger::open_waiting(&store.ledger_path(), busy)?;
         ledger.guard(super::remembered::HeadMemory::of(
             store,

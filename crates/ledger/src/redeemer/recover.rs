@@ -143,7 +143,7 @@ impl Redeemer {
         lane: Option<&str>,
     ) -> Result<RecoverReport, Error> {
         let store = self.store();
-        let public = crate::seal::read_public(&log::public_path(store))?;
+        let public = crate::seal::read_public(&store.ledger_public_key_path())?;
         let note = files
             .read("checkpoint")?
             .ok_or_else(|| refused(files, "there is no checkpoint"))?;

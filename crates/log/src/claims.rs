@@ -12,8 +12,8 @@ use base64::Engine;
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::Serialize;
 
-use crate::game::Game;
-use crate::seal;
+use ticket_issuer_core::game::Game;
+use ticket_issuer_core::seal;
 
 /// The statement's first line.
 pub const HEADER: &str = "ticket-issuer end of claims/v1";

@@ -1,7 +1,7 @@
 //! The ledger as a tamper-evident log (docs/REDEMPTION.md §Tamper-evident
 //! log), free of storage: typed entries ([`LogEntry`], one encoding each),
 //! each at a position `seq` and hashed as an RFC 9162 leaf
-//! ([`crate::merkle`]); heads signed with the ledger key as C2SP
+//! ([`ticket_issuer_core::merkle`]); heads signed with the ledger key as C2SP
 //! tlog-checkpoint signed notes; [`Snapshot::verify`], which replays every
 //! entry against its stored leaf hash and every stored head; inclusion and
 //! consistency proofs, read from the tiles. A database is a [`LogSource`]
@@ -11,15 +11,15 @@ use std::path::{Path, PathBuf};
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
-use ed25519_dalek::{Signer, SigningKey, VerifyingKey};
+use ed25519_dalek::VerifyingKey;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::tiles::{self, Cached, TileId, TileSource};
-use crate::error::Error;
-use crate::merkle::{self, Frontier, Hash};
-use crate::seal;
-use crate::store::Store;
+use crate::tiles::{self, Cached, TileId, TileSource};
+
+pub use crate::checkpoint::{key_id, open_checkpoint, origin, verifier_key, Checkpoint, LedgerKey};
+use ticket_issuer_core::error::Error;
+use ticket_issuer_core::merkle::{self, Frontier, Hash};
 
 /// The facts of one redemption entry, as hashed.
 #[derive(Clone, Copy, Debug)]
@@ -46,174 +46,10 @@ pub struct EntryFields<'a> {
     pub stopped_after_rolls: Option<u32>,
 }
 
-/// The key that signs the ledger's heads: its own Ed25519 key, kept in
-/// the store's keys folder (`ledger.key.pem`, 0600, and `ledger.pub.pem`),
-/// made on the first redemption. Separate from the issuer's sealing key, so
-/// a redemption host never holds the key that seals blocks.
-pub struct LedgerKey {
-    signing: SigningKey,
-    name: String,
-}
-
-/// Where the ledger's public key lives ([`Store::ledger_public_key_path`]).
-pub fn public_path(store: &Store) -> PathBuf {
-    store.ledger_public_key_path()
-}
-
-/// The log's name (its checkpoint origin and key name), from its key:
-/// `ticket-issuer/ledger/<first 8 bytes of SHA-256(public key), hex>`.
-#[must_use]
-pub fn origin(public: &VerifyingKey) -> String {
-    let digest = Sha256::digest(public.as_bytes());
-    format!("ticket-issuer/ledger/{}", hex::encode(&digest[..8]))
-}
-
-/// C2SP signed-note key ID of an Ed25519 key:
-/// SHA-256(name ‖ 0x0A ‖ 0x01 ‖ public key)[..4].
-#[must_use]
-pub fn key_id(name: &str, public: &VerifyingKey) -> [u8; 4] {
-    let digest = Sha256::new()
-        .chain_update(name.as_bytes())
-        .chain_update([0x0a, 0x01])
-        .chain_update(public.as_bytes())
-        .finalize();
-    [digest[0], digest[1], digest[2], digest[3]]
-}
-
-/// The note verifier key line Go's `note.NewVerifier` reads:
-/// `<name>+<hex key id>+<base64(0x01 ‖ public key)>`.
-#[must_use]
-pub fn verifier_key(public: &VerifyingKey) -> String {
-    let name = origin(public);
-    let mut key = vec![0x01];
-    key.extend_from_slice(public.as_bytes());
-    format!(
-        "{name}+{}+{}",
-        hex::encode(key_id(&name, public)),
-        BASE64.encode(key)
-    )
-}
-
-/// The checkpoint body (C2SP tlog-checkpoint): origin, size, base64 root.
-fn checkpoint_body(origin: &str, size: u64, root: &Hash) -> String {
-    format!("{origin}\n{size}\n{}\n", BASE64.encode(root))
-}
-
-impl LedgerKey {
-    /// The store's ledger key ([`Store::ledger_signing_key`]: made on
-    /// first use).
-    pub fn load_or_create(store: &Store) -> Result<LedgerKey, Error> {
-        Ok(LedgerKey::from_signing(store.ledger_signing_key()?))
-    }
-
-    /// The ledger key `signing`.
-    #[must_use]
-    pub fn from_signing(signing: SigningKey) -> LedgerKey {
-        let name = origin(&signing.verifying_key());
-        LedgerKey { signing, name }
-    }
-
-    /// The public key.
-    #[must_use]
-    pub fn public(&self) -> VerifyingKey {
-        self.signing.verifying_key()
-    }
-
-    /// The signed note of the head (`size`, `root`).
-    #[must_use]
-    pub fn sign_checkpoint(&self, size: u64, root: &Hash) -> String {
-        let body = checkpoint_body(&self.name, size, root);
-        let signature = self.signing.sign(body.as_bytes()).to_bytes();
-        let mut blob = key_id(&self.name, &self.public()).to_vec();
-        blob.extend_from_slice(&signature);
-        format!("{body}\n\u{2014} {} {}\n", self.name, BASE64.encode(blob))
-    }
-}
-
-/// A checkpoint whose signature verified.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Checkpoint {
-    /// Its origin line.
-    pub origin: String,
-    /// The log size it signs.
-    pub size: u64,
-    /// The root it signs.
-    pub root: Hash,
-}
-
-/// Opens a signed note as a checkpoint of the log of `public`: the body is
-/// origin, size and base64 root; a signature line by the key's name and key
-/// ID must verify over the body. Newlines after the last signature line
-/// are one (a note saved with `jq -r` or an editor has more). `Err` says
-/// what is wrong.
-pub fn open_checkpoint(note: &str, public: &VerifyingKey) -> Result<Checkpoint, String> {
-    let note = format!("{}\n", note.trim_end_matches('\n'));
-    let split = note
-        .rfind("\n\n")
-        .ok_or("not a signed note: no blank line between its text and its signatures")?;
-    let (body, signatures) = (&note[..=split], &note[split + 2..]);
-    let name = origin(public);
-    let id = key_id(&name, public);
-    let mut others = Vec::new();
-    let mut signed = false;
-    for (n, line) in signatures.lines().enumerate() {
-        let (signer, b64) = line
-            .strip_prefix("\u{2014} ")
-            .and_then(|rest| rest.rsplit_once(' '))
-            .ok_or_else(|| {
-                format!(
-                    "signature line {} is not \"— <key name> <base64>\": {line:?}",
-                    n + 1
-                )
-            })?;
-        let blob = BASE64
-            .decode(b64)
-            .map_err(|_| format!("the signature by {signer} is not base64"))?;
-        if signer != name || blob.len() != 68 || blob[..4] != id {
-            others.push(signer.to_string());
-            continue;
-        }
-        let sig: [u8; 64] = blob[4..].try_into().map_err(|_| "bad signature length")?;
-        if !seal::verify(public, body.as_bytes(), &sig) {
-            return Err(format!(
-                "the signature by the ledger key {name} does not verify: the note's text was altered"
-            ));
-        }
-        signed = true;
-        break;
-    }
-    if !signed {
-        return Err(format!(
-            "signed by {} but not by the ledger key given ({name}, key ID {}): check --ledger-key",
-            others.join(", "),
-            hex::encode(id)
-        ));
-    }
-    let mut lines = body.lines();
-    let origin_line = lines.next().unwrap_or_default().to_string();
-    if origin_line != name {
-        return Err(format!("origin {origin_line:?} is not this log's ({name})"));
-    }
-    let size = lines
-        .next()
-        .and_then(|s| s.parse().ok())
-        .ok_or("the size line is not a decimal number")?;
-    let root = lines
-        .next()
-        .and_then(|r| BASE64.decode(r).ok())
-        .and_then(|r| Hash::try_from(r.as_slice()).ok())
-        .ok_or("the root line is not a base64 SHA-256 hash")?;
-    Ok(Checkpoint {
-        origin: origin_line,
-        size,
-        root,
-    })
-}
-
 /// The leaf hashes of `rows` ((seq, stored leaf) in `seq` order, from
 /// entry `from`); an entry missing or without a 32-byte leaf is damage,
 /// named by its position (either database).
-pub(super) fn contiguous(
+pub fn contiguous(
     from: u64,
     rows: impl IntoIterator<Item = (u64, Option<Vec<u8>>)>,
     ledger: &Path,
@@ -232,7 +68,7 @@ pub(super) fn contiguous(
 /// The leaf data of `entries` (those of one read of positions `from` on),
 /// in log order: they must be the positions from `from` without a gap (a
 /// range past the log's end is cut short, never gapped); a gap is damage.
-pub(super) fn in_order(
+pub fn in_order(
     from: u64,
     mut entries: Vec<StoredEntry>,
     ledger: &Path,
@@ -250,7 +86,7 @@ pub(super) fn in_order(
 }
 
 /// Entry `seq` is missing from the log, or has no leaf hash.
-pub(super) fn missing_entry(seq: u64, ledger: &Path) -> Error {
+pub fn missing_entry(seq: u64, ledger: &Path) -> Error {
     Error::LedgerDamaged {
         path: ledger.to_path_buf(),
         reason: format!(
@@ -259,7 +95,8 @@ pub(super) fn missing_entry(seq: u64, ledger: &Path) -> Error {
     }
 }
 
-pub(super) fn tile_error(level: u8, index: u64, e: &dyn std::fmt::Display) -> Error {
+/// A tile that could not be read or decoded: which, and why.
+pub fn tile_error(level: u8, index: u64, e: &dyn std::fmt::Display) -> Error {
     Error::LedgerUnavailable {
         path: "log_tiles".into(),
         reason: format!("tile {level}/{index}: {e}"),
@@ -267,7 +104,7 @@ pub(super) fn tile_error(level: u8, index: u64, e: &dyn std::fmt::Display) -> Er
 }
 
 /// A stored tile's hashes; a row that is not whole hashes is damage.
-pub(super) fn decoded(level: u8, index: u64, bytes: Option<Vec<u8>>) -> Result<Vec<Hash>, Error> {
+pub fn decoded(level: u8, index: u64, bytes: Option<Vec<u8>>) -> Result<Vec<Hash>, Error> {
     match bytes {
         None => Ok(Vec::new()),
         Some(b) => tiles::decode(&b).ok_or_else(|| Error::LedgerDamaged {
@@ -413,11 +250,11 @@ pub enum LogEntry<'a> {
     Redemption(EntryFields<'a>),
     /// An emission's end of claims: `claims/v1|seq|game|emission|ended_at|sha256\n`,
     /// `sha256` being the hex SHA-256 of the signed statement as stored.
-    EndOfClaims(&'a super::claims::EndOfClaims),
+    EndOfClaims(&'a crate::claims::EndOfClaims),
     /// An operator's action (a suspension, a resumption, a withdrawal, a
     /// void): `operator/v1|seq|action|game|emission|block|index|by|at|reason_sha256\n`
-    /// ([`super::operator::OperatorAction::line`]).
-    Operator(&'a super::operator::OperatorAction),
+    /// ([`crate::action::OperatorAction::line`]).
+    Operator(&'a crate::action::OperatorAction),
 }
 
 impl LogEntry<'_> {
@@ -583,10 +420,6 @@ pub trait LogSource {
     /// its quorum policy is met, docs/REDEMPTION.md §Cosigned checkpoints).
     fn latest_witnessed_head(&self) -> Result<Option<StoredHead>, Error>;
 }
-
-/// SQL (SQLite and PostgreSQL alike) matching a note with two signature
-/// lines or more: the log's and a witness's.
-pub const COSIGNED_NOTE: &str = "checkpoint LIKE '%— %— %'";
 
 /// No tile stored: the tiles of a log built from its first leaf.
 struct NoTiles;
@@ -988,22 +821,25 @@ pub fn prove_consistency(
     }))
 }
 
-/// A redemption row's hashed facts, owned (read back from a database).
-pub(super) struct OwnedFields {
-    pub(super) game: String,
-    pub(super) emission: u32,
-    pub(super) block: u32,
-    pub(super) index: u32,
-    pub(super) unit_id: String,
-    pub(super) lot: u8,
-    pub(super) prize_cents: u32,
-    pub(super) record_sha256: String,
-    pub(super) redeemed_at: String,
-    pub(super) stopped_after_rolls: Option<u32>,
+/// A redemption row's hashed facts, owned (read back from a database);
+/// each field is [`EntryFields`]'s.
+#[allow(missing_docs)]
+pub struct OwnedFields {
+    pub game: String,
+    pub emission: u32,
+    pub block: u32,
+    pub index: u32,
+    pub unit_id: String,
+    pub lot: u8,
+    pub prize_cents: u32,
+    pub record_sha256: String,
+    pub redeemed_at: String,
+    pub stopped_after_rolls: Option<u32>,
 }
 
 impl OwnedFields {
-    pub(super) fn borrow(&self) -> EntryFields<'_> {
+    /// Its fields, borrowed.
+    pub fn borrow(&self) -> EntryFields<'_> {
         EntryFields {
             game: &self.game,
             emission: self.emission,
@@ -1019,11 +855,7 @@ impl OwnedFields {
     }
 
     /// The redemption's entry, at `seq` with `leaf` stored beside it.
-    pub(super) fn into_entry(self, seq: Option<u64>, leaf: Option<Vec<u8>>) -> StoredEntry {
+    pub fn into_entry(self, seq: Option<u64>, leaf: Option<Vec<u8>>) -> StoredEntry {
         LogEntry::Redemption(self.borrow()).stored(seq, leaf)
     }
 }
-
-pub(super) const REDEMPTION_COLUMNS: &str =
-    "seq, leaf_hash, game, emission, block, unit_index, unit_id, lot,
-    prize_cents, record_sha256, redeemed_at, stopped_after_rolls";

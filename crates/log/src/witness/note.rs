@@ -12,7 +12,7 @@ use base64::Engine;
 use ed25519_dalek::VerifyingKey;
 use sha2::{Digest, Sha256};
 
-use crate::seal;
+use ticket_issuer_core::seal;
 
 /// Signature type 0x01: Ed25519 over the note text (signed-note §Ed25519
 /// signatures): how a log signs its checkpoints.

@@ -10,6 +10,7 @@
 //! - [`state`]: one file per log, replaced atomically;
 //! - [`Witness::add_checkpoint`]: one request, decided.
 
+mod checkpoint;
 pub mod cosignature;
 pub mod note;
 pub mod state;
@@ -20,11 +21,14 @@ use std::sync::Mutex;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
 
-use crate::error::Error;
-use crate::merkle::{self, Hash};
 use cosignature::Cosigner;
 use note::{Vkey, TYPE_ED25519};
 use state::{Latest, StateDir};
+use ticket_issuer_core::error::Error;
+use ticket_issuer_core::merkle::{self, Hash};
+
+use checkpoint::decimal;
+pub use checkpoint::{checkpoint_body, CheckpointBody};
 
 /// Most consistency proof lines a request may carry (tlog-witness).
 pub const MAX_PROOF_LINES: usize = 63;
@@ -44,50 +48,6 @@ pub struct LogConfig {
     /// Its key (type 0x01), as `issuer ledger head` prints it.
     pub key: Vkey,
 }
-
-/// The first lines of a checkpoint (c2sp.org/tlog-checkpoint).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CheckpointBody {
-    /// The origin line.
-    pub origin: String,
-    /// The tree size.
-    pub size: u64,
-    /// The root hash.
-    pub root: Hash,
-}
-
-/// Reads origin, size and root from the start of `note` (a checkpoint's
-/// text or its whole signed note); extension lines are left alone.
-pub fn checkpoint_body(note: &str) -> Result<CheckpointBody, String> {
-    let mut lines = note.split('\n');
-    let origin = lines.next().unwrap_or_default();
-    if origin.is_empty() {
-        return Err("the checkpoint has no origin line".into());
-    }
-    let size = lines
-        .next()
-        .and_then(decimal)
-        .ok_or("the checkpoint's size line is not a decimal number without leading zeroes")?;
-    let root = lines
-        .next()
-        .and_then(|r| BASE64.decode(r).ok())
-        .and_then(|r| Hash::try_from(r.as_slice()).ok())
-        .ok_or("the checkpoint's root line is not a base64 SHA-256 hash")?;
-    Ok(CheckpointBody {
-        origin: origin.to_string(),
-        size,
-        root,
-    })
-}
-
-/// An ASCII decimal without leading zeroes (`0` itself allowed).
-fn decimal(text: &str) -> Option<u64> {
-    let canonical = !text.is_empty()
-        && text.bytes().all(|b| b.is_ascii_digit())
-        && (text == "0" || !text.starts_with('0'));
-    canonical.then(|| text.parse().ok()).flatten()
-}
-
 /// An `add-checkpoint` request body, parsed: `old <size>\n`, the proof
 /// lines, a blank line, the signed checkpoint.
 #[derive(Clone, Debug)]
@@ -364,7 +324,7 @@ impl Witness {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::log::{verifier_key, LedgerKey};
+    use crate::log::{verifier_key, LedgerKey};
     use ed25519_dalek::SigningKey;
 
     struct Setup {
@@ -424,7 +384,7 @@ mod tests {
             Ok(1_700_000_000)
         );
         // The log's reader still opens the note with a cosignature line in it.
-        let opened = crate::ledger::log::open_checkpoint(&note, &s.log.public()).unwrap();
+        let opened = crate::log::open_checkpoint(&note, &s.log.public()).unwrap();
         assert_eq!(opened.size, 5);
         assert!(matches!(s.add(5, 9), Answer::Cosigned(_)));
         assert_eq!(

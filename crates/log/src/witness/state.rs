@@ -13,9 +13,9 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
 use sha2::{Digest, Sha256};
 
-use crate::error::Error;
-use crate::fsutil;
-use crate::merkle::Hash;
+use ticket_issuer_core::error::Error;
+use ticket_issuer_core::fsutil;
+use ticket_issuer_core::merkle::Hash;
 
 /// Cap on a state file (a checkpoint with its signatures).
 pub const STATE_FILE_LIMIT: u64 = 256 * 1024;
@@ -81,7 +81,7 @@ impl StateDir {
         }
         };
         let text = String::from_utf8(bytes).map_err(|_| damaged("not UTF-8"))?;
-        let body = super::checkpoint_body(&text).map_err(|e| damaged(&e))?;
+        let body = super::checkpoint::checkpoint_body(&text).map_err(|e| damaged(&e))?;
         if body.origin != origin {
             return Err(damaged(&format!(
                 "it holds a checkpoint of {:?}, not of {origin:?}",

@@ -8,10 +8,10 @@
 
 use serde::Serialize;
 
-use super::log::LogSource;
-use crate::error::Error;
+use crate::log::LogSource;
 use crate::witness::cosignature::verify_cosignature;
 use crate::witness::note::Vkey;
+use ticket_issuer_core::error::Error;
 
 /// k of n: the witnesses a checkpoint needs.
 #[derive(Clone, Debug)]

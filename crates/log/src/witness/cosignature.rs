@@ -3,7 +3,7 @@
 //! say "as of this time, this is the largest consistent head I have seen
 //! of this log". The line is one more signature of the signed note, so a
 //! checkpoint with cosignatures still opens with the log's key
-//! ([`crate::ledger::log::open_checkpoint`] skips lines by other keys).
+//! ([`crate::log::open_checkpoint`] skips lines by other keys).
 
 use std::path::Path;
 
@@ -15,8 +15,8 @@ use rand::TryRngCore;
 use sha2::{Digest, Sha256};
 
 use super::note::{self, NoteError, Vkey, TYPE_COSIGNATURE_V1};
-use crate::error::Error;
-use crate::{fsutil, seal};
+use ticket_issuer_core::error::Error;
+use ticket_issuer_core::{fsutil, seal};
 
 /// The header line of the signed message, its domain separation.
 pub const HEADER: &str = "cosignature/v1";
@@ -81,7 +81,7 @@ impl Cosigner {
 
     /// Reads the key at `path`; refused if others may read it.
     pub fn load(path: &Path, name: Option<&str>) -> Result<Cosigner, Error> {
-        crate::store::private_only(path)?;
+        ticket_issuer_core::store::private_only(path)?;
         Cosigner::new(seal::read_private(path)?, name)
     }
 

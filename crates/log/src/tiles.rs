@@ -17,8 +17,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::Error;
-use crate::merkle::{self, Hash};
+use ticket_issuer_core::error::Error;
+use ticket_issuer_core::merkle::{self, Hash};
 
 /// Hashes a tile holds.
 pub const WIDTH: u64 = 256;

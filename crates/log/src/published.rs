@@ -17,7 +17,7 @@
 //!   leading all-zero group (`x001/x234/067`; 5 is `005`); the level and
 //!   the width are decimal without leading zeros, `L` in 0..=63 and `W` in
 //!   1..=255. Any other spelling is refused, so one resource has one path.
-//! - the tiles are those of the database ([`super::tiles`]) cut to the
+//! - the tiles are those of the database ([`crate::tiles`]) cut to the
 //!   width asked; where the stored tiles lag behind the head (a ledger
 //!   being tiled from its leaves, a PostgreSQL sequencer's back-fill) the
 //!   missing hashes are made from the entries ([`LogSource::entries`]),
@@ -28,10 +28,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::log::{missing_entry, LogSource, StoredHead};
-use super::tiles::{TileId, TileSource, WIDTH};
-use crate::error::Error;
-use crate::merkle::{self, Hash};
+use crate::log::{missing_entry, LogSource, StoredHead};
+use crate::tiles::{TileId, TileSource, WIDTH};
+use ticket_issuer_core::error::Error;
+use ticket_issuer_core::merkle::{self, Hash};
 
 /// Highest tile level a path may name (the spec's bound).
 pub const MAX_LEVEL: u8 = 63;
@@ -392,7 +392,7 @@ impl<'s> PublishedLog<'s> {
 }
 
 /// The tiles as served under the head: a proof read through it
-/// ([`super::tiles::Cached`]) is made of what a mirror holds, and never
+/// ([`crate::tiles::Cached`]) is made of what a mirror holds, and never
 /// depends on how far the stored tiling has gone.
 impl TileSource for PublishedLog<'_> {
     fn tile(&mut self, (level, index): TileId) -> Result<Vec<Hash>, Error> {

@@ -3,7 +3,7 @@
 //! checkpoint and that checkpoint's signed note, cosignatures included,
 //! so the entry can be checked offline with SHA-256 and Ed25519 alone.
 //!
-//! The checkpoint and its size are [`PublishedLog`](super::published::PublishedLog)'s, never made here:
+//! The checkpoint and its size are [`PublishedLog`](crate::published::PublishedLog)'s, never made here:
 //! it picks what is published (possibly an older, witnessed head), and a
 //! receipt is only ever against what anyone can mirror.
 
@@ -14,14 +14,14 @@ use base64::Engine;
 use ed25519_dalek::VerifyingKey;
 use serde::{Deserialize, Serialize};
 
-use super::log::{self, LogSource};
-use super::published::Publication;
-use super::tiles::Cached;
-use crate::error::Error;
-use crate::merkle::{self, Hash};
+use crate::log::{self, LogSource};
+use crate::published::Publication;
+use crate::tiles::Cached;
 use crate::witness::checkpoint_body;
 use crate::witness::cosignature::{verify_cosignature, CosignatureError};
 use crate::witness::note::{self, NoteError, Vkey, TYPE_ED25519};
+use ticket_issuer_core::error::Error;
+use ticket_issuer_core::merkle::{self, Hash};
 
 /// Everything needed to check offline that an entry is in the published
 /// log.
@@ -245,7 +245,7 @@ mod tests {
     use ed25519_dalek::SigningKey;
 
     use super::*;
-    use crate::ledger::log::LedgerKey;
+    use crate::log::LedgerKey;
     use crate::witness::cosignature::Cosigner;
 
     /// A receipt of entry `index` of a log of `size` sale lines, made here
