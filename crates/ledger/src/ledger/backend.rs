@@ -1,20 +1,20 @@
 //! The one storage interface every ledger database implements: the write
 //! path ([`LedgerStorage`] over [`LedgerTx`], written once in
 //! [`super::ops`]), the reads, the log, the summary and the schema. The
-//! store's SQLite file ([`SqliteLedger`]) and a shared PostgreSQL database
-//! ([`super::pg::PgLedger`]) are its two implementations; a third database
-//! is one more, checked by the same conformance suite
-//! (tests/it/conformance.rs). Nothing above this trait names a database.
+//! store's SQLite file (`sqlite/`) and a shared PostgreSQL database
+//! (`postgres/`) are its two implementations, each a folder; a third
+//! database is one more folder, checked by the same conformance suite
+//! (tests/it/conformance.rs; docs/ARCHITECTURE.md §A third database).
+//! Nothing above this trait names a database: [`super::target`] picks one.
 
 use std::path::PathBuf;
-use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use super::emission_rows::EmissionReads;
 use super::log::LogSource;
 use super::ops::{LedgerTx, UnitRef};
-use super::writer::{LedgerStorage, SqliteStorage};
-use super::{BlockActivity, Ledger, Recorded, Summary};
+use super::writer::LedgerStorage;
+use super::{BlockActivity, Recorded, Summary};
 use crate::error::Error;
 use crate::store::Store;
 
@@ -84,7 +84,7 @@ pub trait Backend: Send + Sync {
         &self,
         _signer: &Store,
         _entries: &[super::ops::Restored],
-    ) -> Result<Option<super::pg::PutBack>, Error> {
+    ) -> Result<Option<PutBack>, Error> {
         Ok(None)
     }
 
@@ -109,129 +109,16 @@ pub(crate) fn newer_schema(found: i64, ours: i64) -> String {
     format!("the ledger's schema is version {found}, newer than this issuer's {ours}; upgrade the issuer")
 }
 
-/// Read connections kept open per SQLite ledger.
-const READERS: usize = 4;
-
-/// The store's SQLite ledger. Reads reuse up to [`READERS`] open
-/// connections: a read does not reopen, re-check and re-chmod the file.
-pub struct SqliteLedger {
-    store: Store,
-    path: PathBuf,
-    readers: Mutex<Vec<Ledger>>,
-}
-
-impl SqliteLedger {
-    /// The ledger of `store` (opened when first used).
-    #[must_use]
-    pub fn new(store: &Store) -> SqliteLedger {
-        SqliteLedger {
-            store: store.clone(),
-            path: store.ledger_path(),
-            readers: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// `f` on an open read connection; `None` when there is no ledger.
-    fn with_reader<T>(
-        &self,
-        busy: Duration,
-        f: impl FnOnce(&Ledger) -> Result<T, Error>,
-    ) -> Result<Option<T>, Error> {
-        let kept = self
-            .readers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
-        let ledger = match kept {
-            Some(ledger) => {
-                ledger.set_busy(busy)?;
-                // A newer issuer may have upgraded the file since.
-                ledger.refuse_newer_schema()?;
-                ledger
-            }
-            None => match Ledger::open_existing_waiting(&self.path, busy)? {
-                Some(ledger) => ledger,
-                None => return Ok(None),
-            },
-        };
-        let out = f(&ledger)?;
-        let mut readers = self.readers.lock().unwrap_or_else(PoisonError::into_inner);
-        if readers.len() < READERS {
-            readers.push(ledger);
-        }
-        Ok(Some(out))
-    }
-}
-
-impl Backend for SqliteLedger {
-    fn name(&self) -> String {
-        self.path.display().to_string()
-    }
-
-    fn migrate(&self) -> Result<(i64, i64), Error> {
-        let found = Ledger::schema_version_of(&self.path)?;
-        Ledger::open(&self.path)?;
-        Ok((found, super::SQLITE_SCHEMA_VERSION))
-    }
-
-    fn storages(
-        &self,
-        _signer: &Store,
-        busy: Duration,
-    ) -> Result<Vec<Box<dyn LedgerStorage>>, Error> {
-        // The store's own ledger, signed with its own key; one writer:
-        // SQLite's writers take turns.
-        Ok(vec![Box::new(SqliteStorage::open(&self.store, busy)?)])
-    }
-
-    fn read_units(&self, busy: Duration, f: &mut UnitReads) -> Result<bool, Error> {
-        Ok(self.with_reader(busy, |l| l.read(f))?.is_some())
-    }
-
-    fn lookup(&self, u: UnitRef, busy: Duration) -> Result<Option<Recorded>, Error> {
-        Ok(self
-            .with_reader(busy, |l| l.lookup(u.game, u.emission, u.block, u.index))?
-            .flatten())
-    }
-
-    fn with_log(&self, f: &mut LogReads) -> Result<bool, Error> {
-        Ok(self.with_reader(super::BUSY_TIMEOUT, |l| f(l))?.is_some())
-    }
-
-    fn default_signer(&self) -> Option<PathBuf> {
-        Some(self.store.ledger_public_key_path())
-    }
-
-    fn cosign_head(&self, size: u64, note: &str, cosigned: &str) -> Result<bool, Error> {
-        Ledger::open(&self.path)?.cosign_head(size, note, cosigned)
-    }
-
-    fn summary(&self) -> Result<Summary, Error> {
-        Ok(self
-            .with_reader(super::BUSY_TIMEOUT, Ledger::summary)?
-            .unwrap_or_else(|| Summary::empty(&self.path)))
-    }
-
-    fn identity(&self, create: bool) -> Result<Option<String>, Error> {
-        match create {
-            true => Ledger::open(&self.path)?.identity().map(Some),
-            false => self.with_reader(super::BUSY_TIMEOUT, Ledger::identity),
-        }
-    }
-
-    fn activity(&self) -> Result<Vec<BlockActivity>, Error> {
-        Ok(self
-            .with_reader(super::BUSY_TIMEOUT, Ledger::activity)?
-            .unwrap_or_default())
-    }
-
-    fn emission_rows(
-        &self,
-        game: &str,
-        emission: u32,
-        f: &mut EmissionReads,
-    ) -> Result<bool, Error> {
-        let read = self.with_reader(super::BUSY_TIMEOUT, |l| l.emission_rows(game, emission, f))?;
-        Ok(read.is_some())
-    }
+/// What putting published entries back did ([`Backend::put_back`]).
+#[derive(Clone, Debug)]
+pub struct PutBack {
+    /// The new head's note (signed with the log's key).
+    pub note: String,
+    /// Rows the restored database held queued (acknowledged, not yet
+    /// sequenced when it was copied) that the published log places: given
+    /// its places.
+    pub queued_placed: u64,
+    /// Queued rows the published log does not hold: sequenced after the
+    /// entries put back, as any queued row.
+    pub queued_after: u64,
 }

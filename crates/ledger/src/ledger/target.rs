@@ -6,12 +6,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::backend::{Backend, SqliteLedger};
+use super::backend::Backend;
 use super::claims::EndOfClaims;
 use super::emission_rows::EmissionReads;
 use super::log::{self, Head, LogSource};
 use super::ops::{LedgerTx, Op, PlayRow, SaleRow, UnitRef};
 use super::pg::PgLedger;
+use super::sqlite::SqliteLedger;
 use super::writer::GroupCommit;
 use super::{BlockActivity, Recorded, Summary};
 use crate::error::Error;
@@ -140,7 +141,7 @@ impl LedgerTarget {
         &self,
         signer: &Store,
         entries: &[super::ops::Restored],
-    ) -> Result<Option<super::pg::PutBack>, Error> {
+    ) -> Result<Option<super::backend::PutBack>, Error> {
         self.backend.put_back(signer, entries)
     }
 

@@ -13,11 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::log::LedgerKey;
 use super::ops::{Done, Op};
-use super::Ledger;
 use crate::error::Error;
-use crate::store::Store;
 
 /// Most operations committed in one transaction.
 pub const MAX_BATCH: usize = 512;
@@ -56,46 +53,6 @@ impl LedgerStorage for Box<dyn LedgerStorage> {
 
     fn path(&self) -> PathBuf {
         (**self).path()
-    }
-}
-
-/// The SQLite ledger with its signing key.
-pub struct SqliteStorage {
-    ledger: Ledger,
-    key: LedgerKey,
-}
-
-impl SqliteStorage {
-    /// Opens the store's ledger for writing (creating it and the ledger key
-    /// if needed), waiting at most `busy` for another writer's lock.
-    pub fn open(store: &Store, busy: Duration) -> Result<SqliteStorage, Error> {
-        let key = LedgerKey::from_signing(store.ledger_signing_key()?);
-        let mut ledger = Ledger::open_waiting(&store.ledger_path(), busy)?;
-        ledger.guard(super::remembered::HeadMemory::of(
-            store,
-            &ledger.identity()?,
-        ));
-        ledger.adopt_unlogged_rows()?;
-        // Ends of claims published before they were logged enter the log
-        // now, at its end, under a new signed head.
-        let unlogged = ledger.unlogged_claims()?;
-        if !unlogged.is_empty() {
-            let ops: Vec<Op> = unlogged.into_iter().map(Op::EndClaims).collect();
-            for outcome in ledger.commit(&ops, &key)? {
-                outcome?;
-            }
-        }
-        Ok(SqliteStorage { ledger, key })
-    }
-}
-
-impl LedgerStorage for SqliteStorage {
-    fn commit(&mut self, ops: &[Op]) -> Result<Vec<Result<Done, Error>>, Error> {
-        self.ledger.commit(ops, &self.key)
-    }
-
-    fn path(&self) -> PathBuf {
-        self.ledger.path.clone()
     }
 }
 

@@ -21,11 +21,12 @@ use std::time::{Duration, Instant};
 
 use postgres::IsolationLevel;
 
-use super::claims::EndOfClaims;
-use super::log::{self, LedgerKey, OwnedFields, Place};
-use super::pg::{small, PgLedger};
-use super::tiles::{self, TileId, TileSource};
+use super::conn::small;
+use super::ledger::PgLedger;
 use crate::error::Error;
+use crate::ledger::claims::EndOfClaims;
+use crate::ledger::log::{self, LedgerKey, OwnedFields, Place};
+use crate::ledger::tiles::{self, TileId, TileSource};
 use crate::merkle::{self, Frontier, Hash};
 
 /// The advisory lock one sequencer holds while it appends.
@@ -52,7 +53,7 @@ impl TileSource for PgTiles<'_, '_> {
             )
             .map_err(|e| Error::LedgerUnavailable {
                 path: "log_tiles".into(),
-                reason: super::pg::db_text(&e),
+                reason: super::conn::db_text(&e),
             })?;
         log::decoded(level, index, row.map(|r| r.get(0)))
     }
@@ -86,7 +87,7 @@ pub(super) enum Queued {
         at: String,
     },
     Claims(EndOfClaims),
-    Operator(super::operator::OperatorAction),
+    Operator(crate::ledger::operator::OperatorAction),
 }
 
 impl Queued {
@@ -107,7 +108,7 @@ impl Queued {
     }
 
     /// The log entry it becomes.
-    fn entry(&self) -> log::LogEntry<'_> {
+    pub(super) fn entry(&self) -> log::LogEntry<'_> {
         match self {
             Queued::Redemption(f) => log::LogEntry::Redemption(f.borrow()),
             Queued::Sale {
@@ -168,11 +169,11 @@ pub(super) fn read_queue(
         &format!(
             "SELECT {}, pending FROM redemptions WHERE seq IS NULL AND pending IS NOT NULL
              ORDER BY pending LIMIT $1",
-            super::columns::REDEMPTION_COLUMNS
+            crate::ledger::columns::REDEMPTION_COLUMNS
         ),
         &[&max],
     )? {
-        queue.push((r.get(12), Queued::Redemption(super::pg::owned_fields(&r))));
+        queue.push((r.get(12), Queued::Redemption(super::read::owned_fields(&r))));
     }
     for r in tx.query(
         "SELECT pending, game, emission, block, unit_index, sold_at FROM sales
@@ -227,11 +228,11 @@ pub(super) fn read_queue(
         &format!(
             "SELECT {}, pending FROM operator_actions
              WHERE seq IS NULL AND pending IS NOT NULL ORDER BY pending LIMIT $1",
-            super::operator::COLUMNS
+            crate::ledger::operator::COLUMNS
         ),
         &[&max],
     )? {
-        queue.push((r.get(8), Queued::Operator(super::pg::operator_action(&r))));
+        queue.push((r.get(8), Queued::Operator(super::read::operator_action(&r))));
     }
     queue.sort_by_key(|(pending, _)| *pending);
     queue.truncate(usize::try_from(max).unwrap_or(usize::MAX));
@@ -254,7 +255,7 @@ pub(super) struct ToPlace {
 
 impl Queued {
     /// A redemption's block and prize.
-    fn paid(&self) -> Option<((String, u32, u32), u32)> {
+    pub(super) fn paid(&self) -> Option<((String, u32, u32), u32)> {
         match self {
             Queued::Redemption(f) => Some(((f.game.clone(), f.emission, f.block), f.prize_cents)),
             _ => None,
@@ -319,7 +320,7 @@ impl PgLedger {
         })?;
         let queue = read_queue(&mut tx, max).map_err(db)?;
         let old_size = frontier.size();
-        let covered = tiles::covered(tx.query_opt(super::pg::LAST_TILE, &[]).map_err(db)?.map(
+        let covered = tiles::covered(tx.query_opt(super::sql::LAST_TILE, &[]).map_err(db)?.map(
             |r| {
                 (
                     r.get::<_, i64>(0).unsigned_abs(),
@@ -411,7 +412,7 @@ impl PgLedger {
         }
         for ((game, emission, block), (units, paid)) in totals {
             tx.execute(
-                super::pg::ADD_TO_TOTALS,
+                super::sql::ADD_TO_TOTALS,
                 &[
                     game,
                     &i64::from(*emission),
@@ -443,14 +444,14 @@ impl PgLedger {
             self.tile_stored_leaves(tx, covered, frontier.size())?;
         }
         let at: String = tx
-            .query_one(super::pg::NOW, &[])
+            .query_one(super::sql::NOW, &[])
             .map_err(|e| self.db_error(&e))?
             .get(0);
         self.store_head(tx, frontier, key, &at)
     }
 
     /// Appends `leaves` (from position `size`) to the tiles.
-    fn put_tiles(
+    pub(super) fn put_tiles(
         &self,
         tx: &mut postgres::Transaction,
         size: u64,
@@ -474,7 +475,7 @@ impl PgLedger {
 
     /// Tiles the stored leaves from `covered` up to `size`, at most
     /// [`BACKFILL`] of them (the rest in later turns).
-    fn tile_stored_leaves(
+    pub(super) fn tile_stored_leaves(
         &self,
         tx: &mut postgres::Transaction,
         covered: u64,

@@ -4,12 +4,13 @@ use std::path::Path;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::claims::EndOfClaims;
-use super::log::Place;
-use super::operator::{Action, Gate, OperatorAction, Why};
-use super::ops::{KeptRow, LedgerTx, Logged, PlayRow, SaleRow};
-use super::Entry;
 use crate::error::Error;
+use crate::ledger::claims::EndOfClaims;
+use crate::ledger::columns::FIRST_UNSOLD;
+use crate::ledger::log::Place;
+use crate::ledger::operator::{Action, Gate, OperatorAction, Why};
+use crate::ledger::ops::{KeptRow, LedgerTx, Logged, PlayRow, SaleRow};
+use crate::ledger::Entry;
 
 /// The store's ledger inside a transaction: an open immediate one when it
 /// writes, or the connection's own for a single read.
@@ -17,20 +18,6 @@ pub(super) struct SqliteTx<'t> {
     pub(super) tx: &'t Connection,
     pub(super) path: &'t Path,
 }
-
-/// The first index from `?4` up with no sale (`?1..?3`: the block): `?4`
-/// itself, or one past the first sold unit whose successor is unsold,
-/// found by walking the primary key in order in the database.
-pub(super) const FIRST_UNSOLD: &str = "
-SELECT CASE WHEN NOT EXISTS (
-    SELECT 1 FROM sales WHERE game=?1 AND emission=?2 AND block=?3 AND unit_index=?4)
-THEN ?4
-ELSE (SELECT a.unit_index + 1 FROM sales a
-      WHERE a.game=?1 AND a.emission=?2 AND a.block=?3 AND a.unit_index >= ?4
-        AND NOT EXISTS (SELECT 1 FROM sales b WHERE b.game=?1 AND b.emission=?2
-                        AND b.block=?3 AND b.unit_index = a.unit_index + 1)
-      ORDER BY a.unit_index LIMIT 1)
-END";
 
 /// The suspensions, resumptions and withdrawals of an emission
 /// (`?1`, `?2`), in the order recorded: what [`Gate`] folds.
