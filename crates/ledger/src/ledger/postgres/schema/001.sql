@@ -29,7 +29,7 @@ CREATE TABLE log_state (
     one       BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),
     frontier  BYTEA   NOT NULL
 );
-INSERT INTO log_state (frontier) VALUES ('\\x0000000000000000');
+INSERT INTO log_state (frontier) VALUES ('\x0000000000000000');
 CREATE TABLE ledger_heads (
     size        BIGINT PRIMARY KEY,
     root        BYTEA  NOT NULL,
