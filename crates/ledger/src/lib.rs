@@ -13,18 +13,15 @@ pub(crate) use ticket_issuer_core::{
     seal, stats, store, unit_id, verify,
 };
 
-pub mod approval;
-pub mod binding;
-pub mod closing;
+pub mod governance;
 pub mod ledger;
-pub mod reconcile;
 pub mod redeem;
 pub mod redeemer;
-pub mod status;
+pub use governance::{approval, binding, closing, reconcile, status};
 pub use ticket_issuer_log::witness;
 
+pub use governance::reconcile::reconcile;
+pub use governance::status::{store_status, StoreStatus};
 pub use ledger::Ledger;
-pub use reconcile::reconcile;
 pub use redeem::{redeem, OwnedKeys, RedeemKeys, Redemption};
 pub use redeemer::Redeemer;
-pub use status::{store_status, StoreStatus};

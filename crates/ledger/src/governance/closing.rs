@@ -4,7 +4,7 @@
 //! prizes unclaimed, signed with the issuer's key and published in the
 //! ledger as a log entry (an operator's action `closing` whose text is the
 //! statement). Its figures are the audit's reconciliation of the ledger
-//! with the blocks ([`crate::reconcile`]), so an auditor's `issuer audit`
+//! with the blocks ([`super::reconcile`]), so an auditor's `issuer audit`
 //! of the emission gives the same numbers.
 
 use std::fmt::Write as _;
@@ -14,7 +14,7 @@ use base64::Engine;
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::Serialize;
 
-use crate::approval::{recorded_by, store_id, DualControl, Guarded, Subject};
+use super::approval::{recorded_by, store_id, DualControl, Guarded, Subject};
 use crate::block::authentic::AuthenticBlock;
 use crate::emission::Emission;
 use crate::error::Error;
@@ -198,7 +198,7 @@ pub fn close(
         audits.push(audit_block(&block, &b.file_sha256)?);
     }
     let signers: Vec<VerifyingKey> = Vec::new();
-    let evidence = crate::reconcile(
+    let evidence = super::reconcile::reconcile(
         target,
         game,
         emission,
@@ -407,7 +407,7 @@ pub fn end_claims(
         return Err(Error::EmissionNotClosed { emission });
     }
     // Published in the ledger the emission is sold through, or none yet.
-    crate::binding::Bindings::new(store, ledger).check(game, emission)?;
+    super::binding::Bindings::new(store, ledger).check(game, emission)?;
     if ledger.end_of_claims(game, emission)?.is_none() {
         let ending = Ending {
             store,
