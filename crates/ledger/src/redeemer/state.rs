@@ -25,11 +25,11 @@ use crate::store::Store;
 pub struct Redeemer {
     pub(super) units: Arc<Units>,
     /// Which ledger each emission written about is sold through.
-    pub(super) bindings: Bindings,
-    pub(super) writer: Mutex<Option<Arc<GroupCommit>>>,
+    bindings: Bindings,
+    writer: Mutex<Option<Arc<GroupCommit>>>,
     /// How long a caller waits for a write's outcome
     /// ([`crate::ledger::writer::ANSWER_DEADLINE`] unless set).
-    pub(super) answer_within: Duration,
+    answer_within: Duration,
     /// The head this store remembers of the ledger, once its identity was
     /// read (recover.rs).
     pub(super) head_memory: std::sync::OnceLock<Arc<crate::ledger::remembered::HeadMemory>>,
