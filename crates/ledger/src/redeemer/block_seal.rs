@@ -7,7 +7,8 @@
 
 use serde::Serialize;
 
-use super::{Missing, Redeemer};
+use super::state::Redeemer;
+use super::units::Missing;
 use crate::error::Error;
 use crate::game::Game;
 

@@ -8,10 +8,10 @@
 
 use serde::Serialize;
 
-use super::sale::PlayView;
+use super::play_view::PlayView;
+use super::redemption::Redemption;
 use crate::error::Error;
 use crate::ledger::ops::PlayRow;
-use crate::redeem::Redemption;
 use crate::unit_id::UnitId;
 
 /// How much of a unit an answer may carry now.

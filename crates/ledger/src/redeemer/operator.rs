@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::Redeemer;
+use super::state::Redeemer;
 use crate::approval::{recorded_by, store_id, DualControl, Guarded, Subject};
 use crate::closing::{ClaimsEnded, EarlyEnd};
 use crate::error::Error;

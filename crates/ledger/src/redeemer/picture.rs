@@ -4,7 +4,7 @@
 //! is drawn after the rolls revealed at most, never beyond.
 
 use super::disclosure::{self, Disclosure};
-use super::Redeemer;
+use super::state::Redeemer;
 use crate::error::Error;
 use crate::game::{Moment, Picture, StopRefusal};
 use crate::unit_id::UnitId;

@@ -4,12 +4,12 @@
 
 use serde::Serialize;
 
-use super::Redeemer;
+use super::redemption::Redemption;
+use super::state::Redeemer;
 use crate::error::Error;
 use crate::ledger::log::StoredEntry;
 use crate::ledger::ops::UnitRef;
 use crate::ledger::receipt::{self, Receipt};
-use crate::redeem::Redemption;
 use crate::unit_id::UnitId;
 
 use super::sale::Sale;

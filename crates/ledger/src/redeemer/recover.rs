@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::Redeemer;
+use super::state::Redeemer;
 use crate::error::Error;
 use crate::game::Game;
 use crate::ledger::claims::EndOfClaims;

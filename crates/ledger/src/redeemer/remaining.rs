@@ -23,7 +23,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::{probe, Redeemer};
+use super::sale::probe;
+use super::state::Redeemer;
 use crate::emission::Emission;
 use crate::error::Error;
 use crate::game::{Game, PrizeModel};

@@ -8,67 +8,21 @@
 //! aggregates count only what has been revealed. The operator's window
 //! shows every unit.
 
-use super::keyed::{self, KeyedRequest};
-use super::{Check, PictureAsk, Redeemer, RevealedPrizes, Sale, UnitReceipts};
+use super::asker::Asker;
+use super::block_seal::BlockSeal;
+use super::disclosure::Check;
+use super::picture::PictureAsk;
+use super::play_view::PlayView;
+use super::receipts::UnitReceipts;
+use super::redemption::Redemption;
+use super::remaining::RevealedPrizes;
+use super::sale::Sale;
+use super::state::Redeemer;
 use crate::error::Error;
 use crate::game::Game;
 use crate::game::Picture;
-use crate::ledger::ops::{Laned, Op, PlayAction, UnitRef};
-use crate::redeem::Redemption;
-use crate::redeemer::{BlockSeal, PlayView};
+use crate::ledger::ops::{PlayAction, UnitRef};
 use crate::unit_id::UnitId;
-
-/// Who a request is answered for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Asker {
-    /// The operator's own command, run with the store (`issuer redeem`,
-    /// `sell`, …): every unit; its sales are in no platform's lane.
-    Operator,
-    /// A token with the operator role (named): every unit; the sales it
-    /// makes are in its lane.
-    OperatorToken(String),
-    /// A sales platform's token (its name is its lane): its own units
-    /// only. Two tokens of one name share a lane (a rotation).
-    Platform(String),
-}
-
-impl Asker {
-    /// The lane its sales and keys are recorded in (`None`: the
-    /// operator's own commands).
-    #[must_use]
-    pub fn lane(&self) -> Option<&str> {
-        match self {
-            Asker::Operator => None,
-            Asker::OperatorToken(name) | Asker::Platform(name) => Some(name),
-        }
-    }
-
-    /// Whether it sees only the units of its lane.
-    #[must_use]
-    pub fn own_units_only(&self) -> bool {
-        matches!(self, Asker::Platform(_))
-    }
-
-    /// Whether it is a platform (answered [platform
-    /// reports](Error::platform_report)).
-    #[must_use]
-    pub fn is_platform(&self) -> bool {
-        self.own_units_only()
-    }
-
-    /// `op` done for it: in its lane, under `key` when given.
-    pub(super) fn op(&self, key: Option<KeyedRequest>, op: Op) -> Op {
-        let op = match self.lane() {
-            Some(lane) => Op::Laned(Laned {
-                lane: lane.to_string(),
-                own_units_only: self.own_units_only(),
-                op: Box::new(op),
-            }),
-            None => op,
-        };
-        keyed::op(key, op)
-    }
-}
 
 /// The redeemer as one caller sees it.
 pub struct Window<'r> {
@@ -188,7 +142,7 @@ impl Window<'_> {
     }
 
     /// Redeems each of the caller's `units` ([`Redeemer::redeem_many`]);
-    /// under `key` (with `request`, [`keyed::batch_parts`] of the lines),
+    /// under `key` (with `request`, [`batch_parts`](super::keyed::batch_parts) of the lines),
     /// as [`Redeemer::redeem_batch_keyed`] does.
     pub fn redeem_batch(
         &self,
