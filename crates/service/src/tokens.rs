@@ -164,6 +164,9 @@ impl Token {
     }
 }
 
+/// The accepted tokens, shared by the requests and the SIGHUP reload.
+pub type TokenSet = std::sync::Arc<std::sync::RwLock<Vec<Token>>>;
+
 /// Reads the bearer tokens of `path`: one a line, `[ROLES ]name:token` or
 /// `[ROLES ]token` (blank lines and `#` comments skipped). The file must
 /// be the owner's alone (no group or other permission bits).
