@@ -51,12 +51,7 @@ pub fn serve(
         .as_deref()
         .map(AccessLog::open)
         .transpose()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::Internal {
-            what: format!("the async runtime does not start: {e}"),
-        })?;
+    let runtime = runtime()?;
     // The router starts its background tasks (the top-lots watch) on it.
     let entered = runtime.enter();
     let tokens: TokenSet = Arc::new(std::sync::RwLock::new(config.tokens.clone()));
@@ -70,14 +65,7 @@ pub fn serve(
     );
     drop(entered);
     let served = runtime.block_on(async move {
-        let listener = std::net::TcpListener::bind(config.listen)
-            .map_err(|e| Error::io(Path::new(&config.listen.to_string()), e))?;
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| Error::io(Path::new(&config.listen.to_string()), e))?;
-        let bound = listener
-            .local_addr()
-            .map_err(|e| Error::io(Path::new(&config.listen.to_string()), e))?;
+        let (listener, bound) = bind(config.listen)?;
         let handle = axum_server::Handle::new();
         tokio::spawn(shutdown_on_signal(handle.clone()));
         if let Some(path) = config.token_file.clone() {
@@ -118,6 +106,31 @@ pub fn serve(
     runtime.shutdown_timeout(ANSWER_WITHIN);
     drop(ledger);
     served
+}
+
+/// The multi-threaded tokio runtime a server runs on.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Internal {
+            what: format!("the async runtime does not start: {e}"),
+        })
+}
+
+/// A non-blocking listener on `listen` (inside the runtime), and the
+/// address it is bound to.
+pub(crate) fn bind(listen: SocketAddr) -> Result<(std::net::TcpListener, SocketAddr), Error> {
+    let place = listen.to_string();
+    let listener =
+        std::net::TcpListener::bind(listen).map_err(|e| Error::io(Path::new(&place), e))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| Error::io(Path::new(&place), e))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| Error::io(Path::new(&place), e))?;
+    Ok((listener, bound))
 }
 
 /// An acceptor that holds a connection slot for each connection it lets

@@ -243,7 +243,7 @@ pub(crate) fn authorised(tokens: &[Token], headers: &HeaderMap) -> Option<(Strin
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::tokens::*;
 
     #[test]
     fn a_line_gives_its_roles_and_a_line_without_is_a_platforms() {

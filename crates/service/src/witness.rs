@@ -21,7 +21,7 @@ use axum::Router;
 use ticket_issuer_core::error::Error;
 use ticket_issuer_ledger::witness::{Answer, Witness, MAX_BODY, SIZE_CONTENT_TYPE};
 
-use crate::server::{bounded, capped, shutdown_on_signal};
+use crate::server::{bind, bounded, capped, runtime, shutdown_on_signal};
 
 pub(crate) mod client;
 pub use client::{add_checkpoint, AddOutcome, ClientError};
@@ -129,22 +129,10 @@ pub fn serve(
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), Error> {
     let app = router(Arc::new(witness), body_wait);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::Internal {
-            what: format!("the async runtime does not start: {e}"),
-        })?;
+    let runtime = runtime()?;
     let place = listen.to_string();
     runtime.block_on(async move {
-        let listener =
-            std::net::TcpListener::bind(listen).map_err(|e| Error::io(Path::new(&place), e))?;
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| Error::io(Path::new(&place), e))?;
-        let bound = listener
-            .local_addr()
-            .map_err(|e| Error::io(Path::new(&place), e))?;
+        let (listener, bound) = bind(listen)?;
         let handle = axum_server::Handle::new();
         tokio::spawn(shutdown_on_signal(handle.clone()));
         ready(bound);

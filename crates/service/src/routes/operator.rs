@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Extension, Query, State};
+use axum::routing::{get, post, MethodRouter};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use ticket_issuer_core::error::Error;
@@ -98,7 +99,24 @@ impl Shape for VoidRequest {
     const SHAPE: &'static str = r#"{"id": <unit ID>, "reason": <text>}"#;
 }
 
-async fn control(action: Action, state: AppState, by: String, request: ControlRequest) -> Answered {
+/// `POST /v1/operator/{suspend,resume,withdraw}`: `action` on the
+/// request's emission or block, by the caller.
+fn control(action: Action) -> MethodRouter<AppState> {
+    post(
+        move |State(state): State<AppState>,
+              Extension(Caller(by, _)): Extension<Caller>,
+              JsonBody(request): JsonBody<ControlRequest>| {
+            control_by(action, state, by, request)
+        },
+    )
+}
+
+async fn control_by(
+    action: Action,
+    state: AppState,
+    by: String,
+    request: ControlRequest,
+) -> Answered {
     answer_operator(state, "operator_action", move |r| {
         let game = game_of(&request.game)?;
         r.control(
@@ -112,30 +130,6 @@ async fn control(action: Action, state: AppState, by: String, request: ControlRe
         )
     })
     .await
-}
-
-async fn suspend(
-    State(state): State<AppState>,
-    Extension(Caller(by, _)): Extension<Caller>,
-    JsonBody(request): JsonBody<ControlRequest>,
-) -> Answered {
-    control(Action::Suspend, state, by, request).await
-}
-
-async fn resume(
-    State(state): State<AppState>,
-    Extension(Caller(by, _)): Extension<Caller>,
-    JsonBody(request): JsonBody<ControlRequest>,
-) -> Answered {
-    control(Action::Resume, state, by, request).await
-}
-
-async fn withdraw(
-    State(state): State<AppState>,
-    Extension(Caller(by, _)): Extension<Caller>,
-    JsonBody(request): JsonBody<ControlRequest>,
-) -> Answered {
-    control(Action::Withdraw, state, by, request).await
 }
 
 async fn void(
@@ -266,7 +260,6 @@ const ANSWERS: &[(u16, &str, &str)] = &[
 
 /// The operator's routes, described.
 pub(super) fn rows() -> Vec<Row> {
-    use axum::routing::post;
     let action = |path, summary, body: Option<Value>| RouteDoc {
         answers: ANSWERS,
         ..doc("POST", path, summary, body)
@@ -278,7 +271,7 @@ pub(super) fn rows() -> Vec<Row> {
                 "Suspend an emission or a block (operator role): no sale, play step or redemption until resumed",
                 Some(control_schema()),
             ),
-            Some(post(suspend)),
+            Some(control(Action::Suspend)),
         ),
         (
             action(
@@ -286,7 +279,7 @@ pub(super) fn rows() -> Vec<Row> {
                 "Resume a suspended emission or block (operator role)",
                 Some(control_schema()),
             ),
-            Some(post(resume)),
+            Some(control(Action::Resume)),
         ),
         (
             action(
@@ -294,7 +287,7 @@ pub(super) fn rows() -> Vec<Row> {
                 "Withdraw an emission or a block for good (operator role): never sold again; sold units still play and redeem",
                 Some(control_schema()),
             ),
-            Some(post(withdraw)),
+            Some(control(Action::Withdraw)),
         ),
         (
             action(
@@ -359,7 +352,7 @@ pub(super) fn rows() -> Vec<Row> {
                     None,
                 )
             },
-            Some(axum::routing::get(remaining)),
+            Some(get(remaining)),
         ),
         (
             RouteDoc {
@@ -379,7 +372,7 @@ pub(super) fn rows() -> Vec<Row> {
                     None,
                 )
             },
-            Some(axum::routing::get(public_remaining)),
+            Some(get(public_remaining)),
         ),
     ]
 }
