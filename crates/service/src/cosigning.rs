@@ -22,8 +22,7 @@ use ticket_issuer_ledger::redeemer::Redeemer;
 use ticket_issuer_ledger::witness::cosignature::verify_cosignature;
 use ticket_issuer_ledger::witness::note::Vkey;
 
-use crate::witness::{add_checkpoint, AddOutcome};
-use crate::AppState;
+use crate::witness::client::{add_checkpoint, AddOutcome};
 
 /// A node's witnesses and its quorum policy.
 #[derive(Clone, Debug)]
@@ -112,12 +111,15 @@ impl Cosigning {
 
     /// Submits the latest head every period (after a first round the
     /// router ran) until the runtime stops.
-    pub(crate) async fn run(self: Arc<Self>, state: AppState) {
+    pub(crate) async fn run<S: AsRef<Redeemer> + Send + Sync + 'static>(
+        self: Arc<Self>,
+        state: Arc<S>,
+    ) {
         loop {
             tokio::time::sleep(self.config.every).await;
             let me = Arc::clone(&self);
             let worker = Arc::clone(&state);
-            let round = tokio::task::spawn_blocking(move || me.round(&worker.redeemer)).await;
+            let round = tokio::task::spawn_blocking(move || me.round((*worker).as_ref())).await;
             if let Ok(Err(e)) = round {
                 eprintln!("serve: witnessing: {e}");
             }

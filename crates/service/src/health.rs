@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::AppState;
+use ticket_issuer_ledger::redeemer::Redeemer;
 
 /// How often the ledger is probed.
 pub(crate) const PROBE_EVERY: Duration = Duration::from_millis(500);
@@ -62,25 +62,31 @@ impl LedgerHealth {
     /// (one check at a time): a database restored under the node is found
     /// within a probe, and a `ledger recover` another process ran is seen
     /// within one.
-    fn check_rollback(self: &Arc<Self>, state: &AppState) {
+    fn check_rollback<S: AsRef<Redeemer> + Send + Sync + 'static>(
+        self: &Arc<Self>,
+        state: &Arc<S>,
+    ) {
         if self.checking.swap(true, Ordering::SeqCst) {
             return;
         }
         let (me, worker) = (Arc::clone(self), Arc::clone(state));
         tokio::task::spawn_blocking(move || {
-            let _ = worker.redeemer.check_rollback();
+            let _ = (*worker).as_ref().check_rollback();
             me.checking.store(false, Ordering::SeqCst);
         });
     }
 
     /// Probes the node's ledger until the runtime stops.
-    pub(crate) async fn run(self: Arc<Self>, state: AppState) {
+    pub(crate) async fn run<S: AsRef<Redeemer> + Send + Sync + 'static>(
+        self: Arc<Self>,
+        state: Arc<S>,
+    ) {
         loop {
             if !self.probing.swap(true, Ordering::SeqCst) {
                 let me = Arc::clone(&self);
                 let worker = Arc::clone(&state);
                 let probe = tokio::task::spawn_blocking(move || {
-                    let answered = worker.redeemer.ledger().head().is_ok();
+                    let answered = (*worker).as_ref().ledger().head().is_ok();
                     me.probing.store(false, Ordering::SeqCst);
                     answered
                 });

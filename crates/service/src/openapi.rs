@@ -1,6 +1,6 @@
 //! The service's machine-readable description (OpenAPI 3.1, served at
 //! `GET /v1/openapi.json`), made from the same route table the router is
-//! built from ([`crate::routes`]): a route cannot be served undescribed,
+//! built from (the route table, routes/mod.rs): a route cannot be served undescribed,
 //! nor described and not served.
 
 use serde_json::{json, Map, Value};

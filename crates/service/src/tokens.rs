@@ -164,6 +164,9 @@ impl Token {
     }
 }
 
+/// The accepted tokens, shared by the requests and the SIGHUP reload.
+pub type TokenSet = std::sync::Arc<std::sync::RwLock<Vec<Token>>>;
+
 /// Reads the bearer tokens of `path`: one a line, `[ROLES ]name:token` or
 /// `[ROLES ]token` (blank lines and `#` comments skipped). The file must
 /// be the owner's alone (no group or other permission bits).
@@ -240,7 +243,7 @@ pub(crate) fn authorised(tokens: &[Token], headers: &HeaderMap) -> Option<(Strin
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::tokens::*;
 
     #[test]
     fn a_line_gives_its_roles_and_a_line_without_is_a_platforms() {

@@ -28,8 +28,6 @@ use ticket_issuer_core::money::Cents;
 use ticket_issuer_ledger::ledger::operator::Action;
 use ticket_issuer_ledger::redeemer::{FirstShown, Redeemer, TopLots};
 
-use crate::AppState;
-
 /// Who the watch's suspensions are recorded as.
 pub const WATCH_NAME: &str = "top-lots-watch";
 
@@ -95,11 +93,15 @@ impl Watch {
 
     /// Computes the figures every period (and when woken) until the
     /// runtime stops.
-    pub(crate) async fn run(self: Arc<Self>, state: AppState) {
+    pub(crate) async fn run<S: AsRef<Redeemer> + Send + Sync + 'static>(
+        self: Arc<Self>,
+        state: Arc<S>,
+    ) {
         loop {
             let watch = Arc::clone(&self);
             let worker = Arc::clone(&state);
-            let checked = tokio::task::spawn_blocking(move || watch.check(&worker.redeemer)).await;
+            let checked =
+                tokio::task::spawn_blocking(move || watch.check((*worker).as_ref())).await;
             if let Ok(Err(e)) | Err(e) = checked.map_err(|e| Error::Internal {
                 what: format!("the top-lots watch failed: {e}"),
             }) {

@@ -1,30 +1,31 @@
 //! The operator's routes (docs/API.md §Operator): suspend, resume and
 //! withdraw an emission or a block, void a sale. They need a token with
-//! the `operator` role ([`crate::tokens`]); the token's name is recorded
+//! the `operator` role (tokens.rs); the token's name is recorded
 //! as who acted.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Extension, Query, State};
-use axum::response::Response;
+use axum::routing::{get, post, MethodRouter};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use ticket_issuer_core::error::Error;
 use ticket_issuer_core::game::Game;
 use ticket_issuer_ledger::closing::EarlyEnd;
 use ticket_issuer_ledger::ledger::operator::Action;
-use ticket_issuer_ledger::redeemer::{RevealedPrizes, Window};
 
-use super::{
-    answer, answer_operator, bad_request, AppState, Asking, Caller, JsonBody, RouteDoc, Shape,
-};
+use super::answer::{answer, answer_operator, game_of, Answered};
+use super::doc::{doc, Row};
+use crate::error::ApiError;
+use crate::extract::{Asking, Caller, JsonBody, Shape};
+use crate::openapi::RouteDoc;
+use crate::state::AppState;
 
 /// `POST /v1/operator/{suspend,resume,withdraw}` body.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ControlRequest {
+struct ControlRequest {
     game: String,
     emission: u32,
     #[serde(default)]
@@ -38,7 +39,7 @@ pub(crate) struct ControlRequest {
 /// `POST /v1/operator/void` body.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct VoidRequest {
+struct VoidRequest {
     id: String,
     reason: String,
 }
@@ -50,7 +51,7 @@ impl Shape for ControlRequest {
 /// `POST /v1/operator/end-claims` body.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct EndClaimsRequest {
+struct EndClaimsRequest {
     game: String,
     emission: u32,
     /// Before the deadline set at close, or always for an emission closed
@@ -68,16 +69,13 @@ impl Shape for EndClaimsRequest {
 
 /// Ends an emission's claims, and publishes its closing statement, with
 /// the issuer's key this node holds (docs/REDEMPTION.md §End of claims).
-pub(crate) async fn end_claims(
+async fn end_claims(
     State(state): State<AppState>,
     Extension(Caller(by, _)): Extension<Caller>,
     JsonBody(request): JsonBody<EndClaimsRequest>,
-) -> Response {
+) -> Answered {
     answer_operator(state, "end_of_claims", move |r| {
-        let game = Game::from_slug(&request.game).ok_or_else(|| Error::UnknownGame {
-            name: request.game.clone(),
-            known: Game::known(),
-        })?;
+        let game = game_of(&request.game)?;
         let approvals = numbered(&request.approvals);
         let early = request.reason.as_deref().map(|reason| EarlyEnd {
             reason,
@@ -101,12 +99,26 @@ impl Shape for VoidRequest {
     const SHAPE: &'static str = r#"{"id": <unit ID>, "reason": <text>}"#;
 }
 
-async fn control(action: Action, state: AppState, by: String, request: ControlRequest) -> Response {
+/// `POST /v1/operator/{suspend,resume,withdraw}`: `action` on the
+/// request's emission or block, by the caller.
+fn control(action: Action) -> MethodRouter<AppState> {
+    post(
+        move |State(state): State<AppState>,
+              Extension(Caller(by, _)): Extension<Caller>,
+              JsonBody(request): JsonBody<ControlRequest>| {
+            control_by(action, state, by, request)
+        },
+    )
+}
+
+async fn control_by(
+    action: Action,
+    state: AppState,
+    by: String,
+    request: ControlRequest,
+) -> Answered {
     answer_operator(state, "operator_action", move |r| {
-        let game = Game::from_slug(&request.game).ok_or_else(|| Error::UnknownGame {
-            name: request.game.clone(),
-            known: Game::known(),
-        })?;
+        let game = game_of(&request.game)?;
         r.control(
             action,
             game,
@@ -120,35 +132,11 @@ async fn control(action: Action, state: AppState, by: String, request: ControlRe
     .await
 }
 
-pub(crate) async fn suspend(
-    State(state): State<AppState>,
-    Extension(Caller(by, _)): Extension<Caller>,
-    JsonBody(request): JsonBody<ControlRequest>,
-) -> Response {
-    control(Action::Suspend, state, by, request).await
-}
-
-pub(crate) async fn resume(
-    State(state): State<AppState>,
-    Extension(Caller(by, _)): Extension<Caller>,
-    JsonBody(request): JsonBody<ControlRequest>,
-) -> Response {
-    control(Action::Resume, state, by, request).await
-}
-
-pub(crate) async fn withdraw(
-    State(state): State<AppState>,
-    Extension(Caller(by, _)): Extension<Caller>,
-    JsonBody(request): JsonBody<ControlRequest>,
-) -> Response {
-    control(Action::Withdraw, state, by, request).await
-}
-
-pub(crate) async fn void(
+async fn void(
     State(state): State<AppState>,
     Extension(Caller(by, _)): Extension<Caller>,
     JsonBody(request): JsonBody<VoidRequest>,
-) -> Response {
+) -> Answered {
     answer_operator(state, "operator_action", move |r| {
         r.void(&request.id.parse()?, &request.reason, &by)
     })
@@ -158,7 +146,7 @@ pub(crate) async fn void(
 /// `GET /v1/operator/remaining` query.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct RemainingQuery {
+struct RemainingQuery {
     game: String,
     #[serde(default)]
     price: Option<String>,
@@ -167,17 +155,14 @@ pub(crate) struct RemainingQuery {
 impl RemainingQuery {
     /// The game it names and the price in cents.
     fn game_and_price(&self) -> Result<(Game, u32), Error> {
-        let game = Game::from_slug(&self.game).ok_or_else(|| Error::UnknownGame {
-            name: self.game.clone(),
-            known: Game::known(),
-        })?;
+        let game = game_of(&self.game)?;
         Ok((game, game.price_cents(self.price.as_deref())?))
     }
 }
 
 /// The refusal of a remaining query that does not parse.
-fn bad_query() -> Response {
-    bad_request(
+fn bad_query() -> ApiError {
+    ApiError::bad_request(
         "invalid_request",
         "the query is not ?game=<slug>[&price=<euros>]".into(),
     )
@@ -196,12 +181,12 @@ const REMAINING_QUERY: &[(&str, &str, &str)] = &[
 /// Prizes remaining in the units not yet sold (docs/REDEMPTION.md
 /// §Prizes remaining): the operator's live view, operator role only (it
 /// counts what unsold units hold, which no platform may learn).
-pub(crate) async fn remaining(
+async fn remaining(
     State(state): State<AppState>,
     query: Result<Query<RemainingQuery>, QueryRejection>,
-) -> Response {
+) -> Answered {
     let Ok(Query(query)) = query else {
-        return bad_query();
+        return Err(bad_query());
     };
     answer_operator(state, "remaining", move |r| {
         let (game, price) = query.game_and_price()?;
@@ -210,57 +195,16 @@ pub(crate) async fn remaining(
     .await
 }
 
-/// How long a published figure of prizes remaining is answered again
-/// before it is computed anew (docs/API.md: `GET /v1/remaining`).
-pub(crate) const REMAINING_TTL: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// The figures of prizes remaining last computed, per game and price: a
-/// platform shows them to players on every page, and each computation
-/// reads the emission's rows and the revealed units' records. When they
-/// are computed again depends on the requests' times only.
-#[derive(Default)]
-pub(crate) struct RemainingCache {
-    slots: std::sync::Mutex<HashMap<(&'static str, u32), Arc<SlotLock>>>,
-}
-
-/// One game and price's figures and when they were computed, locked while
-/// they are computed.
-type SlotLock = std::sync::Mutex<Option<(std::time::Instant, RevealedPrizes)>>;
-
-impl RemainingCache {
-    /// `game`'s figures at `price` no older than [`REMAINING_TTL`]; one
-    /// computation at a time per game and price, the others wait for it.
-    fn get(&self, w: &Window, game: Game, price: u32) -> Result<RevealedPrizes, Error> {
-        game.check_price(price)?;
-        let slot = Arc::clone(
-            self.slots
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .entry((game.slug(), price))
-                .or_default(),
-        );
-        let mut held = slot.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((at, figures)) = &*held {
-            if at.elapsed() < REMAINING_TTL {
-                return Ok(figures.clone());
-            }
-        }
-        let figures = w.prizes_remaining(game, price)?;
-        *held = Some((std::time::Instant::now(), figures.clone()));
-        Ok(figures)
-    }
-}
-
 /// `GET /v1/remaining`: the prizes players are shown (revealed so far,
 /// and a fixed-table game's left to reveal), for any token, computed at
-/// most every [`REMAINING_TTL`] per game and price.
-pub(crate) async fn public_remaining(
+/// most every [`REMAINING_TTL`](crate::state::REMAINING_TTL) per game and price.
+async fn public_remaining(
     State(state): State<AppState>,
     Asking(asker): Asking,
     query: Result<Query<RemainingQuery>, QueryRejection>,
-) -> Response {
+) -> Answered {
     let Ok(Query(query)) = query else {
-        return bad_query();
+        return Err(bad_query());
     };
     let shared = Arc::clone(&state);
     answer(state, asker, "remaining", move |w| {
@@ -315,46 +259,38 @@ const ANSWERS: &[(u16, &str, &str)] = &[
 ];
 
 /// The operator's routes, described.
-pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)> {
-    use axum::routing::post;
-    let doc = |path, summary, body: Option<Value>| RouteDoc {
-        method: "POST",
-        path,
-        summary,
-        body,
-        idempotent: false,
-        query: &[],
+pub(super) fn rows() -> Vec<Row> {
+    let action = |path, summary, body: Option<Value>| RouteDoc {
         answers: ANSWERS,
-        public_health: false,
-        public_log: false,
+        ..doc("POST", path, summary, body)
     };
     vec![
         (
-            doc(
+            action(
                 "/v1/operator/suspend",
                 "Suspend an emission or a block (operator role): no sale, play step or redemption until resumed",
                 Some(control_schema()),
             ),
-            post(suspend),
+            Some(control(Action::Suspend)),
         ),
         (
-            doc(
+            action(
                 "/v1/operator/resume",
                 "Resume a suspended emission or block (operator role)",
                 Some(control_schema()),
             ),
-            post(resume),
+            Some(control(Action::Resume)),
         ),
         (
-            doc(
+            action(
                 "/v1/operator/withdraw",
                 "Withdraw an emission or a block for good (operator role): never sold again; sold units still play and redeem",
                 Some(control_schema()),
             ),
-            post(withdraw),
+            Some(control(Action::Withdraw)),
         ),
         (
-            doc(
+            action(
                 "/v1/operator/void",
                 "Void a sale before its play began (operator role): never sold again, never paid",
                 Some(json!({
@@ -365,7 +301,7 @@ pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)>
                     },
                 })),
             ),
-            post(void),
+            Some(post(void)),
         ),
         (
             RouteDoc {
@@ -381,7 +317,7 @@ pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)>
                     (409, "error", "not closed; before the claim deadline, or without one set at close, without a reason (`claims_still_open`)"),
                     (422, "error", "an early end without the approvals dual control asks for"),
                 ],
-                ..doc(
+                ..action(
                     "/v1/operator/end-claims",
                     "End an emission's claims and publish its closing statement (operator role; the node must hold the issuer's key)",
                     Some(json!({
@@ -395,7 +331,7 @@ pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)>
                     })),
                 )
             },
-            post(end_claims),
+            Some(post(end_claims)),
         ),
         (
             RouteDoc {
@@ -410,13 +346,13 @@ pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)>
                     (400, "error", "a malformed query, an unknown game or price"),
                     (403, "error", "the token lacks the operator role (`forbidden`)"),
                 ],
-                ..doc(
+                ..action(
                     "/v1/operator/remaining",
                     "Prizes remaining in the units not yet sold (operator role)",
                     None,
                 )
             },
-            axum::routing::get(remaining),
+            Some(get(remaining)),
         ),
         (
             RouteDoc {
@@ -430,13 +366,13 @@ pub(crate) fn routes() -> Vec<(RouteDoc, axum::routing::MethodRouter<AppState>)>
                     ),
                     (400, "error", "a malformed query, an unknown game or price"),
                 ],
-                ..doc(
+                ..action(
                     "/v1/remaining",
                     "Prizes revealed and left to reveal, for players to be shown (any token; computed at most every 30 s)",
                     None,
                 )
             },
-            axum::routing::get(public_remaining),
+            Some(get(public_remaining)),
         ),
     ]
 }

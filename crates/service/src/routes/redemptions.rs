@@ -1,0 +1,211 @@
+//! `POST /v1/redemptions` and `POST /v1/redemptions/batch`: a unit, or up
+//! to [`MAX_BATCH`], redeemed once (docs/API.md §Redemptions).
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::routing::post;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use ticket_issuer_core::error::Error;
+use ticket_issuer_core::unit_id::UnitId;
+use ticket_issuer_ledger::redeem::Redemption;
+use ticket_issuer_ledger::redeemer::batch_parts;
+
+use super::answer::{bounded_work, ledger_down, outcome, Answered};
+use super::doc::{doc, Row, RECEIPT_QUERY};
+use crate::config::MAX_BATCH;
+use crate::error::{report, ApiError};
+use crate::extract::{Asking, IdempotencyKey, JsonBody, ReceiptAsked, Shape};
+use crate::openapi::RouteDoc;
+use crate::response::{Answer, Envelope, Worked};
+use crate::state::AppState;
+
+/// One unit to redeem.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UnitRequest {
+    id: String,
+    #[serde(default)]
+    stopped_after_rolls: Option<u32>,
+}
+
+impl Shape for UnitRequest {
+    const SHAPE: &'static str = r#"{"id": …, "stopped_after_rolls": …}"#;
+}
+
+/// A batch to redeem.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BatchRequest {
+    units: Vec<UnitRequest>,
+}
+
+impl Shape for BatchRequest {
+    const SHAPE: &'static str = r#"{"units": [{"id": …}, …]}"#;
+}
+
+async fn redeem_one(
+    State(state): State<AppState>,
+    Asking(asker): Asking,
+    IdempotencyKey(key): IdempotencyKey,
+    ReceiptAsked(with_receipt): ReceiptAsked,
+    JsonBody(request): JsonBody<UnitRequest>,
+) -> Answered {
+    let id: UnitId = request
+        .id
+        .parse()
+        .map_err(|e| ApiError::refused(&asker, e))?;
+    ledger_down(&state, &asker)?;
+    let worker = Arc::clone(&state);
+    let seen = asker.clone();
+    let redeemed = bounded_work(&state, move || {
+        let window = worker.redeemer.window(seen);
+        let r = window.redeem(&id, request.stopped_after_rolls, key.as_deref())?;
+        if with_receipt {
+            return window.with_receipt(r);
+        }
+        Ok(r)
+    })
+    .await?;
+    if let Ok(r) = &redeemed {
+        state.metrics.paid(&r.prize);
+    }
+    Ok(Worked(outcome::<Redemption>(
+        &state,
+        &asker,
+        "redemption",
+        redeemed,
+    )))
+}
+
+/// The answer to a batch: one outcome per unit, in order.
+#[derive(Serialize)]
+struct Batch {
+    results: Vec<serde_json::Value>,
+}
+
+async fn redeem_batch(
+    State(state): State<AppState>,
+    Asking(asker): Asking,
+    IdempotencyKey(key): IdempotencyKey,
+    JsonBody(request): JsonBody<BatchRequest>,
+) -> Result<Worked<Answer<Batch>>, ApiError> {
+    if request.units.len() > MAX_BATCH {
+        return Err(ApiError::bad_request(
+            "batch_too_large",
+            format!(
+                "{} units in one batch; at most {MAX_BATCH}",
+                request.units.len()
+            ),
+        ));
+    }
+    // Each unit stands alone: a malformed ID is its own result.
+    let parsed: Vec<Result<(UnitId, Option<u32>), Error>> = request
+        .units
+        .iter()
+        .map(|u| u.id.parse().map(|id| (id, u.stopped_after_rolls)))
+        .collect();
+    let valid: Vec<(UnitId, Option<u32>)> = parsed
+        .iter()
+        .filter_map(|p| p.as_ref().ok().copied())
+        .collect();
+    let request = batch_parts(
+        request
+            .units
+            .iter()
+            .map(|u| (u.id.as_str(), u.stopped_after_rolls)),
+    );
+    ledger_down(&state, &asker)?;
+    let worker = Arc::clone(&state);
+    let seen = asker.clone();
+    // A batch refused whole is answered untimed, as it always was.
+    let redeemed = bounded_work(&state, move || {
+        worker
+            .redeemer
+            .window(seen)
+            .redeem_batch(&valid, key.as_deref().map(|k| (k, request.as_str())))
+    })
+    .await?
+    .map_err(|e| ApiError::refused(&asker, e))?;
+    let mut redeemed = redeemed.into_iter();
+    let mut results = Vec::with_capacity(parsed.len());
+    for p in parsed {
+        let outcome = match p {
+            Ok(_) => redeemed.next().unwrap_or_else(|| {
+                Err(Error::Internal {
+                    what: "a batch unit got no outcome".into(),
+                })
+            }),
+            Err(e) => Err(e),
+        };
+        let value = match outcome {
+            Ok(r) => {
+                state.metrics.done("redemption");
+                state.metrics.paid(&r.prize);
+                serde_json::to_value(Envelope::of("redemption", r))
+            }
+            Err(e) => {
+                state.metrics.refused(e.code());
+                serde_json::to_value(Envelope::of("error", report(&e, asker.is_platform())))
+            }
+        };
+        results.push(value.unwrap_or_default());
+    }
+    Ok(Worked(Answer("redemption_batch", Batch { results })))
+}
+
+/// The JSON Schema of a unit to redeem.
+fn unit_schema() -> serde_json::Value {
+    json!({
+        "type": "object", "required": ["id"], "additionalProperties": false,
+        "properties": {
+            "id": {"type": "string", "description": "the unit ID as printed"},
+            "stopped_after_rolls": {"type": "integer", "minimum": 0, "description": "Trésors Ensablés: where the player stopped (the ledger's play decides)"},
+        },
+    })
+}
+
+/// The redemptions' rows of the route table.
+pub(super) fn rows() -> Vec<Row> {
+    vec![
+        (
+            RouteDoc {
+                idempotent: true,
+                query: RECEIPT_QUERY,
+                answers: &[(
+                    200,
+                    "redemption",
+                    "paid (durable), with its proof and ledger entry (and its receipt, asked with ?receipt=true)",
+                )],
+                ..doc(
+                    "POST",
+                    "/v1/redemptions",
+                    "Redeem a unit once",
+                    Some(unit_schema()),
+                )
+            },
+            Some(post(redeem_one)),
+        ),
+        (
+            RouteDoc {
+                idempotent: true,
+                answers: &[(
+                    200,
+                    "batch",
+                    "one outcome per unit, in order (a redemption or an error object each)",
+                )],
+                ..doc(
+                    "POST",
+                    "/v1/redemptions/batch",
+                    "Redeem up to 1,000 units in one request",
+                    Some(json!({
+                        "type": "object", "required": ["units"], "additionalProperties": false,
+                        "properties": {"units": {"type": "array", "maxItems": 1000, "items": unit_schema()}},
+                    })),
+                )
+            },
+            Some(post(redeem_batch)),
+        ),
+    ]
+}

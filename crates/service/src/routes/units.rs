@@ -1,0 +1,63 @@
+//! `GET /v1/units/{id}`: what a unit holds as far as disclosed, and
+//! whether and when it was redeemed; records nothing.
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::routing::get;
+use serde::Deserialize;
+
+use super::answer::{answer, Answered};
+use super::doc::{doc, Row};
+use crate::error::ApiError;
+use crate::extract::Asking;
+use crate::openapi::RouteDoc;
+use crate::state::AppState;
+
+/// `?stopped_after_rolls=N` of a check.
+#[derive(Deserialize)]
+struct CheckQuery {
+    stopped_after_rolls: Option<u32>,
+}
+
+async fn check_unit(
+    State(state): State<AppState>,
+    Asking(asker): Asking,
+    Path(id): Path<String>,
+    query: Result<Query<CheckQuery>, QueryRejection>,
+) -> Answered {
+    let Ok(Query(query)) = query else {
+        return Err(ApiError::bad_request(
+            "invalid_request",
+            "the query is not ?stopped_after_rolls=<number of rolls>".into(),
+        ));
+    };
+    answer(state, asker, "check", move |w| {
+        w.check(&id.parse()?, query.stopped_after_rolls)
+    })
+    .await
+}
+
+/// The units' row of the route table.
+pub(super) fn rows() -> Vec<Row> {
+    vec![(
+        RouteDoc {
+            query: &[(
+                "stopped_after_rolls",
+                "integer",
+                "Trésors Ensablés: the stop to check",
+            )],
+            answers: &[(
+                200,
+                "check",
+                "what the unit holds as far as disclosed, and whether and when it was redeemed",
+            )],
+            ..doc(
+                "GET",
+                "/v1/units/{id}",
+                "Check a unit (records nothing)",
+                None,
+            )
+        },
+        Some(get(check_unit)),
+    )]
+}
