@@ -6,7 +6,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::print_json;
+use super::json::print_json;
 use ticket_issuer::approval::{self, Approver, DualControl, Guarded, Subject};
 use ticket_issuer::error::Error;
 use ticket_issuer::fsutil;
@@ -16,7 +16,7 @@ use ticket_issuer::store::Store;
 
 /// Arguments of `approver-key`.
 #[derive(clap::Args, Debug)]
-pub struct KeyArgs {
+pub struct ApproverKeyArgs {
     /// Where to write the approver's private key (PEM, mode 0600; never
     /// replaced).
     #[arg(long, value_name = "FILE")]
@@ -92,7 +92,7 @@ fn guarded(text: &str) -> Result<Guarded, String> {
 }
 
 /// Runs `approver-key`.
-pub fn key(args: &KeyArgs) -> Result<i32, Error> {
+pub fn key(args: &ApproverKeyArgs) -> Result<i32, Error> {
     approval::check_name(&args.name).map_err(|what| Error::BadOperatorRequest { what })?;
     let signing = ed25519_dalek::SigningKey::from_bytes(&ticket_issuer::store::os_random()?);
     fsutil::write_atomic(

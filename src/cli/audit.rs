@@ -10,7 +10,10 @@ use ticket_issuer::ledger::witnessed::Quorum;
 
 use sha2::{Digest, Sha256};
 
-use super::{print_json, progress, KeyArgs, LoadedKeys, EXIT_OK, EXIT_REFUSED};
+use super::args::{GameSlug, KeyArgs, LedgerArg, LoadedKeys};
+use super::exit::{EXIT_OK, EXIT_REFUSED};
+use super::json::{json_pretty, print_json};
+use super::progress;
 use ticket_issuer::audit::verify_emission;
 use ticket_issuer::block::authentic::AuthenticBlock;
 use ticket_issuer::emission::Reveal;
@@ -34,7 +37,7 @@ pub struct Args {
     #[arg(long, conflicts_with = "files")]
     pub emission: Option<u32>,
     /// The emission's game (needed only when several games have this number).
-    #[arg(long, requires = "emission", value_parser = super::GameSlug)]
+    #[arg(long, requires = "emission", value_parser = GameSlug)]
     pub game: Option<String>,
     /// The emission's reveal file: also check each seed and regenerate
     /// each block from it.
@@ -56,7 +59,7 @@ pub struct Args {
     pub keys: KeyArgs,
     /// The ledger to reconcile (with --emission).
     #[command(flatten)]
-    pub ledger: super::LedgerArg,
+    pub ledger: LedgerArg,
     /// Do not read the ledger (with --emission): the blocks only.
     #[arg(long, requires = "emission")]
     pub no_ledger: bool,
@@ -486,10 +489,10 @@ fn write_evidence(
     for p in proofs {
         put(
             &format!("proofs/{}.json", p.id),
-            super::json_pretty("unit_proof", p).as_bytes(),
+            json_pretty("unit_proof", p).as_bytes(),
         )?;
     }
-    let json = super::json_pretty("audit", report);
+    let json = json_pretty("audit", report);
     put("report.json", json.as_bytes())?;
     put(
         "report.html",

@@ -1,10 +1,8 @@
 //! `issuer completions SHELL` and `issuer man`: generated from the clap
 //! definitions, so they never drift from the real options.
 
-use clap::CommandFactory;
 use clap_complete::Shell;
 
-use super::Cli;
 use ticket_issuer::error::Error;
 
 /// Arguments of `completions`.
@@ -15,10 +13,11 @@ pub struct CompletionArgs {
     pub shell: Shell,
 }
 
-/// Prints the completion script for a shell.
-pub fn completions(args: &CompletionArgs) -> Result<i32, Error> {
+/// Prints the completion script for a shell, of `cli` (the whole command
+/// line's definition).
+pub fn completions(args: &CompletionArgs, mut cli: clap::Command) -> Result<i32, Error> {
     let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut Cli::command(), "issuer", &mut script);
+    clap_complete::generate(args.shell, &mut cli, "issuer", &mut script);
     super::out::bytes(&script);
     Ok(0)
 }
@@ -32,17 +31,18 @@ pub struct ManArgs {
     pub dir: Option<std::path::PathBuf>,
 }
 
-/// Prints the manual page (roff), or writes every page into a folder.
-pub fn man(args: &ManArgs) -> Result<i32, Error> {
+/// Prints the manual page (roff) of `cli` (the whole command line's
+/// definition), or writes every page into a folder.
+pub fn man(args: &ManArgs, cli: clap::Command) -> Result<i32, Error> {
     if let Some(dir) = &args.dir {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        clap_mangen::generate_to(Cli::command(), dir).map_err(|e| Error::io(dir, e))?;
+        clap_mangen::generate_to(cli, dir).map_err(|e| Error::io(dir, e))?;
         outln!("wrote the manual pages into {}", dir.display());
         return Ok(0);
     }
     let mut page = Vec::new();
     // As `--dir` writes them: no page for the `help` subcommand.
-    clap_mangen::Man::new(Cli::command().disable_help_subcommand(true))
+    clap_mangen::Man::new(cli.disable_help_subcommand(true))
         .render(&mut page)
         .map_err(|e| Error::io("<standard output>".as_ref(), e))?;
     super::out::bytes(&page);

@@ -14,7 +14,7 @@ use ticket_issuer::emission::{BlockChoice, Emission};
 use ticket_issuer::error::Error;
 use ticket_issuer::export::{export_jsonl, unit_id};
 use ticket_issuer::game::Game;
-use ticket_issuer::ledger::Ledger;
+use ticket_issuer::ledger::target::LedgerTarget;
 use ticket_issuer::record::RecordPrefix;
 use ticket_issuer::records_key::KeyAccess;
 use ticket_issuer::redeem::{OwnedKeys, Redeemer};
@@ -147,6 +147,9 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     winners.sort_by_key(|p| (p.lot, p.index));
     emission.close(&secrets)?;
     outln!("5. closed emission {number}: its signed manifest is final; its units may be sold");
+    // The store's own ledger, through the ledger's database-neutral
+    // interface: the same steps on any database.
+    let ledger = LedgerTarget::of_store(store);
     let redeemer = Redeemer::new(
         store.clone(),
         OwnedKeys {
@@ -154,7 +157,8 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
             secrets: Some(store.secrets()?),
             records_keys: Vec::new(),
         },
-    );
+    )
+    .with_ledger(ledger.clone());
     // From this emission: an earlier run's emissions, still on sale, come
     // first in the sale order.
     let sale = redeemer.sell_from(game, 100, number)?;
@@ -205,7 +209,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         }
     }
     drop(redeemer);
-    let summary = Ledger::open(&store.ledger_path())?.summary()?;
+    let summary = ledger.summary()?;
     if args.json {
         #[derive(serde::Serialize)]
         struct Demo<'a> {
@@ -215,7 +219,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
             digest: &'a str,
             reconciled: bool,
         }
-        super::print_json(
+        super::json::print_json(
             "demo",
             &Demo {
                 emission: number,

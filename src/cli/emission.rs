@@ -6,8 +6,8 @@ use ticket_issuer::approval::{self, DualControl, Guarded, Subject};
 
 use clap::Subcommand;
 
-use super::generate::parse_game;
-use super::{print_json, LedgerArg};
+use super::args::{parse_game, GameSlug, LedgerArg};
+use super::json::print_json;
 use ticket_issuer::closing;
 use ticket_issuer::emission::Emission;
 use ticket_issuer::error::Error;
@@ -23,7 +23,7 @@ pub struct EmissionArg {
     #[arg(long)]
     pub emission: u32,
     /// The emission's game (needed only when several games have this number).
-    #[arg(long, value_parser = super::GameSlug)]
+    #[arg(long, value_parser = GameSlug)]
     pub game: Option<String>,
 }
 

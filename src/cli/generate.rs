@@ -2,17 +2,18 @@
 
 use serde::Serialize;
 
-use super::{print_json, progress};
+use super::args::{parse_game, GameSlug};
+use super::json::print_json;
+use super::progress;
 use ticket_issuer::emission::{BlockChoice, Emission, GeneratedBlock};
 use ticket_issuer::error::Error;
-use ticket_issuer::game::Game;
 use ticket_issuer::store::Store;
 
 /// Arguments of `generate`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The game.
-    #[arg(long, value_parser = super::GameSlug)]
+    #[arg(long, value_parser = GameSlug)]
     pub game: String,
     /// Emission number.
     #[arg(long)]
@@ -53,14 +54,6 @@ pub struct Args {
 #[derive(Serialize)]
 struct Report<'a> {
     blocks: &'a [GeneratedBlock],
-}
-
-/// The game named on the command line.
-pub fn parse_game(name: &str) -> Result<Game, Error> {
-    Game::from_slug(name).ok_or_else(|| Error::UnknownGame {
-        name: name.to_string(),
-        known: Game::known(),
-    })
 }
 
 /// Runs `generate`.

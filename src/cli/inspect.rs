@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{print_json, KeyArgs, LoadedKeys};
+use super::args::{KeyArgs, LedgerArg, LoadedKeys};
+use super::json::print_json;
 use ticket_issuer::block::authentic::AuthenticBlock;
 use ticket_issuer::error::Error;
 use ticket_issuer::export::export_jsonl;
@@ -90,7 +91,7 @@ pub struct ShowArgs {
     pub force: bool,
     /// The ledger.
     #[command(flatten)]
-    pub ledger: super::LedgerArg,
+    pub ledger: LedgerArg,
 }
 
 /// What `show --json` prints: the unit, its outcome and proof, and the

@@ -1,17 +1,24 @@
 //! The `issuer` command line: argument parsing (clap) and one small module
-//! per subcommand; each calls the library and prints. Errors are mapped to
-//! exit codes here, by kind (README §Exit codes, docs/CLI.md).
+//! per subcommand; each calls the library and prints. This file only
+//! declares the modules, parses and dispatches; what several commands
+//! share is in leaf modules that call no command: `args` (shared
+//! arguments), `exit` (exit codes, by error kind: README §Exit codes,
+//! docs/CLI.md), `json` (the `--json` envelope), `out` (standard output).
 
 #[macro_use]
 mod out;
 
 mod approve;
+mod args;
 mod audit;
 mod completions;
 mod demo;
 mod emission;
+mod exit;
 mod generate;
 mod inspect;
+mod json;
+mod keygen;
 mod operator;
 mod par;
 mod progress;
@@ -28,44 +35,13 @@ mod witness;
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
-use ed25519_dalek::VerifyingKey;
-use serde::Serialize;
+use clap::{CommandFactory, Parser, Subcommand};
 
-use ticket_issuer::error::{Error, ErrorKind};
+use args::JsonArg;
+use json::json_line;
+use ticket_issuer::error::Error;
 use ticket_issuer::ledger::operator::Action;
-use ticket_issuer::ledger::target::LedgerTarget;
-use ticket_issuer::records_key::{KeyAccess, RecordsKeyFile};
-use ticket_issuer::store::{Secrets, Store, DEFAULT_STORE};
-
-/// Exit status: done, every check passed.
-pub const EXIT_OK: i32 = 0;
-/// Exit status: a check failed or could not be made, or the request was
-/// refused (not found, conflict, gone, rejected).
-pub const EXIT_REFUSED: i32 = 1;
-/// Exit status: bad usage or unreadable input.
-pub const EXIT_BAD_INPUT: i32 = 2;
-/// Exit status: the system could not do it now (I/O failure, full disk,
-/// busy); nothing was half-done: retry once the cause is fixed.
-pub const EXIT_UNAVAILABLE: i32 = 3;
-/// Exit status: an internal fault of the tool.
-pub const EXIT_INTERNAL: i32 = 4;
-
-/// The version of every `--json` output's shape (docs/CLI.md).
-pub const JSON_SCHEMA: u32 = 1;
-
-/// The exit status of an error of `kind`. No default arm: a new kind must
-/// be given its exit status here.
-pub fn exit_code(kind: ErrorKind) -> i32 {
-    match kind {
-        ErrorKind::InvalidInput => EXIT_BAD_INPUT,
-        ErrorKind::NotFound | ErrorKind::Conflict | ErrorKind::Gone | ErrorKind::Rejected => {
-            EXIT_REFUSED
-        }
-        ErrorKind::Unavailable => EXIT_UNAVAILABLE,
-        ErrorKind::Internal => EXIT_INTERNAL,
-    }
-}
+use ticket_issuer::store::{Store, DEFAULT_STORE};
 
 /// Issues pre-decided online instant-game units: generate, seal, verify,
 /// export and redeem blocks.
@@ -121,7 +97,7 @@ pub enum Command {
     Void(operator::VoidArgs),
     /// Make an approver's key for dual control (docs/REDEMPTION.md §Dual
     /// control).
-    ApproverKey(approve::KeyArgs),
+    ApproverKey(approve::ApproverKeyArgs),
     /// Show or set the actions that need two approvers, and who they are.
     DualControl(approve::ConfigArgs),
     /// Sign an approval of one action (withdraw, end-claims-force, reveal).
@@ -234,7 +210,7 @@ pub fn main() -> i32 {
                 let _ = writeln!(std::io::stdout(), "{}", json_line("error", &e.report()));
             }
             eprintln!("error: {e}");
-            exit_code(e.kind())
+            exit::exit_code(e.kind())
         }
     }
 }
@@ -244,30 +220,7 @@ pub fn main() -> i32 {
 pub fn run(cli: &Cli) -> Result<i32, Error> {
     let store = Store::new(&cli.store);
     match &cli.command {
-        Command::Keygen(args) => {
-            store.keygen()?;
-            if args.json {
-                #[derive(serde::Serialize)]
-                struct Made {
-                    keys: String,
-                    public_key: String,
-                }
-                print_json(
-                    "keygen",
-                    &Made {
-                        keys: store.keys_dir().display().to_string(),
-                        public_key: store.public_key_path().display().to_string(),
-                    },
-                );
-            } else {
-                outln!(
-                    "created issuer keys in {} (public key: {})",
-                    store.keys_dir().display(),
-                    store.public_key_path().display()
-                );
-            }
-            Ok(0)
-        }
+        Command::Keygen(args) => keygen::run(&store, args),
         Command::Generate(args) => generate::run(&store, args),
         Command::Verify(args) => verify::run(&store, args),
         Command::Export(args) => inspect::export(&store, args),
@@ -298,184 +251,7 @@ pub fn run(cli: &Cli) -> Result<i32, Error> {
         Command::Emission(cmd) => shares::emission(&store, cmd),
         Command::Demo(args) => demo::run(&store, args),
         Command::Witness(cmd) => witness::run(cmd),
-        Command::Completions(args) => completions::completions(args),
-        Command::Man(args) => completions::man(args),
-    }
-}
-
-/// `--json` alone.
-#[derive(clap::Args, Debug, Clone)]
-pub struct JsonArg {
-    /// Print a JSON report on stdout.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// Which ledger to use (docs/REDEMPTION.md §PostgreSQL).
-#[derive(clap::Args, Debug, Clone)]
-pub struct LedgerArg {
-    /// A shared PostgreSQL ledger (postgres://USER[:PASSWORD]@HOST[:PORT]/DB);
-    /// default: the SQLite ledger in the store.
-    #[arg(long = "ledger", env = "ISSUER_LEDGER", value_name = "URL")]
-    pub url: Option<String>,
-}
-
-impl LedgerArg {
-    /// The ledger named.
-    pub fn target(&self, store: &Store) -> Result<LedgerTarget, Error> {
-        LedgerTarget::new(store, self.url.as_deref())
-    }
-}
-
-/// A client's idempotency key (docs/API.md §Idempotency).
-#[derive(clap::Args, Debug, Clone)]
-pub struct IdempotencyArg {
-    /// Do this once under KEY: run again with the same KEY and the same
-    /// request, it answers what the first run did (after a lost answer or
-    /// `ledger_outcome_unknown`); the same KEY with another request is
-    /// refused (`idempotency_key_reused`). 1 to 128 of A-Z a-z 0-9 - _ . :
-    #[arg(long = "idempotency-key", value_name = "KEY")]
-    pub key: Option<String>,
-}
-
-/// The envelope of every `--json` output: its kind and schema version
-/// first, then the report's own fields (docs/CLI.md).
-#[derive(Serialize)]
-struct Envelope<'a, T: Serialize> {
-    kind: &'a str,
-    schema: u32,
-    #[serde(flatten)]
-    body: &'a T,
-}
-
-/// Prints `body` as one line of JSON on stdout, as a report of `kind`.
-/// Always on standard output, even when the command's words go to
-/// standard error (`demo --json`).
-pub(crate) fn print_json<T: Serialize>(kind: &str, body: &T) {
-    let mut line = json_line(kind, body);
-    line.push('\n');
-    out::bytes(line.as_bytes());
-}
-
-/// `body` as indented JSON, a report of `kind` (a file people read).
-pub(crate) fn json_pretty<T: Serialize>(kind: &str, body: &T) -> String {
-    let envelope = Envelope {
-        kind,
-        schema: JSON_SCHEMA,
-        body,
-    };
-    serde_json::to_string_pretty(&envelope).expect("reports serialise") + "\n"
-}
-
-/// `body` as one line of JSON, a report of `kind`.
-fn json_line<T: Serialize>(kind: &str, body: &T) -> String {
-    let envelope = Envelope {
-        kind,
-        schema: JSON_SCHEMA,
-        body,
-    };
-    serde_json::to_string(&envelope).expect("reports serialise")
-}
-
-/// `--game`: any text, refused by the command with the known games when
-/// it names none (`unknown_game`); its possible values (every game
-/// registered) are what help and shell completions offer.
-#[derive(Clone, Copy, Debug)]
-pub struct GameSlug;
-
-impl clap::builder::TypedValueParser for GameSlug {
-    type Value = String;
-
-    fn parse_ref(
-        &self,
-        _cmd: &clap::Command,
-        _arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> Result<String, clap::Error> {
-        Ok(value.to_string_lossy().into_owned())
-    }
-
-    fn possible_values(
-        &self,
-    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
-        Some(Box::new(
-            ticket_issuer::game::Game::all().map(|g| clap::builder::PossibleValue::new(g.slug())),
-        ))
-    }
-}
-
-/// The key options shared by every command that reads a block.
-#[derive(clap::Args, Debug)]
-pub struct KeyArgs {
-    /// The issuer's public key (SPKI PEM); default: the store's.
-    #[arg(long)]
-    pub public_key: Option<PathBuf>,
-    /// A records key file (`issuer keys export-records-key`), a reveal file
-    /// (its emission's key), or a folder of them, for an auditor or a
-    /// redemption service without the issuer's master secret; repeat it for
-    /// several emissions (each block uses the file for its emission).
-    #[arg(long, value_name = "FILE|DIR")]
-    pub records_key: Vec<PathBuf>,
-}
-
-/// A redeemer of `store` with the keys of `keys` on the ledger `ledger`
-/// names: what `sell`, `play`, `redeem`, the operator's commands and
-/// `remaining` work through.
-fn redeemer(
-    store: &Store,
-    keys: &KeyArgs,
-    ledger: &LedgerArg,
-) -> Result<ticket_issuer::Redeemer, Error> {
-    let keys = LoadedKeys::load(store, keys)?;
-    Ok(
-        ticket_issuer::Redeemer::new(store.clone(), keys.owned())
-            .with_ledger(ledger.target(store)?),
-    )
-}
-
-/// The keys a command works with: the trusted public key, the store's
-/// secrets if it has them, and a records key file if one was given.
-struct LoadedKeys {
-    trusted: VerifyingKey,
-    secrets: Option<Secrets>,
-    files: Vec<(RecordsKeyFile, PathBuf)>,
-}
-
-impl LoadedKeys {
-    fn load(store: &Store, args: &KeyArgs) -> Result<LoadedKeys, Error> {
-        let trusted = match &args.public_key {
-            Some(path) => ticket_issuer::seal::read_public(path)?,
-            None => store.public_key()?,
-        };
-        // An auditor's store has the public key only.
-        let secrets = match store.master_path().exists() {
-            true => Some(store.secrets()?),
-            false => None,
-        };
-        let mut files = Vec::new();
-        for path in &args.records_key {
-            files.extend(ticket_issuer::records_key::read_key_files(path)?);
-        }
-        Ok(LoadedKeys {
-            trusted,
-            secrets,
-            files,
-        })
-    }
-
-    /// The keys, owned, for a long-lived redeemer.
-    fn owned(self) -> ticket_issuer::OwnedKeys {
-        ticket_issuer::OwnedKeys {
-            public_key: self.trusted,
-            secrets: self.secrets,
-            records_keys: self.files,
-        }
-    }
-
-    fn access(&self) -> KeyAccess<'_> {
-        KeyAccess {
-            secrets: self.secrets.as_ref(),
-            files: &self.files,
-        }
+        Command::Completions(args) => completions::completions(args, Cli::command()),
+        Command::Man(args) => completions::man(args, Cli::command()),
     }
 }

@@ -2,8 +2,9 @@
 //! controls over an emission's life, each an entry of the ledger's log
 //! (docs/REDEMPTION.md §Suspend, withdraw and void).
 
+use super::args::{self, KeyArgs, LedgerArg};
 use super::emission::EmissionArg;
-use super::{print_json, KeyArgs, LedgerArg};
+use super::json::print_json;
 use ticket_issuer::error::Error;
 use ticket_issuer::ledger::operator::Action;
 use ticket_issuer::redeem::Redeemer;
@@ -76,7 +77,7 @@ pub fn check_by(by: &str) -> Result<(), Error> {
 
 fn redeemer(store: &Store, actor: &ActorArgs) -> Result<Redeemer, Error> {
     check_by(&actor.by)?;
-    super::redeemer(store, &actor.keys, &actor.ledger)
+    args::redeemer(store, &actor.keys, &actor.ledger)
 }
 
 /// Runs `suspend`, `resume` or `withdraw`.

@@ -50,10 +50,10 @@ pub fn fmt(args: std::fmt::Arguments, newline: bool) {
 /// Ends the process after a failed write to standard output.
 pub fn gone(e: &std::io::Error) -> ! {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
-        std::process::exit(super::EXIT_OK);
+        std::process::exit(super::exit::EXIT_OK);
     }
     eprintln!("error: standard output: {e}");
-    std::process::exit(super::EXIT_UNAVAILABLE)
+    std::process::exit(super::exit::EXIT_UNAVAILABLE)
 }
 
 /// `println!` through [`fmt`].

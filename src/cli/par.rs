@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::generate::parse_game;
-use super::{print_json, KeyArgs, LoadedKeys};
+use super::args::{parse_game, GameSlug, KeyArgs, LoadedKeys};
+use super::exit::{EXIT_OK, EXIT_REFUSED};
+use super::json::print_json;
 use ticket_issuer::block::authentic::AuthenticBlock;
 use ticket_issuer::error::Error;
 use ticket_issuer::game::{Fields, Game};
@@ -17,7 +18,7 @@ use ticket_issuer::store::Store;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The game.
-    #[arg(long, value_parser = super::GameSlug)]
+    #[arg(long, value_parser = GameSlug)]
     pub game: String,
     /// Unit price in euros; default: every price of the game (with
     /// --block: the block's).
@@ -103,8 +104,8 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     }
     // A block that does not agree with the sheet fails the command.
     Ok(match sheet.block_ok {
-        Some(false) => super::EXIT_REFUSED,
-        _ => super::EXIT_OK,
+        Some(false) => EXIT_REFUSED,
+        _ => EXIT_OK,
     })
 }
 

@@ -5,7 +5,9 @@ mod log;
 
 use std::path::PathBuf;
 
-use super::{print_json, IdempotencyArg, KeyArgs, LedgerArg};
+use self::log::LedgerAction;
+use super::args::{redeemer, IdempotencyArg, KeyArgs, LedgerArg};
+use super::json::print_json;
 use ticket_issuer::error::Error;
 use ticket_issuer::game::Game;
 use ticket_issuer::ledger::target::LedgerTarget;
@@ -71,78 +73,6 @@ pub struct LedgerArgs {
     pub action: Option<LedgerAction>,
 }
 
-/// `ledger` subcommands (docs/REDEMPTION.md §Tamper-evident log).
-#[derive(clap::Subcommand, Debug)]
-pub enum LedgerAction {
-    /// Create or upgrade a PostgreSQL ledger's schema (needs --ledger).
-    Migrate,
-    /// Print the latest signed head (a C2SP tlog-checkpoint, with its
-    /// witnesses' cosignatures once collected).
-    Head {
-        /// The latest head witnesses cosigned instead (docs/REDEMPTION.md
-        /// §Cosigned checkpoints).
-        #[arg(long)]
-        witnessed: bool,
-    },
-    /// Check every entry against its leaf hash and every signed head.
-    Verify {
-        /// A head kept elsewhere (a checkpoint file) the log must contain.
-        #[arg(long, value_name = "FILE")]
-        head: Option<PathBuf>,
-        /// The ledger's public key (PEM); default: the store's. A shared
-        /// PostgreSQL ledger: repeat it for each node's key.
-        #[arg(long, value_name = "FILE")]
-        ledger_key: Vec<PathBuf>,
-        /// A witness's verifier key (C2SP vkey): the latest witnessed head
-        /// must carry the cosignatures of --witness-quorum of them, each
-        /// verifying. Repeat for each witness.
-        #[arg(long, value_name = "VKEY")]
-        witness_key: Vec<String>,
-        /// With --witness-key: cosignatures needed (default: every
-        /// witness's).
-        #[arg(long, value_name = "K", requires = "witness_key")]
-        witness_quorum: Option<usize>,
-    },
-    /// Write the log as C2SP tlog-tiles static files (checkpoint, tiles,
-    /// entry bundles) for the latest head, for any web server to publish.
-    Tiles {
-        /// The folder (made if needed; rerun to add what the log gained).
-        #[arg(long, value_name = "DIR")]
-        out: PathBuf,
-        /// The log as of its latest witnessed head (what a node that fails
-        /// closed publishes).
-        #[arg(long)]
-        witnessed: bool,
-    },
-    /// Put back the entries a ledger restored from an older copy lacks,
-    /// from the published log (docs/DEPLOY.md §Restore): a folder `ledger
-    /// tiles --out` wrote, or a node's or mirror's log URL
-    /// (`https://host/v1/log`). Each entry is checked against the
-    /// checkpoint, the head this store remembers and the ledger's own.
-    Recover {
-        /// The published log: a folder, or an http(s) URL of its prefix.
-        #[arg(long, value_name = "DIR|URL")]
-        from: String,
-        /// The platform (token name) whose lane the sales put back are
-        /// in; the log does not name it (default: none, only the operator
-        /// reaches them).
-        #[arg(long, value_name = "NAME")]
-        lane: Option<String>,
-    },
-    /// Prove a redemption is in the log, or that the log only grew.
-    Prove {
-        /// The unit whose redemption to prove.
-        #[arg(long, conflicts_with_all = ["from", "to"], required_unless_present = "from")]
-        unit: Option<String>,
-        /// The older log size.
-        #[arg(long)]
-        from: Option<u64>,
-        /// The newer log size (default: the latest head's).
-        #[arg(long, requires = "from")]
-        to: Option<u64>,
-    },
-}
-
 /// "wins lot singe-2: 10 €" or "loses".
 pub fn outcome_words(r: &Redemption) -> String {
     match r.lot {
@@ -166,12 +96,12 @@ pub fn picture(r: &Redemption) -> String {
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let key = args.idempotency.key.as_deref();
     if let Some(batch) = &args.batch {
-        let redeemer = super::redeemer(store, &args.keys, &args.ledger)?;
+        let redeemer = redeemer(store, &args.keys, &args.ledger)?;
         return batch::run(&redeemer, batch, key);
     }
     // A malformed ID is named as such before any key file is read.
     let id: UnitId = args.id.as_deref().unwrap_or_default().parse()?;
-    let redeemer = super::redeemer(store, &args.keys, &args.ledger)?;
+    let redeemer = redeemer(store, &args.keys, &args.ledger)?;
     if args.check {
         if key.is_some() {
             return Err(Error::BadIdempotencyKey {

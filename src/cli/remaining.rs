@@ -2,8 +2,8 @@
 //! or prize band, per emission and block (docs/REDEMPTION.md §Prizes
 //! remaining).
 
-use super::generate::parse_game;
-use super::{print_json, KeyArgs, LedgerArg};
+use super::args::{parse_game, redeemer, GameSlug, KeyArgs, LedgerArg};
+use super::json::print_json;
 use ticket_issuer::error::Error;
 use ticket_issuer::redeemer::PrizeLine;
 use ticket_issuer::status::Standing;
@@ -13,7 +13,7 @@ use ticket_issuer::store::Store;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The game.
-    #[arg(long, value_parser = super::GameSlug)]
+    #[arg(long, value_parser = GameSlug)]
     pub game: String,
     /// Unit price in euros (needed where the game has several).
     #[arg(long)]
@@ -33,7 +33,7 @@ pub struct Args {
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let game = parse_game(&args.game)?;
     let price_cents = game.price_cents(args.price.as_deref())?;
-    let redeemer = super::redeemer(store, &args.keys, &args.ledger)?;
+    let redeemer = redeemer(store, &args.keys, &args.ledger)?;
     let r = redeemer.remaining(game, price_cents)?;
     if args.json {
         print_json("remaining", &r);

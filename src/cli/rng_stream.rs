@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::emission::EmissionArg;
-use super::{json_line, print_json};
+use super::json::{json_line, print_json};
 use ticket_issuer::emission::Reveal;
 use ticket_issuer::error::{echo, Error};
 use ticket_issuer::rng::write_keystream;

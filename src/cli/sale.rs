@@ -4,9 +4,9 @@
 
 use std::path::PathBuf;
 
+use super::args::{parse_game, redeemer, GameSlug, IdempotencyArg, KeyArgs, LedgerArg};
 use super::emission::EmissionArg;
-use super::generate::parse_game;
-use super::{print_json, redeemer, IdempotencyArg, KeyArgs, LedgerArg};
+use super::json::print_json;
 use ticket_issuer::error::Error;
 use ticket_issuer::ledger::ops::PlayAction;
 use ticket_issuer::redeemer::{Asker, PlayView};
@@ -17,7 +17,7 @@ use ticket_issuer::unit_id::UnitId;
 #[derive(clap::Args, Debug)]
 pub struct SellArgs {
     /// The game.
-    #[arg(long, value_parser = super::GameSlug)]
+    #[arg(long, value_parser = GameSlug)]
     pub game: String,
     /// Unit price in euros (needed where the game has several).
     #[arg(long)]

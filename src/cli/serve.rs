@@ -10,7 +10,8 @@ use ticket_issuer::redeem::Redeemer;
 use ticket_issuer::service::{self, ServiceConfig};
 use ticket_issuer::store::Store;
 
-use super::{KeyArgs, LedgerArg, LoadedKeys};
+use super::args::{KeyArgs, LedgerArg, LoadedKeys};
+use super::json::print_json;
 
 /// Arguments of `serve`.
 #[derive(clap::Args, Debug)]
@@ -192,7 +193,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         // Scripts and tests read the bound address (with port 0) from here.
         let url = format!("{scheme}://{bound}");
         if args.json {
-            super::print_json("listening", &serde_json::json!({ "url": url }));
+            print_json("listening", &serde_json::json!({ "url": url }));
         } else {
             let _ = writeln!(std::io::stdout(), "listening on {url}");
         }

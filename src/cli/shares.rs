@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 use serde::Serialize;
 
-use super::generate::parse_game;
-use super::print_json;
+use super::args::{parse_game, GameSlug};
+use super::json::print_json;
 use ticket_issuer::emission::Emission;
 use ticket_issuer::error::Error;
 use ticket_issuer::shares::{self, Beacon, GivenShares, SeedShares, ShareFile};
@@ -37,7 +37,7 @@ pub struct NewArgs {
     #[arg(long, value_parser = party_name)]
     pub party: String,
     /// The emission's game.
-    #[arg(long, value_parser = super::GameSlug)]
+    #[arg(long, value_parser = GameSlug)]
     pub game: String,
     /// The emission the share is for (and for no other).
     #[arg(long)]
@@ -74,7 +74,7 @@ pub enum EmissionCommand {
 #[derive(clap::Args, Debug)]
 pub struct EmissionCommitArgs {
     /// The game.
-    #[arg(long, value_parser = super::GameSlug)]
+    #[arg(long, value_parser = GameSlug)]
     pub game: String,
     /// The emission (a new one).
     #[arg(long)]

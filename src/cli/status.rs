@@ -1,6 +1,7 @@
 //! `issuer status`.
 
-use super::{print_json, KeyArgs, LedgerArg};
+use super::args::{redeemer, KeyArgs, LedgerArg};
+use super::json::print_json;
 use ticket_issuer::error::Error;
 use ticket_issuer::redeemer::TopLots;
 use ticket_issuer::status::{store_status, EmissionState, SignatureCheck, Standing, StoreStatus};
@@ -30,7 +31,7 @@ pub struct Args {
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     let status = store_status(store, &args.ledger.target(store)?)?;
     let alerts = match args.alert_top_lots {
-        Some(k) => Some(super::redeemer(store, &args.keys, &args.ledger)?.top_lots(k as usize)?),
+        Some(k) => Some(redeemer(store, &args.keys, &args.ledger)?.top_lots(k as usize)?),
         None => None,
     };
     if args.json {

@@ -2,7 +2,10 @@
 
 use std::path::PathBuf;
 
-use super::{exit_code, print_json, progress, KeyArgs, LoadedKeys, EXIT_OK, EXIT_REFUSED};
+use super::args::{GameSlug, KeyArgs, LoadedKeys};
+use super::exit::{exit_code, EXIT_OK, EXIT_REFUSED};
+use super::json::print_json;
+use super::progress;
 use ticket_issuer::audit::{verify_emission, EmissionReport};
 use ticket_issuer::emission::{Emission, Manifest, Reveal};
 use ticket_issuer::error::Error;
@@ -19,7 +22,7 @@ pub struct Args {
     #[arg(long, conflicts_with = "files")]
     pub emission: Option<u32>,
     /// The emission's game (needed only when several games have this number).
-    #[arg(long, requires = "emission", value_parser = super::GameSlug)]
+    #[arg(long, requires = "emission", value_parser = GameSlug)]
     pub game: Option<String>,
     /// A reveal file: check each seed and regenerate each block from it.
     #[arg(long, requires = "emission")]

@@ -17,10 +17,10 @@ use ticket_issuer::witness::{LogConfig, Witness};
 pub enum WitnessCommand {
     /// Make a witness key (Ed25519 PKCS#8 PEM, mode 0600; never
     /// overwritten) and print its verifier key.
-    Keygen(KeyArgs),
+    Keygen(WitnessKeyArgs),
     /// Print the witness's verifier key (`<name>+<key ID>+<key>`), what a
     /// log is configured with.
-    Vkey(KeyArgs),
+    Vkey(WitnessKeyArgs),
     /// Serve `POST /add-checkpoint` until SIGTERM or Ctrl-C.
     Serve(ServeArgs),
 }
@@ -37,7 +37,7 @@ impl WitnessCommand {
 
 /// The witness key.
 #[derive(clap::Args, Debug)]
-pub struct KeyArgs {
+pub struct WitnessKeyArgs {
     /// The witness's private key file.
     #[arg(long, value_name = "FILE")]
     pub key: PathBuf,
@@ -55,7 +55,7 @@ pub struct KeyArgs {
 pub struct ServeArgs {
     /// The key.
     #[command(flatten)]
-    pub key: KeyArgs,
+    pub key: WitnessKeyArgs,
     /// A log to witness: its origin line and its verifier key (type 0x01,
     /// as `issuer ledger head --json` prints it); repeat for more logs.
     #[arg(long = "log", num_args = 2, value_names = ["ORIGIN", "VKEY"], required = true)]
@@ -93,7 +93,7 @@ pub fn run(command: &WitnessCommand) -> Result<i32, Error> {
 
 fn say(json: bool, kind: &str, key: &std::path::Path, vkey: &Vkey) {
     if json {
-        super::print_json(
+        super::json::print_json(
             kind,
             &serde_json::json!({ "key": key.display().to_string(), "vkey": vkey.to_string() }),
         );
@@ -132,7 +132,7 @@ fn serve(args: &ServeArgs) -> Result<i32, Error> {
         // Scripts and tests read the bound address (with port 0) from here.
         let url = format!("http://{bound}");
         if json {
-            super::print_json(
+            super::json::print_json(
                 "listening",
                 &serde_json::json!({ "url": url, "vkey": vkey }),
             );

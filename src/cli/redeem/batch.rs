@@ -10,7 +10,8 @@ use ticket_issuer::redeem::Redeemer;
 use ticket_issuer::redeemer::batch_parts;
 use ticket_issuer::unit_id::UnitId;
 
-use crate::cli::JSON_SCHEMA;
+use crate::cli::exit::exit_code;
+use crate::cli::json::JSON_SCHEMA;
 
 /// Lines redeemed together (one ledger commit when they authenticate).
 const LINES_AT_ONCE: usize = 512;
@@ -145,7 +146,7 @@ fn flush(
                 body: r,
             }),
             Err(e) => {
-                worst = worst.max(crate::cli::exit_code(e.kind()));
+                worst = worst.max(exit_code(e.kind()));
                 serde_json::to_string(&Line {
                     kind: "error",
                     schema: JSON_SCHEMA,

@@ -14,8 +14,79 @@ use ticket_issuer::redeemer::recover::{Folder, PublishedFiles};
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
 
-use super::LedgerAction;
-use crate::cli::print_json;
+use crate::cli::json::print_json;
+
+/// `ledger` subcommands (docs/REDEMPTION.md §Tamper-evident log).
+#[derive(clap::Subcommand, Debug)]
+pub enum LedgerAction {
+    /// Create or upgrade a PostgreSQL ledger's schema (needs --ledger).
+    Migrate,
+    /// Print the latest signed head (a C2SP tlog-checkpoint, with its
+    /// witnesses' cosignatures once collected).
+    Head {
+        /// The latest head witnesses cosigned instead (docs/REDEMPTION.md
+        /// §Cosigned checkpoints).
+        #[arg(long)]
+        witnessed: bool,
+    },
+    /// Check every entry against its leaf hash and every signed head.
+    Verify {
+        /// A head kept elsewhere (a checkpoint file) the log must contain.
+        #[arg(long, value_name = "FILE")]
+        head: Option<PathBuf>,
+        /// The ledger's public key (PEM); default: the store's. A shared
+        /// PostgreSQL ledger: repeat it for each node's key.
+        #[arg(long, value_name = "FILE")]
+        ledger_key: Vec<PathBuf>,
+        /// A witness's verifier key (C2SP vkey): the latest witnessed head
+        /// must carry the cosignatures of --witness-quorum of them, each
+        /// verifying. Repeat for each witness.
+        #[arg(long, value_name = "VKEY")]
+        witness_key: Vec<String>,
+        /// With --witness-key: cosignatures needed (default: every
+        /// witness's).
+        #[arg(long, value_name = "K", requires = "witness_key")]
+        witness_quorum: Option<usize>,
+    },
+    /// Write the log as C2SP tlog-tiles static files (checkpoint, tiles,
+    /// entry bundles) for the latest head, for any web server to publish.
+    Tiles {
+        /// The folder (made if needed; rerun to add what the log gained).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// The log as of its latest witnessed head (what a node that fails
+        /// closed publishes).
+        #[arg(long)]
+        witnessed: bool,
+    },
+    /// Put back the entries a ledger restored from an older copy lacks,
+    /// from the published log (docs/DEPLOY.md §Restore): a folder `ledger
+    /// tiles --out` wrote, or a node's or mirror's log URL
+    /// (`https://host/v1/log`). Each entry is checked against the
+    /// checkpoint, the head this store remembers and the ledger's own.
+    Recover {
+        /// The published log: a folder, or an http(s) URL of its prefix.
+        #[arg(long, value_name = "DIR|URL")]
+        from: String,
+        /// The platform (token name) whose lane the sales put back are
+        /// in; the log does not name it (default: none, only the operator
+        /// reaches them).
+        #[arg(long, value_name = "NAME")]
+        lane: Option<String>,
+    },
+    /// Prove a redemption is in the log, or that the log only grew.
+    Prove {
+        /// The unit whose redemption to prove.
+        #[arg(long, conflicts_with_all = ["from", "to"], required_unless_present = "from")]
+        unit: Option<String>,
+        /// The older log size.
+        #[arg(long)]
+        from: Option<u64>,
+        /// The newer log size (default: the latest head's).
+        #[arg(long, requires = "from")]
+        to: Option<u64>,
+    },
+}
 
 /// `f` on the ledger as a log; a store's ledger must exist (nothing is
 /// created).
