@@ -584,6 +584,7 @@ impl Ledger {
         let out = f(&mut SqliteTx {
             tx: &tx,
             path: &self.path,
+            log: None,
         })?;
         tx.commit().map_err(err)?;
         Ok(out)
@@ -654,8 +655,8 @@ impl Ledger {
             &mut SqliteTx {
                 tx: &tx,
                 path: &path,
+                log: Some(&mut frontier),
             },
-            ops::Sequencing::Inline(&mut frontier),
             &at,
             ops,
         )?;

@@ -582,7 +582,7 @@ impl PgLedger {
             .query_opt(NOW, &[])?
             .map(|r| r.get(0))
             .unwrap_or_default();
-        let outcomes = ops::apply(&mut pg, ops::Sequencing::Deferred, &at, ops)?;
+        let outcomes = ops::apply(&mut pg, &at, ops)?;
         let queued = pg.queued;
         if let Err(e) = tx.commit() {
             drop(conn);
@@ -1347,6 +1347,11 @@ fn key(p: Place<'_>) -> (&str, i64, i64, i64) {
 }
 
 impl LedgerTx for PgTx<'_, '_> {
+    /// Entries are queued; the sequencer appends them after the commit.
+    fn log_edge(&mut self) -> Option<&mut Frontier> {
+        None
+    }
+
     fn gate(&mut self, game: &str, emission: u32) -> Result<Gate, Error> {
         // The lock before the reads, in a statement of its own (READ
         // COMMITTED reads as of each statement's start): an end of claims

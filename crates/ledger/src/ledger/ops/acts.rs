@@ -5,7 +5,6 @@
 use super::batch::{borrowed, Batch};
 use super::done::Done;
 use super::restored::{Restored, RestoredRow};
-use super::tx::Sequencing;
 use crate::error::Error;
 use crate::game::Game;
 use crate::ledger::claims::EndOfClaims;
@@ -19,7 +18,7 @@ impl Batch<'_> {
     /// (entries come back in order), only with entries placed inline.
     /// Answered as an action done at its entry.
     pub(super) fn restore(&mut self, r: &Restored) -> Result<Result<Done, Error>, Error> {
-        let Sequencing::Inline(frontier) = &self.log else {
+        let Some(frontier) = self.tx.log_edge() else {
             return Err(Error::Internal {
                 what: "a log entry can be put back only where entries are placed as they commit"
                     .into(),
@@ -75,7 +74,7 @@ impl Batch<'_> {
         let s = match self.tx.claims_row(game.slug(), s.emission)? {
             Some((_, Some(seq))) => return Ok(Ok(Done::ClaimsEnded { seq: Some(seq) })),
             // Queued already: the sequencer logs it.
-            Some((_, None)) if matches!(self.log, Sequencing::Deferred) => {
+            Some((_, None)) if self.tx.log_edge().is_none() => {
                 return Ok(Ok(Done::ClaimsEnded { seq: None }))
             }
             Some((stored, None)) => stored,

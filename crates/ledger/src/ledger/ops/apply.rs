@@ -8,25 +8,24 @@ use super::done::Done;
 use super::kept::{kind_of, KeptAnswer, KeptRow};
 use super::op::{Keyed, Laned, Op};
 use super::request::UnitRef;
-use super::tx::{LedgerTx, Sequencing};
+use super::tx::LedgerTx;
 use crate::error::Error;
 use crate::game::Game;
 use crate::ledger::log::Place;
 use crate::ledger::operator::{Action, OperatorAction};
 
 /// Applies `ops` in order in the caller's transaction `tx`, at time `at`,
-/// appending to `frontier`; one outcome per operation, each redemption's
-/// with the log's size and root after the batch. `Err`: the transaction
-/// failed and must be rolled back (nothing is recorded).
+/// appending to its log ([`LedgerTx::log_edge`]) or queueing; one outcome
+/// per operation, each redemption's with the log's size and root after the
+/// batch. `Err`: the transaction failed and must be rolled back (nothing
+/// is recorded).
 pub fn apply(
     tx: &mut dyn LedgerTx,
-    log: Sequencing<'_>,
     at: &str,
     ops: &[Op],
 ) -> Result<Vec<Result<Done, Error>>, Error> {
     let mut batch = Batch {
         tx,
-        log,
         at,
         gates: HashMap::new(),
         cursors: HashMap::new(),
@@ -87,7 +86,7 @@ pub fn apply(
         outcomes.push(outcome);
     }
     batch.write_cursors()?;
-    if let Sequencing::Inline(frontier) = &batch.log {
+    if let Some(frontier) = batch.tx.log_edge() {
         let size = frontier.size();
         let root = hex::encode(frontier.root());
         for c in outcomes.iter_mut().flatten() {

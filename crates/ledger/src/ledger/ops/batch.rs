@@ -1,21 +1,21 @@
 //! A batch's view of the ledger as its operations are applied: the
-//! transaction, the log's right edge, the standing of each emission and
-//! the sale cursors read so far.
+//! transaction (with the log's right edge, where entries are appended as
+//! they commit), the standing of each emission and the sale cursors read
+//! so far.
 
 use std::collections::HashMap;
 
 use super::request::UnitRef;
-use super::tx::{LedgerTx, Logged, Sequencing};
+use super::tx::{LedgerTx, Logged};
 use crate::error::Error;
 use crate::game::Game;
 use crate::ledger::operator::Gate;
 use crate::merkle::{self, Hash};
 
-/// The batch's view of the ledger: the transaction, the log's right edge,
-/// the time of the commit, and the ends of claims read so far.
+/// The batch's view of the ledger: the transaction (and its log), the
+/// time of the commit, and the ends of claims read so far.
 pub(super) struct Batch<'t> {
     pub(super) tx: &'t mut dyn LedgerTx,
-    pub(super) log: Sequencing<'t>,
     pub(super) at: &'t str,
     /// The standing of each emission read so far.
     pub(super) gates: HashMap<(&'static str, u32), Gate>,
@@ -107,16 +107,13 @@ impl Batch<'_> {
     /// The next log position and the leaf of `line` there; `None` when
     /// entries are queued.
     pub(super) fn append(&mut self, line: impl FnOnce(u64) -> String) -> Option<(u64, Hash)> {
-        let Sequencing::Inline(frontier) = &self.log else {
-            return None;
-        };
-        let seq = frontier.size();
+        let seq = self.tx.log_edge()?.size();
         Some((seq, merkle::leaf_hash(line(seq).as_bytes())))
     }
 
     /// Adds an entry [`Self::append`] placed, once its row is written.
     pub(super) fn push(&mut self, logged: Option<(u64, Hash)>) {
-        if let (Sequencing::Inline(frontier), Some((_, leaf))) = (&mut self.log, logged) {
+        if let (Some(frontier), Some((_, leaf))) = (self.tx.log_edge(), logged) {
             frontier.push(leaf);
         }
     }

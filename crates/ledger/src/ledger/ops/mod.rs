@@ -30,4 +30,4 @@ pub use op::{Keyed, Laned, Op};
 pub use request::{ForSale, PlayAction, PlayOrder, UnitRef, Vetted, Vetter};
 pub use restored::{Restored, RestoredRow};
 pub use rows::{PlayRow, SaleRow, PLAY_ENDED, PLAY_STOPPED};
-pub use tx::{LedgerTx, Logged, Sequencing};
+pub use tx::{LedgerTx, Logged};

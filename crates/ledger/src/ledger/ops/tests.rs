@@ -22,6 +22,8 @@ struct Memory {
     actions: Vec<OperatorAction>,
     rolls: HashMap<u32, u32>,
     cursors: HashMap<u32, u32>,
+    /// The log's right edge: entries are appended as they commit.
+    log: Frontier,
 }
 
 /// Units a block of [`Memory`] spans: block b's unit i is kept as
@@ -33,6 +35,9 @@ fn at(p: Place) -> u32 {
 }
 
 impl LedgerTx for Memory {
+    fn log_edge(&mut self) -> Option<&mut Frontier> {
+        Some(&mut self.log)
+    }
     fn gate(&mut self, _: &str, _: u32) -> Result<Gate, Error> {
         let mut gate = Gate {
             claims_ended: self.claims.as_ref().map(|(s, _)| s.ended_at.clone()),
@@ -127,14 +132,9 @@ impl LedgerTx for Memory {
     }
 }
 
-/// `ops` applied to `tx`, appending to `frontier` (as SQLite does).
-fn applied(
-    tx: &mut Memory,
-    frontier: &mut Frontier,
-    at: &str,
-    ops: &[Op],
-) -> Vec<Result<Done, Error>> {
-    apply(tx, Sequencing::Inline(frontier), at, ops).unwrap()
+/// `ops` applied to `tx`, appending to its log (as SQLite does).
+fn applied(tx: &mut Memory, at: &str, ops: &[Op]) -> Vec<Result<Done, Error>> {
+    apply(tx, at, ops).unwrap()
 }
 
 fn sell(vet: Vetter) -> Op {
@@ -173,13 +173,7 @@ fn the_first_sale_after_a_block_was_marked_sold_reads_a_handful_of_rows_not_the_
         sold: (0..449_999).filter(|i| *i != 300_000).collect(),
         ..Memory::default()
     };
-    let mut frontier = Frontier::default();
-    let done = applied(
-        &mut tx,
-        &mut frontier,
-        "now",
-        &[sell(any_unit()), sell(any_unit())],
-    );
+    let done = applied(&mut tx, "now", &[sell(any_unit()), sell(any_unit())]);
     assert_eq!(
         (sold_index(&done[0]), sold_index(&done[1])),
         (300_000, 449_999)
@@ -194,7 +188,6 @@ fn the_first_sale_after_a_block_was_marked_sold_reads_a_handful_of_rows_not_the_
 #[test]
 fn units_marked_in_order_move_the_cursor_and_out_of_order_never_past_a_gap() {
     let mut tx = Memory::default();
-    let mut frontier = Frontier::default();
     let mark = |index| Op::MarkSold {
         unit: UnitRef {
             game: Game::TRESORS_ENSABLES,
@@ -205,9 +198,9 @@ fn units_marked_in_order_move_the_cursor_and_out_of_order_never_past_a_gap() {
         unit_id: format!("TE-1-1-{index}-X"),
     };
     let ops: Vec<Op> = [0, 1, 2, 5, 3].into_iter().map(mark).collect();
-    applied(&mut tx, &mut frontier, "now", &ops);
+    applied(&mut tx, "now", &ops);
     assert_eq!(tx.cursor, 4, "past 0..=3, not past the unsold 4");
-    let done = applied(&mut tx, &mut frontier, "now", &[sell(any_unit())]);
+    let done = applied(&mut tx, "now", &[sell(any_unit())]);
     assert_eq!(sold_index(&done[0]), 4);
     assert_eq!(tx.cursor, 6);
 }
@@ -215,7 +208,6 @@ fn units_marked_in_order_move_the_cursor_and_out_of_order_never_past_a_gap() {
 #[test]
 fn a_unit_the_vetter_refuses_is_not_sold_and_the_cursor_stays() {
     let mut tx = Memory::default();
-    let mut frontier = Frontier::default();
     let refuse = Vetter(Arc::new(|u| {
         Err(Error::BlockRejected {
             path: "b.tkb".into(),
@@ -223,12 +215,12 @@ fn a_unit_the_vetter_refuses_is_not_sold_and_the_cursor_stays() {
         })
     }));
     for _ in 0..3 {
-        let done = applied(&mut tx, &mut frontier, "now", &[sell(refuse.clone())]);
+        let done = applied(&mut tx, "now", &[sell(refuse.clone())]);
         assert!(matches!(done[0], Err(Error::BlockRejected { .. })));
     }
     assert!(tx.sold.is_empty());
-    assert_eq!(frontier.size(), 0, "nothing was logged");
-    let done = applied(&mut tx, &mut frontier, "now", &[sell(any_unit())]);
+    assert_eq!(tx.log.size(), 0, "nothing was logged");
+    let done = applied(&mut tx, "now", &[sell(any_unit())]);
     assert_eq!(sold_index(&done[0]), 0, "no unit was burned");
 }
 
@@ -244,7 +236,6 @@ fn end_claims(ended_at: &str) -> Op {
 #[test]
 fn an_end_of_claims_is_logged_once_stops_the_rest_of_its_batch_and_adopts_an_older_row() {
     let mut tx = Memory::default();
-    let mut frontier = Frontier::default();
     let mark = Op::MarkSold {
         unit: UnitRef {
             game: Game::TRESORS_ENSABLES,
@@ -254,28 +245,23 @@ fn an_end_of_claims_is_logged_once_stops_the_rest_of_its_batch_and_adopts_an_old
         },
         unit_id: "TE-1-1-0-X".into(),
     };
-    let done = applied(
-        &mut tx,
-        &mut frontier,
-        "now",
-        &[end_claims("T1"), mark, end_claims("T2")],
-    );
+    let done = applied(&mut tx, "now", &[end_claims("T1"), mark, end_claims("T2")]);
     assert!(matches!(done[0], Ok(Done::ClaimsEnded { seq: Some(0) })));
     assert!(matches!(done[1], Err(Error::ClaimsEnded { .. })));
     assert!(
         matches!(done[2], Ok(Done::ClaimsEnded { seq: Some(0) })),
         "the first stands"
     );
-    assert_eq!(frontier.size(), 1);
+    assert_eq!(tx.log.size(), 1);
     let (stored, _) = tx.claims.clone().unwrap();
     assert_eq!(stored.ended_at, "T1");
     // Its leaf is the claims/v1 line of the statement as stored.
     let mut alone = Frontier::default();
     alone.push(log::LogEntry::EndOfClaims(&stored).leaf(0));
-    assert_eq!(frontier.root(), alone.root());
+    assert_eq!(tx.log.root(), alone.root());
     // A row stored before ends of claims were logged: logged as stored.
     tx.claims = Some((stored.clone(), None));
-    let done = applied(&mut tx, &mut frontier, "later", &[end_claims("T3")]);
+    let done = applied(&mut tx, "later", &[end_claims("T3")]);
     assert!(matches!(done[0], Ok(Done::ClaimsEnded { seq: Some(1) })));
     assert_eq!(tx.claims.unwrap().0.ended_at, "T1");
 }
@@ -292,25 +278,24 @@ fn keyed(key: &str, request: &str, op: Op) -> Op {
 #[test]
 fn a_key_is_applied_once_in_a_batch_and_across_batches_and_refused_for_another_request() {
     let mut tx = Memory::default();
-    let mut frontier = Frontier::default();
     let ops = [
         keyed("k1", "sale", sell(any_unit())),
         keyed("k1", "sale", sell(any_unit())),
         keyed("k1", "other", sell(any_unit())),
         keyed("k2", "sale", sell(any_unit())),
     ];
-    let done = applied(&mut tx, &mut frontier, "now", &ops);
+    let done = applied(&mut tx, "now", &ops);
     assert_eq!((sold_index(&done[0]), sold_index(&done[1])), (0, 0));
     assert!(matches!(done[2], Err(Error::IdempotencyKeyReused { .. })));
     assert_eq!(sold_index(&done[3]), 1);
-    let again = applied(&mut tx, &mut frontier, "later", &ops[..1]);
+    let again = applied(&mut tx, "later", &ops[..1]);
     assert_eq!(
         KeptAnswer::of(again[0].as_ref().unwrap()),
         KeptAnswer::of(done[0].as_ref().unwrap())
     );
     assert_eq!(tx.sold.len(), 2);
     assert_eq!(tx.kept.len(), 2);
-    let reused = applied(&mut tx, &mut frontier, "later", &ops[2..3]);
+    let reused = applied(&mut tx, "later", &ops[2..3]);
     assert!(matches!(reused[0], Err(Error::IdempotencyKeyReused { .. })));
 }
 
@@ -387,14 +372,12 @@ fn play_step(index: u32, n: u32) -> Op {
 #[test]
 fn a_suspension_stops_sales_and_steps_until_resumed_and_a_withdrawal_skips_its_block_for_good() {
     let mut tx = Memory::default();
-    let mut f = Frontier::default();
-    let done = applied(&mut tx, &mut f, "t0", &[two_blocks()]);
+    let done = applied(&mut tx, "t0", &[two_blocks()]);
     assert_eq!(sold_index(&done[0]), 0);
     // Block 1 suspended: the sale goes to block 2; a roll of block 1's
     // unit is refused, naming the suspension.
     let done = applied(
         &mut tx,
-        &mut f,
         "t1",
         &[
             act(Action::Suspend, Some(1), None),
@@ -413,18 +396,12 @@ fn a_suspension_stops_sales_and_steps_until_resumed_and_a_withdrawal_skips_its_b
         done[2]
     );
     // Suspending again records nothing new; resuming twice is refused.
-    let size = f.size();
-    let done = applied(
-        &mut tx,
-        &mut f,
-        "t2",
-        &[act(Action::Suspend, Some(1), None)],
-    );
+    let size = tx.log.size();
+    let done = applied(&mut tx, "t2", &[act(Action::Suspend, Some(1), None)]);
     assert!(matches!(&done[0], Ok(Done::Acted { already: true, at, .. }) if at == "t1"));
-    assert_eq!(f.size(), size);
+    assert_eq!(tx.log.size(), size);
     let done = applied(
         &mut tx,
-        &mut f,
         "t3",
         &[
             act(Action::Resume, Some(1), None),
@@ -443,7 +420,6 @@ fn a_suspension_stops_sales_and_steps_until_resumed_and_a_withdrawal_skips_its_b
     // of block 1 sells, then the game is sold out naming block 2.
     let done = applied(
         &mut tx,
-        &mut f,
         "t4",
         &[
             act(Action::Withdraw, Some(2), None),
@@ -468,10 +444,8 @@ fn a_suspension_stops_sales_and_steps_until_resumed_and_a_withdrawal_skips_its_b
 #[test]
 fn a_suspended_emission_with_units_left_refuses_a_sale_as_suspended() {
     let mut tx = Memory::default();
-    let mut f = Frontier::default();
     let done = applied(
         &mut tx,
-        &mut f,
         "t1",
         &[act(Action::Suspend, None, None), two_blocks()],
     );
@@ -485,12 +459,10 @@ fn a_suspended_emission_with_units_left_refuses_a_sale_as_suspended() {
 #[test]
 fn a_void_holds_before_the_first_step_only_once_and_then_refuses_play_and_payment() {
     let mut tx = Memory::default();
-    let mut f = Frontier::default();
-    applied(&mut tx, &mut f, "t0", &[two_blocks(), two_blocks()]);
+    applied(&mut tx, "t0", &[two_blocks(), two_blocks()]);
     let void = |index| act(Action::Void, Some(1), Some(index));
     let done = applied(
         &mut tx,
-        &mut f,
         "t1",
         &[play_step(1, 1), void(1), void(0), void(0), play_step(0, 1)],
     );
@@ -516,7 +488,7 @@ fn a_void_holds_before_the_first_step_only_once_and_then_refuses_play_and_paymen
             _ => unreachable!(),
         }
     });
-    let done = applied(&mut tx, &mut f, "t2", &[unsold]);
+    let done = applied(&mut tx, "t2", &[unsold]);
     assert!(
         matches!(done[0], Err(Error::NotSold { .. })),
         "{:?}",

@@ -13,6 +13,11 @@ use crate::merkle::{Frontier, Hash};
 /// The reads and writes a ledger transaction needs; each database
 /// implements them inside its own transaction.
 pub trait LedgerTx {
+    /// The log's right edge when this transaction appends each entry as
+    /// its operation commits (one writer: SQLite); `None` when entries are
+    /// queued and the sequencer appends them after the commit (PostgreSQL,
+    /// docs/REDEMPTION.md §Sequencing), or when the transaction only reads.
+    fn log_edge(&mut self) -> Option<&mut Frontier>;
     /// The standing of `game`'s `emission` ([`Gate`]): when its end of
     /// claims was published, and the suspensions and withdrawals in force.
     /// A database whose writers run at once waits here for an operator's
@@ -109,11 +114,3 @@ pub trait LedgerTx {
 /// is queued and the sequencer appends it after the commit (PostgreSQL,
 /// docs/REDEMPTION.md §Sequencing).
 pub type Logged<'a> = Option<(u64, &'a Hash)>;
-
-/// How a batch's entries reach the log.
-pub enum Sequencing<'f> {
-    /// Appended in the batch's own transaction, to this right edge.
-    Inline(&'f mut Frontier),
-    /// Queued: committed without a place, sequenced later in batches.
-    Deferred,
-}
