@@ -44,6 +44,7 @@ mod revealed;
 mod rng;
 mod rng_stream;
 mod sale;
+mod structure;
 mod secrecy;
 mod service;
 mod shares;

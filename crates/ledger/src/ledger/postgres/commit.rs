@@ -46,7 +46,7 @@ impl PgLedger {
             .query_opt(NOW, &[])?
             .map(|r| r.get(0))
             .unwrap_or_default();
-        let outcomes = ops::apply(&mut pg, ops::Sequencing::Deferred, &at, ops)?;
+        let outcomes = ops::apply(&mut pg, &at, ops)?;
         let queued = pg.queued;
         if let Err(e) = tx.commit() {
             drop(conn);

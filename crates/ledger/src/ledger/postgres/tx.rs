@@ -13,6 +13,7 @@ use crate::ledger::log::Place;
 use crate::ledger::operator::{Action, Gate, OperatorAction, Why};
 use crate::ledger::ops::{KeptRow, LedgerTx, Logged, PlayRow, SaleRow};
 use crate::ledger::Entry;
+use crate::merkle::Frontier;
 
 /// [`LedgerTx`] inside a PostgreSQL transaction; statements are prepared
 /// once per transaction.
@@ -85,6 +86,11 @@ pub(super) fn key(p: Place<'_>) -> (&str, i64, i64, i64) {
 }
 
 impl LedgerTx for PgTx<'_, '_> {
+    /// Entries are queued; the sequencer appends them after the commit.
+    fn log_edge(&mut self) -> Option<&mut Frontier> {
+        None
+    }
+
     fn gate(&mut self, game: &str, emission: u32) -> Result<Gate, Error> {
         // The lock before the reads, in a statement of its own (READ
         // COMMITTED reads as of each statement's start): an end of claims

@@ -236,6 +236,7 @@ impl Ledger {
         let out = f(&mut SqliteTx {
             tx: &tx,
             path: &self.path,
+            log: None,
         })?;
         tx.commit().map_err(err)?;
         Ok(out)
@@ -306,8 +307,8 @@ impl Ledger {
             &mut SqliteTx {
                 tx: &tx,
                 path: &path,
+                log: Some(&mut frontier),
             },
-            ops::Sequencing::Inline(&mut frontier),
             &at,
             ops,
         )?;

@@ -11,12 +11,16 @@ use crate::ledger::log::Place;
 use crate::ledger::operator::{Action, Gate, OperatorAction, Why};
 use crate::ledger::ops::{KeptRow, LedgerTx, Logged, PlayRow, SaleRow};
 use crate::ledger::Entry;
+use crate::merkle::Frontier;
 
 /// The store's ledger inside a transaction: an open immediate one when it
 /// writes, or the connection's own for a single read.
 pub(super) struct SqliteTx<'t> {
     pub(super) tx: &'t Connection,
     pub(super) path: &'t Path,
+    /// The log's right edge, each entry appended to it as its operation
+    /// commits (one writer); `None` for a transaction that only reads.
+    pub(super) log: Option<&'t mut Frontier>,
 }
 
 /// The suspensions, resumptions and withdrawals of an emission
@@ -60,6 +64,10 @@ impl SqliteTx<'_> {
 }
 
 impl LedgerTx for SqliteTx<'_> {
+    fn log_edge(&mut self) -> Option<&mut Frontier> {
+        self.log.as_deref_mut()
+    }
+
     fn gate(&mut self, game: &str, emission: u32) -> Result<Gate, Error> {
         let claims_ended = self
             .tx
