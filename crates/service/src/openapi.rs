@@ -1,7 +1,7 @@
 //! The service's machine-readable description (OpenAPI 3.1, served at
 //! `GET /v1/openapi.json`), made from the same route table the router is
-//! built from (the route table, routes/mod.rs): a route cannot be served undescribed,
-//! nor described and not served.
+//! built from (`routes/mod.rs`, each resource giving its rows): a route
+//! cannot be served undescribed, nor described and not served.
 
 use serde_json::{json, Map, Value};
 
