@@ -23,7 +23,7 @@ use crate::records_key::KeyAccess;
 /// Reads the emission's rows once per kind, in one snapshot (a block of
 /// 450,000 units is three queries, not one per unit), and for a game played
 /// step by step the records of the units sold, played or paid, once per
-/// chunk through [`AuthenticBlock`](crate::block::authentic::AuthenticBlock) with `keys` (the block must still be
+/// chunk through [`AuthenticBlock`] with `keys` (the block must still be
 /// the one audited: the same sealed Merkle root; its seal is checked with
 /// the signer its header names, which the audit checked against the
 /// issuer's key). A store with no ledger at all reconciles as nothing sold.
@@ -73,7 +73,7 @@ use crate::records_key::KeyAccess;
 ///   ([`LedgerTarget::summary`]: running totals and every row's replay, the
 ///   whole ledger) reconciles, and its integrity check passes;
 /// - `log-verifies`: the log verifies under its signed heads with
-///   `signers` ([`log::verify`](crate::ledger::log::verify), what `issuer ledger verify` runs).
+///   `signers` ([`log::verify`], what `issuer ledger verify` runs).
 ///
 /// These last three read the whole ledger, each in its own snapshot, as
 /// `issuer ledger` and `issuer ledger verify` do: a write between them and
@@ -92,6 +92,9 @@ use crate::records_key::KeyAccess;
 /// no lower than 0): how far the mean return of that many units strays by
 /// chance. The figures are
 /// `None` when no unit's play is over.
+///
+/// [`AuthenticBlock`]: crate::block::authentic::AuthenticBlock
+/// [`log::verify`]: crate::ledger::log::verify
 pub fn reconcile(
     target: &LedgerTarget,
     game: Game,

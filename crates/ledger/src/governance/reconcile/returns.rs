@@ -49,7 +49,8 @@ impl Over {
         self.stopped |= other.stopped;
     }
 
-    /// Realised and expected returns, and the 99 % band (see [`reconcile`](super::reconcile)).
+    /// Realised and expected returns, and the 99 % band (see
+    /// [`reconcile`](super::reconcile)).
     pub(super) fn returns(&self, game: Game) -> (Option<f64>, Option<f64>, Option<[f64; 2]>) {
         let stakes: u64 = self.stakes.values().sum();
         if self.units == 0 || stakes == 0 {
