@@ -14,7 +14,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The crates held to the rules (their `src` folders, from the root).
-const CHECKED: [&str; 4] = ["crates/log/src", "crates/ledger/src", "crates/service/src", "src"];
+const CHECKED: [&str; 4] = [
+    "crates/log/src",
+    "crates/ledger/src",
+    "crates/service/src",
+    "src",
+];
 
 /// Most lines of a source file, its test modules aside.
 const MAX_LINES: usize = 1000;
@@ -71,14 +76,15 @@ fn blank(text: &str) -> String {
             let end = text[i + 2..].find("*/").map_or(b.len(), |n| i + 2 + n + 2);
             blank_to(&mut out, i, end);
             i = end;
-        } else if b[i] == b'r' && (b[i + 1..].starts_with(b"#") || b[i + 1..].starts_with(b"\""))
-        {
+        } else if b[i] == b'r' && (b[i + 1..].starts_with(b"#") || b[i + 1..].starts_with(b"\"")) {
             let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
             if b.get(i + 1 + hashes) == Some(&b'"') && (i == 0 || !b[i - 1].is_ascii_alphanumeric())
             {
                 let close = format!("\"{}", "#".repeat(hashes));
                 let start = i + 2 + hashes;
-                let end = text[start..].find(&close).map_or(b.len(), |n| start + n + close.len());
+                let end = text[start..]
+                    .find(&close)
+                    .map_or(b.len(), |n| start + n + close.len());
                 blank_to(&mut out, i, end);
                 i = end;
             } else {
@@ -102,7 +108,9 @@ fn blank(text: &str) -> String {
                     .chars()
                     .next()
                     .filter(|c| c.len_utf8() > 1)
-                    .and_then(|c| (b.get(i + 1 + c.len_utf8()) == Some(&b'\'')).then(|| i + 1 + c.len_utf8()))
+                    .and_then(|c| {
+                        (b.get(i + 1 + c.len_utf8()) == Some(&b'\'')).then(|| i + 1 + c.len_utf8())
+                    })
             };
             match close {
                 Some(end) => {
@@ -131,7 +139,11 @@ fn without_tests(code: &str) -> (String, BTreeSet<String>) {
         let brace = rest.find('{').unwrap_or(rest.len());
         let end = if semi < brace {
             let decl = &rest[..semi];
-            if let Some(name) = decl.split_whitespace().last().filter(|_| decl.contains("mod ")) {
+            if let Some(name) = decl
+                .split_whitespace()
+                .last()
+                .filter(|_| decl.contains("mod "))
+            {
                 test_files.insert(name.to_string());
             }
             at + semi + 1
@@ -259,11 +271,12 @@ fn read(src: &Path, path: &Path) -> (File, BTreeSet<String>) {
         let (at, c) = chars[k];
         if ident(c) && (k == 0 || !ident(chars[k - 1].1) && chars[k - 1].1 != ':') {
             let tail = &code[at..];
-            let len: usize = tail.chars().take_while(|&c| ident(c) || c == ':').map(char::len_utf8).sum();
-            let seg: Vec<String> = tail[..len]
-                .split("::")
-                .map(String::from)
-                .collect();
+            let len: usize = tail
+                .chars()
+                .take_while(|&c| ident(c) || c == ':')
+                .map(char::len_utf8)
+                .sum();
+            let seg: Vec<String> = tail[..len].split("::").map(String::from).collect();
             if seg.len() > 1 && seg.iter().all(|s| !s.is_empty()) {
                 paths.push(seg);
             }
@@ -527,16 +540,28 @@ fn the_scan_finds_a_circle() {
     let src = dir.path();
     std::fs::create_dir_all(src.join("a")).unwrap();
     std::fs::write(src.join("lib.rs"), "mod a;\nmod b;\npub use a::Thing;\n").unwrap();
-    std::fs::write(src.join("a/mod.rs"), "mod inner;\npub struct Thing;\nfn f() { crate::b::g(); }\n").unwrap();
+    std::fs::write(
+        src.join("a/mod.rs"),
+        "mod inner;\npub struct Thing;\nfn f() { crate::b::g(); }\n",
+    )
+    .unwrap();
     std::fs::write(src.join("a/inner.rs"), "use super::Thing;\n").unwrap();
-    std::fs::write(src.join("b.rs"), "use crate::Thing;\npub fn g() {}\n#[cfg(test)]\nmod tests { use crate::a::Thing; }\n").unwrap();
+    std::fs::write(
+        src.join("b.rs"),
+        "use crate::Thing;\npub fn g() {}\n#[cfg(test)]\nmod tests { use crate::a::Thing; }\n",
+    )
+    .unwrap();
     let files = crate_files(src);
     let found = circles(&files);
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].len(), 2, "a ↔ b through the re-export: {found:?}");
     // A child naming its parent's item is a use; a parent declaring its
     // child is not.
-    std::fs::write(src.join("a/mod.rs"), "mod inner;\npub struct Thing;\nfn f() { inner::h(); }\n").unwrap();
+    std::fs::write(
+        src.join("a/mod.rs"),
+        "mod inner;\npub struct Thing;\nfn f() { inner::h(); }\n",
+    )
+    .unwrap();
     std::fs::write(src.join("b.rs"), "pub fn g() {}\n").unwrap();
     std::fs::write(src.join("a/inner.rs"), "use super::Thing;\npub fn h() {}\n").unwrap();
     let found = circles(&crate_files(src));
