@@ -3,11 +3,12 @@
 //!
 //! The work is in the workspace's crates: `ticket-issuer-core` (games,
 //! records, Merkle tree, seal, block file, verification: what an auditor's
-//! tool needs, with no server or database), `ticket-issuer-ledger` (the
-//! SQLite or PostgreSQL ledger and the redeemer) and
-//! `ticket-issuer-service` (HTTP). This crate is the `issuer` binary; its
-//! library only gathers the three under one name for the binary, the
-//! tests, the benchmarks and the fuzz targets.
+//! tool needs, with no server or database), `ticket-issuer-log` (the signed
+//! log with no database), `ticket-issuer-ledger` (the SQLite and PostgreSQL
+//! ledgers, the redeemer, governance), `ticket-issuer-service` (HTTP) and
+//! `ticket-issuer-report` (the audit's page). This crate is the `issuer`
+//! binary; its library only gathers them under one name for the binary,
+//! the tests, the benchmarks and the fuzz targets.
 
 #![deny(missing_docs)]
 
