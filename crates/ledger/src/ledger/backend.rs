@@ -77,7 +77,7 @@ pub trait Backend: Send + Sync {
     fn identity(&self, create: bool) -> Result<Option<String>, Error>;
 
     /// Puts published entries back (`ledger recover`) where the ledger
-    /// sequences them itself (PostgreSQL: [`super::pg::PgLedger::put_back`],
+    /// sequences them itself (PostgreSQL: [`super::postgres::PgLedger::put_back`],
     /// signed with `signer`'s ledger key); `None` where they go through
     /// the ledger's writers as operations (the store's SQLite ledger).
     fn put_back(

@@ -1,6 +1,6 @@
 //! The ledger (docs/REDEMPTION.md): sales, play ends and redemptions, each
 //! recorded at most once under a primary key, in the store's SQLite
-//! database ([`sqlite`]) or a shared PostgreSQL one ([`pg`]), chosen by
+//! database ([`sqlite`]) or a shared PostgreSQL one ([`postgres`]), chosen by
 //! [`target`] behind one storage interface ([`backend`]). What one
 //! transaction does is written once for both ([`ops`]); its rows are an
 //! append-only log hashed into an RFC 9162 tree whose heads are signed
@@ -23,7 +23,5 @@ pub mod target;
 pub mod writer;
 
 pub use entry::{Committed, Entry, Recorded};
-pub use postgres as pg;
-pub use postgres::sequencer as pg_sequencer;
 pub use sqlite::{Ledger, BUSY_TIMEOUT, SQLITE_SCHEMA_VERSION};
 pub use summary::{BlockActivity, BlockLine, Summary};

@@ -11,7 +11,7 @@ use super::claims::EndOfClaims;
 use super::emission_rows::EmissionReads;
 use super::log::{self, Head, LogSource};
 use super::ops::{LedgerTx, Op, PlayRow, SaleRow, UnitRef};
-use super::pg::PgLedger;
+use super::postgres::PgLedger;
 use super::sqlite::SqliteLedger;
 use super::writer::GroupCommit;
 use super::{BlockActivity, Recorded, Summary};

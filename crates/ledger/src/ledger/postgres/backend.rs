@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::sequencer::Sequencer;
 use crate::error::Error;
 use crate::ledger::backend::{Backend, LogReads, PutBack, UnitReads};
 use crate::ledger::log::LedgerKey;
 use crate::ledger::ops::{self, Done, Op};
-use crate::ledger::pg_sequencer::Sequencer;
 use crate::ledger::writer::LedgerStorage;
 use crate::ledger::Recorded;
 use crate::store::Store;

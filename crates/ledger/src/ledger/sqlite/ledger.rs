@@ -8,7 +8,7 @@ use rusqlite::{params, Connection, DatabaseName, OptionalExtension, TransactionB
 
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 
-use super::append as sqlite_log;
+use super::append;
 use super::schema::{migrate_schema, set_wal, user_version, SQLITE_SCHEMA_VERSION};
 use super::tx::SqliteTx;
 use crate::error::Error;
@@ -283,7 +283,7 @@ impl Ledger {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(err)?;
-        sqlite_log::catch_up(&tx, &mut frontier, &path)?;
+        append::catch_up(&tx, &mut frontier, &path)?;
         // Entries put back from the published log (`ledger recover`) are
         // what brings a rolled-back log up to the remembered head.
         let recovering = !ops.is_empty() && ops.iter().all(|op| matches!(op, ops::Op::Restore(_)));
@@ -291,7 +291,7 @@ impl Ledger {
             // The whole prefix once per connection (from the tiles), then
             // its size: this connection's frontier only grows from there.
             let mut root_at =
-                |n: u64| remembered::root_from_tiles(&mut sqlite_log::SqliteTiles(&tx), n);
+                |n: u64| remembered::root_from_tiles(&mut append::SqliteTiles(&tx), n);
             let root_at: Option<&mut dyn FnMut(u64) -> Result<merkle::Hash, Error>> =
                 if *checked { None } else { Some(&mut root_at) };
             memory.check(frontier.size(), root_at)?;
@@ -313,11 +313,11 @@ impl Ledger {
             ops,
         )?;
         let signed = if frontier.size() > before {
-            Some(sqlite_log::store_head(&tx, key, &frontier, &at, &path)?)
+            Some(append::store_head(&tx, key, &frontier, &at, &path)?)
         } else {
             None
         };
-        sqlite_log::extend_tiles(&tx, frontier.size(), &path)?;
+        append::extend_tiles(&tx, frontier.size(), &path)?;
         tx.commit().map_err(err)?;
         self.frontier = frontier;
         if let (Some((memory, _)), Some(note)) = (&self.guard, signed) {

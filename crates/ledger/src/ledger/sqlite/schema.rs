@@ -60,8 +60,9 @@ fn add_missing_columns(
 pub(crate) struct Migration {
     /// The version it brings the ledger to.
     pub(crate) version: i64,
-    /// (table, column, type) added where missing, before `sql`.
-    pub(crate) columns: &'static [(&'static str, &'static str, &'static str)],
+    /// Per table, the (column, type) pairs added where missing, before
+    /// `sql` (one look at each table's columns).
+    pub(crate) columns: &'static [(&'static str, &'static [(&'static str, &'static str)])],
     /// Its statements (idempotent: `IF NOT EXISTS`).
     pub(crate) sql: &'static str,
 }
@@ -83,21 +84,21 @@ pub(crate) const MIGRATIONS: [Migration; 6] = [
     },
     Migration {
         version: 2,
-        columns: &[
-            ("redemptions", "record", "BLOB"),
-            ("redemptions", "rules_version", "INTEGER"),
-            ("redemptions", "stopped_after_rolls", "INTEGER"),
-            ("redemptions", "seq", "INTEGER"),
-            ("redemptions", "leaf_hash", "BLOB"),
-        ],
+        columns: &[(
+            "redemptions",
+            &[
+                ("record", "BLOB"),
+                ("rules_version", "INTEGER"),
+                ("stopped_after_rolls", "INTEGER"),
+                ("seq", "INTEGER"),
+                ("leaf_hash", "BLOB"),
+            ],
+        )],
         sql: include_str!("schema/002_log.sql"),
     },
     Migration {
         version: 3,
-        columns: &[
-            ("claims_ended", "seq", "INTEGER"),
-            ("claims_ended", "leaf_hash", "BLOB"),
-        ],
+        columns: &[("claims_ended", &[("seq", "INTEGER"), ("leaf_hash", "BLOB")])],
         sql: include_str!("schema/003_claims_in_log.sql"),
     },
     Migration {
@@ -115,7 +116,7 @@ pub(crate) const MIGRATIONS: [Migration; 6] = [
     // own lane).
     Migration {
         version: 6,
-        columns: &[("sales", "lane", "TEXT")],
+        columns: &[("sales", &[("lane", "TEXT")])],
         sql: "",
     },
 ];
@@ -126,8 +127,8 @@ pub const SQLITE_SCHEMA_VERSION: i64 = MIGRATIONS[MIGRATIONS.len() - 1].version;
 
 impl Migration {
     fn apply(&self, conn: &Connection) -> Result<(), rusqlite::Error> {
-        for &(table, name, kind) in self.columns {
-            add_missing_columns(conn, table, &[(name, kind)])?;
+        for &(table, added) in self.columns {
+            add_missing_columns(conn, table, added)?;
         }
         conn.execute_batch(self.sql)
     }
