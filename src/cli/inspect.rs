@@ -62,19 +62,20 @@ pub struct ShowArgs {
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Trésors Ensablés: show the play stopped after this many rolls
-    /// (none: as recorded, or played to the end); a unit whose play is not
-    /// over needs --reveal-all.
-    #[arg(long, value_name = "N")]
-    pub stopped_after_rolls: Option<u32>,
+    /// A game played step by step: show the play stopped after this many
+    /// steps (none: as recorded, or played to the end); a unit whose play
+    /// is not over needs --reveal-all.
+    #[arg(long, value_name = "N", alias = "stopped-after-rolls")]
+    pub stopped_after_steps: Option<u32>,
     /// Show the whole unit even while its play is not over (an operator's
     /// or auditor's replay; never hand this to a player).
     #[arg(long)]
     pub reveal_all: bool,
-    /// Draw the unit after exactly N rolls or throws (0: before the first);
-    /// a play not over: at most the rolls revealed, unless --reveal-all.
-    #[arg(long, value_name = "N", conflicts_with_all = ["stopped_after_rolls", "json"])]
-    pub after_rolls: Option<u32>,
+    /// Draw the unit after exactly N steps (rolls or throws; 0: before
+    /// the first); a play not over: at most the steps revealed, unless
+    /// --reveal-all.
+    #[arg(long, value_name = "N", conflicts_with_all = ["stopped_after_steps", "json"], alias = "after-rolls")]
+    pub after_steps: Option<u32>,
     /// Never colour the picture (for logs); colours show only on a terminal.
     #[arg(long, conflicts_with = "json")]
     pub plain: bool,
@@ -148,9 +149,9 @@ pub fn show(store: &Store, args: &ShowArgs) -> Result<i32, Error> {
         return draw(store, &redeemer, &id, args);
     }
     let r = if args.reveal_all {
-        redeemer.replay(&id, args.stopped_after_rolls)?
+        redeemer.replay(&id, args.stopped_after_steps)?
     } else {
-        match redeemer.check(&id, args.stopped_after_rolls)? {
+        match redeemer.check(&id, args.stopped_after_steps)? {
             Check::Whole(r) => r,
             Check::InPlay(u) => {
                 if args.json {
@@ -182,9 +183,9 @@ fn draw(store: &Store, redeemer: &Redeemer, id: &UnitId, args: &ShowArgs) -> Res
     // What the unit pays, where it may be shown whole (a redemption's words
     // follow the picture); an unsold unit is told as `--json` tells it.
     let whole = if args.reveal_all {
-        Some(redeemer.replay(id, args.stopped_after_rolls)?)
+        Some(redeemer.replay(id, args.stopped_after_steps)?)
     } else {
-        match redeemer.check(id, args.stopped_after_rolls)? {
+        match redeemer.check(id, args.stopped_after_steps)? {
             Check::Whole(r) => Some(r),
             Check::InPlay(u) if !u.sold && !files => {
                 super::redeem::print_in_play(&u);
@@ -194,8 +195,8 @@ fn draw(store: &Store, redeemer: &Redeemer, id: &UnitId, args: &ShowArgs) -> Res
         }
     };
     let ask = PictureAsk {
-        after: args.after_rolls,
-        stop: args.stopped_after_rolls,
+        after: args.after_steps,
+        stop: args.stopped_after_steps,
         reveal_all: args.reveal_all,
     };
     let picture = redeemer.picture(id, ask)?;
@@ -217,7 +218,7 @@ fn draw(store: &Store, redeemer: &Redeemer, id: &UnitId, args: &ShowArgs) -> Res
     );
     let colour = !args.plain && std::io::stdout().is_terminal();
     out!("{}", picture.text(colour));
-    if let Some(r) = whole.filter(|_| args.after_rolls.is_none()) {
+    if let Some(r) = whole.filter(|_| args.after_steps.is_none()) {
         outln!("{}", super::redeem::outcome_words(&r));
     }
     Ok(0)

@@ -25,16 +25,21 @@ pub struct Args {
     pub id: Option<String>,
     /// Redeem every ID of FILE ("-": standard input), one a line, each
     /// optionally followed by its stop; prints one JSON result a line.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["id", "check", "stopped_after_rolls"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["id", "check", "stopped_after_steps"])]
     pub batch: Option<PathBuf>,
     /// Print outcome and proof, record nothing.
     #[arg(long)]
     pub check: bool,
-    /// Trésors Ensablés, with --check: replay the unit as if the player
-    /// pressed "Arrêter" after this many rolls (an auditor's replay; a
+    /// With --check, a game played step by step: replay the unit as if
+    /// the player stopped after this many steps (an auditor's replay; a
     /// redemption pays the play the ledger recorded).
-    #[arg(long, value_name = "N", requires = "check")]
-    pub stopped_after_rolls: Option<u32>,
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "check",
+        alias = "stopped-after-rolls"
+    )]
+    pub stopped_after_steps: Option<u32>,
     /// Idempotency (a batch: one key for the whole batch).
     #[command(flatten)]
     pub idempotency: IdempotencyArg,
@@ -88,7 +93,7 @@ pub fn picture(r: &Redemption) -> String {
     Game::from_slug(&r.game)
         .zip(payload.as_deref().and_then(|p| p.get(PREFIX_SIZE..)))
         .and_then(|(game, payload)| game.decode(payload).ok())
-        .and_then(|unit| unit.picture(r.stopped_after_rolls).ok())
+        .and_then(|unit| unit.picture(r.stopped_after_steps).ok())
         .unwrap_or_default()
 }
 
@@ -109,7 +114,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
                 reason: "a check records nothing; a key goes with a redemption".into(),
             });
         }
-        let check = redeemer.check(&id, args.stopped_after_rolls)?;
+        let check = redeemer.check(&id, args.stopped_after_steps)?;
         if args.json {
             print_json("check", &check);
             return Ok(0);
@@ -120,7 +125,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         }
         return Ok(0);
     }
-    let mut r = redeemer.redeem_keyed(&id, args.stopped_after_rolls, key)?;
+    let mut r = redeemer.redeem_keyed(&id, args.stopped_after_steps, key)?;
     if args.receipt {
         r = redeemer.with_receipt(r)?;
     }

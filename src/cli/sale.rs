@@ -223,7 +223,7 @@ pub fn play(store: &Store, args: &PlayArgs) -> Result<i32, Error> {
     }
     let key = args.idempotency.key.as_deref();
     let view = match (args.roll, args.stop) {
-        (Some(n), _) => redeemer.play_keyed(&id, PlayAction::Roll(n), key)?,
+        (Some(n), _) => redeemer.play_keyed(&id, PlayAction::Step(n), key)?,
         (None, true) => redeemer.play_keyed(&id, PlayAction::Stop, key)?,
         (None, false) => redeemer.play_state(&id)?,
     };

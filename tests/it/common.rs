@@ -395,7 +395,7 @@ pub fn played_in(redeemer: &Redeemer, id: &UnitId, stop: Option<u32>) -> PlayVie
     while !view.over {
         let action = match stop {
             Some(k) if k == view.rolls => PlayAction::Stop,
-            _ => PlayAction::Roll(view.rolls + 1),
+            _ => PlayAction::Step(view.rolls + 1),
         };
         view = redeemer
             .play(id, action)

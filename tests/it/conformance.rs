@@ -458,7 +458,7 @@ fn sale_play_redemption(b: &Backend) {
         assert_eq!(
             b.play(id),
             Some(PlayRow {
-                rolls: view.rolls,
+                steps: view.rolls,
                 ended: Some(PLAY_ENDED.into()),
             }),
             "{id}"
@@ -831,11 +831,11 @@ fn reads_in_one_snapshot(b: &Backend) {
     let sale = r.sell(TE, TE_PRICE).unwrap();
     assert_eq!(sale.id, id.to_string());
     assert_eq!(both("sold"), (Some(sale.sold_at.clone()), None));
-    let view = r.play(&id, PlayAction::Roll(1)).unwrap();
+    let view = r.play(&id, PlayAction::Step(1)).unwrap();
     let (sold, play) = both("after one roll");
     assert_eq!(sold.as_deref(), Some(sale.sold_at.as_str()));
     let play = play.expect("a play");
-    assert_eq!(play.rolls, 1);
+    assert_eq!(play.steps, 1);
     assert_eq!(play.ended.is_some(), view.over, "{view:?}");
     let view = played_in(&r, &id, None);
     let (sold, play) = both("played to its end");
@@ -843,7 +843,7 @@ fn reads_in_one_snapshot(b: &Backend) {
     assert_eq!(
         play,
         Some(PlayRow {
-            rolls: view.rolls,
+            steps: view.rolls,
             ended: Some(PLAY_ENDED.into()),
         })
     );
@@ -982,7 +982,7 @@ fn operator_controls(b: &Backend) {
     while first.is_none() || over.is_none() {
         let id: UnitId = node_a.sell(TE, TE_PRICE).unwrap().id.parse().unwrap();
         entries += 1;
-        let view = node_a.play(&id, PlayAction::Roll(1)).unwrap();
+        let view = node_a.play(&id, PlayAction::Step(1)).unwrap();
         if !view.over && first.is_none() {
             first = Some(id);
             continue;
@@ -1002,7 +1002,7 @@ fn operator_controls(b: &Backend) {
     let refused = [
         node_b.sell(TE, TE_PRICE).map(drop).unwrap_err(),
         node_b
-            .play(&first, PlayAction::Roll(2))
+            .play(&first, PlayAction::Step(2))
             .map(drop)
             .unwrap_err(),
         node_b.redeem(&over, None).map(drop).unwrap_err(),
@@ -1043,7 +1043,7 @@ fn operator_controls(b: &Backend) {
         .control(Action::Resume, TE, TE_EMISSION, Some(1), "x", "ops-1", &[])
         .unwrap_err();
     assert_eq!(code(e), conflict("not_suspended"));
-    node_b.play(&first, PlayAction::Roll(2)).unwrap();
+    node_b.play(&first, PlayAction::Step(2)).unwrap();
     node_b.redeem(&over, None).unwrap();
     entries += 1;
 
@@ -1057,7 +1057,7 @@ fn operator_controls(b: &Backend) {
     assert!(again.already && again.at == voided.at, "{again:?}");
     for e in [
         node_a
-            .play(&fresh, PlayAction::Roll(1))
+            .play(&fresh, PlayAction::Step(1))
             .map(drop)
             .unwrap_err(),
         node_a.redeem(&fresh, None).map(drop).unwrap_err(),
@@ -1175,7 +1175,7 @@ fn void_races_a_first_roll(b: &Backend) {
             .map(|id| {
                 let (a, b2) = (&node_a, &node_b);
                 let void = s.spawn(move || a.void(id, "race", "ops-1"));
-                let roll = s.spawn(move || b2.play(id, PlayAction::Roll(1)));
+                let roll = s.spawn(move || b2.play(id, PlayAction::Step(1)));
                 (void, roll)
             })
             .collect();

@@ -201,6 +201,14 @@ fn a_key_sells_rolls_stops_and_pays_once_and_answers_the_first_time_again() {
     let (status, one) = roll(1, "roll-1");
     assert_eq!(status, 200, "{one}");
     assert_eq!(roll(1, "roll-1"), (200, one.clone()));
+    // `step`, the neutral name, is the same request as `roll`, its alias.
+    let step = post_keyed(
+        &server,
+        &format!("/v1/plays/{id}/roll"),
+        "roll-1",
+        json!({"step": 1}),
+    );
+    assert_eq!(step, (200, one.clone()));
     assert_eq!(one["replayed"], false);
     let (status, reused) = roll(2, "roll-1");
     assert_eq!(

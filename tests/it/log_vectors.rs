@@ -105,7 +105,7 @@ fn entries() -> Vec<(String, String)> {
             format!("the play of {TE_0}: the player stopped after 3 rolls"),
             LogEntry::PlayEnd {
                 unit: te0,
-                rolls: 3,
+                steps: 3,
                 how: "stop",
                 ended_at: "2025-06-02T08:02:40.500Z",
             }
@@ -123,7 +123,7 @@ fn entries() -> Vec<(String, String)> {
             format!("the play of {TE_1}: it ended by itself at roll 7"),
             LogEntry::PlayEnd {
                 unit: te1,
-                rolls: 7,
+                steps: 7,
                 how: "end",
                 ended_at: "2025-06-02T08:04:59.999Z",
             }
@@ -141,7 +141,7 @@ fn entries() -> Vec<(String, String)> {
                 prize_cents: 1000,
                 record_sha256: &iat0_record,
                 redeemed_at: "2025-06-02T08:10:00.000Z",
-                stopped_after_rolls: None,
+                stopped_after_steps: None,
             })
             .line(5),
         ),
@@ -157,7 +157,7 @@ fn entries() -> Vec<(String, String)> {
                 prize_cents: 250,
                 record_sha256: &te0_record,
                 redeemed_at: "2025-06-02T08:11:30.125Z",
-                stopped_after_rolls: Some(3),
+                stopped_after_steps: Some(3),
             })
             .line(6),
         ),

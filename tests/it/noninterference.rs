@@ -358,7 +358,7 @@ fn queries(template: &str, operation: &Value) -> Vec<String> {
     }
     for name in names.iter().filter(|n| !matches!(**n, "game" | "price")) {
         let value = match *name {
-            "stopped_after_rolls" => "2",
+            "stopped_after_steps" | "stopped_after_rolls" => "2",
             "receipt" => "true",
             other => panic!(
                 "{template}: no value for its query parameter {other:?}: teach tests/it/noninterference.rs"
@@ -389,11 +389,13 @@ fn bodies(template: &str, operation: &Value, known: &Known) -> Vec<Option<Value>
                 .collect::<Vec<_>>())],
             "game" => vec![json!(ILE.slug()), json!(TE.slug())],
             "price" => vec![json!("1")],
-            "roll" => vec![json!(1), json!(3)],
+            "step" => vec![json!(1), json!(3)],
             "emission" => vec![json!(1), json!(2)],
             "block" => vec![json!(1)],
             "reason" => vec![json!("noninterference")],
-            "stopped_after_rolls" | "approvals" => continue,
+            // Today's names, aliases of `step` and `stopped_after_steps`:
+            // a body with both is refused whole.
+            "roll" | "stopped_after_steps" | "stopped_after_rolls" | "approvals" => continue,
             other => panic!(
                 "{template}: no value for its body property {other:?}: teach tests/it/noninterference.rs"
             ),

@@ -104,7 +104,7 @@ fn a_drawn_game_shows_the_prizes_revealed_and_nothing_a_sale_holds() {
     let ids: Vec<UnitId> = (0..6)
         .map(|_| platform.sell(game, 100, None).unwrap().id.parse().unwrap())
         .collect();
-    platform.play(&ids[0], PlayAction::Roll(1), None).unwrap();
+    platform.play(&ids[0], PlayAction::Step(1), None).unwrap();
     let sold = r.revealed_prizes(game, 100).unwrap();
     assert_eq!((sold.sold, sold.revealed), (6, 0));
     assert_eq!(lines(&sold), lines(&before));

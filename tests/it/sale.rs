@@ -258,7 +258,7 @@ fn a_play_reveals_one_roll_at_a_time_as_an_independent_replay_says() {
         let e = r.play(id, PlayAction::Stop).unwrap_err();
         assert_eq!(e.code(), "bad_stop", "{e}");
         for n in 1..=last as u32 {
-            let answer = serde_json::to_value(r.play(id, PlayAction::Roll(n)).unwrap()).unwrap();
+            let answer = serde_json::to_value(r.play(id, PlayAction::Step(n)).unwrap()).unwrap();
             reveals_only_up_to(&answer, rolls, u64::from(n));
             assert_eq!(answer["steps"].as_array().unwrap().len(), 1);
             assert_eq!(answer["rolls"].as_u64(), Some(u64::from(n)));
@@ -268,7 +268,7 @@ fn a_play_reveals_one_roll_at_a_time_as_an_independent_replay_says() {
             let may_stop = !over && first_chest(rolls).is_some_and(|f| n as usize >= f);
             assert_eq!(answer["may_stop"], may_stop, "{answer}");
             // A retried roll is answered the same and does not advance.
-            let again = serde_json::to_value(r.play(id, PlayAction::Roll(n)).unwrap()).unwrap();
+            let again = serde_json::to_value(r.play(id, PlayAction::Step(n)).unwrap()).unwrap();
             assert_eq!(again["replayed"], true);
             assert_eq!(again["steps"], answer["steps"]);
             assert_eq!(again["rolls"], answer["rolls"]);
@@ -277,7 +277,7 @@ fn a_play_reveals_one_roll_at_a_time_as_an_independent_replay_says() {
             reveals_only_up_to(&state, rolls, u64::from(n));
             // A roll ahead of the next one is refused.
             if !over {
-                let e = r.play(id, PlayAction::Roll(n + 2)).unwrap_err();
+                let e = r.play(id, PlayAction::Step(n + 2)).unwrap_err();
                 assert_eq!(e.code(), "roll_out_of_order");
             }
         }
@@ -299,7 +299,7 @@ fn a_play_reveals_one_roll_at_a_time_as_an_independent_replay_says() {
             Ok(again) => assert!(stop_at.is_some() && again.replayed),
             Err(e) => assert!(stop_at.is_none() && e.code() == "play_over", "{e}"),
         }
-        let e = r.play(id, PlayAction::Roll(last as u32 + 1)).unwrap_err();
+        let e = r.play(id, PlayAction::Step(last as u32 + 1)).unwrap_err();
         assert_eq!(e.code(), "play_over", "{e}");
         let state = serde_json::to_value(r.play_state(id).unwrap()).unwrap();
         assert_eq!(cents(state["prize"].as_str().unwrap()), expected_prize);
@@ -308,7 +308,7 @@ fn a_play_reveals_one_roll_at_a_time_as_an_independent_replay_says() {
         assert_eq!(e.code(), "bad_stop");
         let paid = r.redeem(id, None).unwrap();
         assert_eq!(cents(&paid.prize), expected_prize, "unit {i}");
-        assert_eq!(paid.stopped_after_rolls, stop_at.map(|f| f as u32));
+        assert_eq!(paid.stopped_after_steps, stop_at.map(|f| f as u32));
         if stop_at.is_none() {
             assert_eq!(cents(units[i]["prize"].as_str().unwrap()), expected_prize);
         }
@@ -605,7 +605,7 @@ fn ledger_verify_names_an_edited_sale_and_an_edited_play() {
         .collect();
     // Play unit 0 to its end: its play is in the log.
     for n in 1..=replays[0].len() as u32 {
-        r.play(&ids[0], PlayAction::Roll(n)).unwrap();
+        r.play(&ids[0], PlayAction::Step(n)).unwrap();
     }
     drop(r);
     issuer(&store, &["ledger", "verify"]).expect_code(0);

@@ -244,7 +244,7 @@ fn third_game_goes_through_every_step_with_no_edit_to_the_product() {
         let id: UnitId = sale.id.parse().unwrap();
         let line = &lines[sale.index as usize];
         let dice: Vec<u8> = serde_json::from_value(line["dice"].clone()).unwrap();
-        let mut view = redeemer.play(&id, PlayAction::Roll(1)).unwrap();
+        let mut view = redeemer.play(&id, PlayAction::Step(1)).unwrap();
         assert_eq!(view.steps[0].get("die"), Some(&json!(dice[0])));
         if view.may_stop {
             // A stop after the first die pays it.
@@ -255,7 +255,7 @@ fn third_game_goes_through_every_step_with_no_edit_to_the_product() {
         let mut n = 1;
         while !view.over {
             n += 1;
-            view = redeemer.play(&id, PlayAction::Roll(n)).unwrap();
+            view = redeemer.play(&id, PlayAction::Step(n)).unwrap();
         }
         let expected = match view.end {
             Some("stopped") => u32::from(dice[0]) * CENTS_PER_PIP,

@@ -181,7 +181,7 @@ fn redeem_at_every_stop_matches_a_plain_replay_of_the_export() {
         assert_eq!(line["lot"].as_str(), lot, "{}", line["id"]);
         let r = redeem(&store, &keys, &id, None, true).unwrap();
         assert_eq!(
-            (r.prize.parse::<Decimal>().unwrap(), r.stopped_after_rolls),
+            (r.prize.parse::<Decimal>().unwrap(), r.stopped_after_steps),
             (to_end, None)
         );
         let tape = line["dice"].as_array().unwrap().len();
@@ -190,7 +190,7 @@ fn redeem_at_every_stop_matches_a_plain_replay_of_the_export() {
             match (replay(line, Some(k)), got) {
                 (Ok(prize), Ok(r)) => {
                     assert_eq!(r.prize.parse::<Decimal>().unwrap(), prize, "{id} stop {k}");
-                    assert_eq!(r.stopped_after_rolls, Some(k as u32));
+                    assert_eq!(r.stopped_after_steps, Some(k as u32));
                     assert_eq!(r.lot, Some("arret"), "{id} stop {k}");
                     assert!(r.redeemed_at.is_none());
                     allowed += 1;
@@ -526,6 +526,21 @@ fn a_te_unit_is_paid_only_sold_and_played_and_as_played() {
     .expect_code(0)
     .json();
     assert_eq!(euros(&replay_check["prize"]), stop_prize);
+    // The neutral name answers the same as today's, kept as an alias.
+    let neutral = issuer(
+        &s,
+        &[
+            "show",
+            id,
+            "--reveal-all",
+            "--stopped-after-steps",
+            &stop,
+            "--json",
+        ],
+    )
+    .expect_code(0)
+    .json();
+    assert_eq!(neutral, replay_check);
     // Sold, not played, then played part of the way: the play goes on.
     sold(&s, &[id]);
     assert_eq!(error(&["redeem", id], 1), "play_unfinished");

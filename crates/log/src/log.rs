@@ -43,7 +43,7 @@ pub struct EntryFields<'a> {
     /// When it was recorded.
     pub redeemed_at: &'a str,
     /// Trésors Ensablés: the player's stop.
-    pub stopped_after_rolls: Option<u32>,
+    pub stopped_after_steps: Option<u32>,
 }
 
 /// The leaf hashes of `rows` ((seq, stored leaf) in `seq` order, from
@@ -230,15 +230,16 @@ pub enum LogEntry<'a> {
         /// When.
         sold_at: &'a str,
     },
-    /// A Trésors Ensablés play finished:
-    /// `play/v1|seq|game|emission|block|index|rolls|how|ended_at\n`, `how`
-    /// being `stop` (the player stopped after `rolls` rolls) or `end` (the
-    /// play ended by itself, a death or the gold chest, at roll `rolls`).
+    /// A play of a game played step by step finished:
+    /// `play/v1|seq|game|emission|block|index|steps|how|ended_at\n` (the
+    /// line's field is named `rolls` in FORMAT.md, today's name), `how`
+    /// being `stop` (the player stopped after `steps` steps) or `end` (the
+    /// play ended by itself, by the game's rules, at step `steps`).
     PlayEnd {
         /// The unit.
         unit: Place<'a>,
-        /// Rolls played.
-        rolls: u32,
+        /// Steps played.
+        steps: u32,
         /// `stop` or `end`.
         how: &'a str,
         /// When.
@@ -268,16 +269,16 @@ impl LogEntry<'_> {
             ),
             LogEntry::PlayEnd {
                 unit: p,
-                rolls,
+                steps,
                 how,
                 ended_at,
             } => format!(
-                "play/v1|{seq}|{}|{}|{}|{}|{rolls}|{how}|{ended_at}\n",
+                "play/v1|{seq}|{}|{}|{}|{}|{steps}|{how}|{ended_at}\n",
                 p.game, p.emission, p.block, p.index
             ),
             LogEntry::Redemption(f) => {
                 let stop = f
-                    .stopped_after_rolls
+                    .stopped_after_steps
                     .map(|s| s.to_string())
                     .unwrap_or_default();
                 format!(
@@ -834,7 +835,7 @@ pub struct OwnedFields {
     pub prize_cents: u32,
     pub record_sha256: String,
     pub redeemed_at: String,
-    pub stopped_after_rolls: Option<u32>,
+    pub stopped_after_steps: Option<u32>,
 }
 
 impl OwnedFields {
@@ -850,7 +851,7 @@ impl OwnedFields {
             prize_cents: self.prize_cents,
             record_sha256: &self.record_sha256,
             redeemed_at: &self.redeemed_at,
-            stopped_after_rolls: self.stopped_after_rolls,
+            stopped_after_steps: self.stopped_after_steps,
         }
     }
 

@@ -49,7 +49,7 @@ pub struct PaidRow {
     /// The rules version it was played under.
     pub rules_version: Option<i64>,
     /// The stop it was paid at (`None`: played to the end).
-    pub stopped_after_rolls: Option<i64>,
+    pub stopped_after_steps: Option<i64>,
 }
 
 /// One row of an emission.
@@ -131,7 +131,7 @@ impl Kind {
                 record_sha256: c.text(6)?.unwrap_or_default(),
                 record: c.bytes(7)?,
                 rules_version: c.int(8)?,
-                stopped_after_rolls: c.int(9)?,
+                stopped_after_steps: c.int(9)?,
             }),
         })
     }

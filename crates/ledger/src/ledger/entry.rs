@@ -32,9 +32,9 @@ pub struct Entry {
     pub record: Vec<u8>,
     /// The game's rules version the record was played under.
     pub rules_version: u16,
-    /// The player's stop (rolls played before "Arrêter"); `None`: played
+    /// The player's stop (steps played before it); `None`: played
     /// to the end.
-    pub stopped_after_rolls: Option<u32>,
+    pub stopped_after_steps: Option<u32>,
 }
 
 impl Entry {
@@ -51,7 +51,7 @@ impl Entry {
             prize_cents: self.prize_cents,
             record_sha256: &self.record_sha256,
             redeemed_at,
-            stopped_after_rolls: self.stopped_after_rolls,
+            stopped_after_steps: self.stopped_after_steps,
         }
     }
 }

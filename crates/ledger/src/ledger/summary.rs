@@ -245,7 +245,7 @@ pub(crate) struct Row {
     pub(crate) record_sha256: String,
     pub(crate) record: Option<Vec<u8>>,
     pub(crate) rules_version: Option<u16>,
-    pub(crate) stopped_after_rolls: Option<u32>,
+    pub(crate) stopped_after_steps: Option<u32>,
 }
 
 impl Row {
@@ -264,7 +264,7 @@ impl Row {
             && game
                 .decode(payload)
                 .ok()
-                .and_then(|unit| unit.outcome(self.stopped_after_rolls).ok())
+                .and_then(|unit| unit.outcome(self.stopped_after_steps).ok())
                 .is_some_and(|played| {
                     played.lot == self.lot
                         && game.prize_cents(&played, &table) == Some(self.prize_cents)

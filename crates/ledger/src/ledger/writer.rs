@@ -399,7 +399,7 @@ mod tests {
                 index: 0,
             },
             unit_id: "TE-1-1-0-X".into(),
-            action: PlayAction::Roll(1),
+            action: PlayAction::Step(1),
             first_stop: None,
             end_step: 9,
         })

@@ -43,7 +43,7 @@ impl Disclosure {
             Some(p) if p.ended.is_some() => Disclosure::Whole { stop: p.stop() },
             p => Disclosure::Partial {
                 sold,
-                rolls: p.map_or(0, |p| p.rolls),
+                rolls: p.map_or(0, |p| p.steps),
             },
         }
     }

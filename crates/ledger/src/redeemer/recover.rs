@@ -322,7 +322,7 @@ impl Redeemer {
             "play/v1" => Ok(RestoredRow::Play {
                 unit: unit()?,
                 play: PlayRow {
-                    rolls: number(6)?,
+                    steps: number(6)?,
                     ended: Some(text(7)?),
                 },
                 ended_at: text(8)?,

@@ -28,9 +28,11 @@ pub struct Redemption {
     pub lot: Option<&'static str>,
     /// Prize in euros ("0" for a loser).
     pub prize: String,
-    /// Where the player pressed "Arrêter" (Trésors Ensablés): the rolls
-    /// played before; null when the unit was played to the end.
-    pub stopped_after_rolls: Option<u32>,
+    /// Where the player stopped (Trésors Ensablés' "Arrêter"): the steps
+    /// played before; null when the unit was played to the end. On the
+    /// wire `stopped_after_rolls`, today's name.
+    #[serde(rename = "stopped_after_rolls")]
+    pub stopped_after_steps: Option<u32>,
     /// The unit's record, hex (the Merkle leaf's data).
     pub record: String,
     /// Leaf index in the block's tree (= unit index).

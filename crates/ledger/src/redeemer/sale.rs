@@ -382,7 +382,7 @@ impl Redeemer {
         let lane = asker.lane();
         let key = key
             .map(|k| match action {
-                PlayAction::Roll(n) => {
+                PlayAction::Step(n) => {
                     KeyedRequest::new(lane, k, &["roll", &normalised, &n.to_string()])
                 }
                 PlayAction::Stop => KeyedRequest::new(lane, k, &["stop", &normalised]),
@@ -402,11 +402,11 @@ impl Redeemer {
             _ => return Err(self.wrong_answer()),
         };
         let mut view = match action {
-            PlayAction::Roll(n) => {
+            PlayAction::Step(n) => {
                 let step = &tape.first(n)[(n as usize - 1).min(tape.steps.len())..];
                 PlayView::at(id, &tape, n, false, step)
             }
-            PlayAction::Stop => PlayView::at(id, &tape, played.play.rolls, true, &[]),
+            PlayAction::Stop => PlayView::at(id, &tape, played.play.steps, true, &[]),
         };
         view.replayed = played.replayed;
         view.ledger_entry = played.seq;
@@ -453,7 +453,7 @@ impl Redeemer {
         Ok(PlayView::so_far(
             id,
             &tape,
-            row.rolls,
+            row.steps,
             row.ended.as_deref() == Some(PLAY_STOPPED),
         ))
     }

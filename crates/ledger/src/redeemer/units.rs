@@ -331,7 +331,7 @@ impl Located {
             record_sha256: hex::encode(derive::sha256(record)),
             record: record.clone(),
             rules_version: h.rules_version,
-            stopped_after_rolls: stop,
+            stopped_after_steps: stop,
         };
         let redemption = Redemption {
             id: self.normalised.clone(),
@@ -341,7 +341,7 @@ impl Located {
             index: id.index,
             lot: id.game.lot_name(played.lot),
             prize: Cents::from(prize_cents).to_string(),
-            stopped_after_rolls: stop,
+            stopped_after_steps: stop,
             record: hex::encode(record),
             leaf_index: u64::from(id.index),
             tree_size: u64::from(h.unit_count),

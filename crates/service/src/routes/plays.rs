@@ -22,14 +22,15 @@ use crate::state::AppState;
 /// `POST /v1/plays/{id}/roll` body.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RollRequest {
-    /// The roll asked for, from 1: the next one, or one already revealed
-    /// (a retry).
-    roll: u32,
+struct StepRequest {
+    /// The step asked for, from 1: the next one, or one already revealed
+    /// (a retry). `roll` is today's wire name, kept as an alias.
+    #[serde(alias = "roll")]
+    step: u32,
 }
 
-impl Shape for RollRequest {
-    const SHAPE: &'static str = r#"{"roll": <the roll asked, from 1>}"#;
+impl Shape for StepRequest {
+    const SHAPE: &'static str = r#"{"step": <the step asked, from 1>} (or {"roll": …})"#;
 }
 
 /// A play step for `asker`; a step that ends the play reveals its outcome
@@ -52,14 +53,14 @@ async fn play_step(
     .await
 }
 
-async fn roll(
+async fn step(
     State(state): State<AppState>,
     Asking(asker): Asking,
     Path(id): Path<String>,
     IdempotencyKey(key): IdempotencyKey,
-    JsonBody(request): JsonBody<RollRequest>,
+    JsonBody(request): JsonBody<StepRequest>,
 ) -> Answered {
-    play_step(state, asker, id, PlayAction::Roll(request.roll), key).await
+    play_step(state, asker, id, PlayAction::Step(request.step), key).await
 }
 
 async fn stop(
@@ -142,19 +143,23 @@ pub(super) fn rows() -> Vec<Row> {
                 answers: &[(
                     200,
                     "play",
-                    "the roll revealed (a retried roll is answered the same)",
+                    "the step revealed (a retried step is answered the same)",
                 )],
                 ..doc(
                     "POST",
                     "/v1/plays/{id}/roll",
-                    "Reveal the next roll of a Trésors Ensablés play",
+                    "Reveal the next step of a play (a roll of Trésors Ensablés)",
                     Some(json!({
-                        "type": "object", "required": ["roll"], "additionalProperties": false,
-                        "properties": {"roll": {"type": "integer", "minimum": 1}},
+                        "type": "object", "additionalProperties": false,
+                        "properties": {
+                            "step": {"type": "integer", "minimum": 1, "description": "the step asked, from 1"},
+                            "roll": {"type": "integer", "minimum": 1, "description": "today's name of `step`, kept"},
+                        },
+                        "oneOf": [{"required": ["step"]}, {"required": ["roll"]}],
                     })),
                 )
             },
-            Some(post(roll)),
+            Some(post(step)),
         ),
         (
             RouteDoc {

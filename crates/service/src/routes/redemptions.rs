@@ -26,12 +26,13 @@ use crate::state::AppState;
 #[serde(deny_unknown_fields)]
 struct UnitRequest {
     id: String,
-    #[serde(default)]
-    stopped_after_rolls: Option<u32>,
+    /// The stop; `stopped_after_rolls` is today's wire name, kept.
+    #[serde(default, alias = "stopped_after_rolls")]
+    stopped_after_steps: Option<u32>,
 }
 
 impl Shape for UnitRequest {
-    const SHAPE: &'static str = r#"{"id": …, "stopped_after_rolls": …}"#;
+    const SHAPE: &'static str = r#"{"id": …, "stopped_after_steps": …}"#;
 }
 
 /// A batch to redeem.
@@ -61,7 +62,7 @@ async fn redeem_one(
     let seen = asker.clone();
     let redeemed = bounded_work(&state, move || {
         let window = worker.redeemer.window(seen);
-        let r = window.redeem(&id, request.stopped_after_rolls, key.as_deref())?;
+        let r = window.redeem(&id, request.stopped_after_steps, key.as_deref())?;
         if with_receipt {
             return window.with_receipt(r);
         }
@@ -104,7 +105,7 @@ async fn redeem_batch(
     let parsed: Vec<Result<(UnitId, Option<u32>), Error>> = request
         .units
         .iter()
-        .map(|u| u.id.parse().map(|id| (id, u.stopped_after_rolls)))
+        .map(|u| u.id.parse().map(|id| (id, u.stopped_after_steps)))
         .collect();
     let valid: Vec<(UnitId, Option<u32>)> = parsed
         .iter()
@@ -114,7 +115,7 @@ async fn redeem_batch(
         request
             .units
             .iter()
-            .map(|u| (u.id.as_str(), u.stopped_after_rolls)),
+            .map(|u| (u.id.as_str(), u.stopped_after_steps)),
     );
     ledger_down(&state, &asker)?;
     let worker = Arc::clone(&state);
@@ -161,7 +162,8 @@ fn unit_schema() -> serde_json::Value {
         "type": "object", "required": ["id"], "additionalProperties": false,
         "properties": {
             "id": {"type": "string", "description": "the unit ID as printed"},
-            "stopped_after_rolls": {"type": "integer", "minimum": 0, "description": "Trésors Ensablés: where the player stopped (the ledger's play decides)"},
+            "stopped_after_steps": {"type": "integer", "minimum": 0, "description": "a game played step by step: where the player stopped (the ledger's play decides)"},
+            "stopped_after_rolls": {"type": "integer", "minimum": 0, "description": "today's name of `stopped_after_steps`, kept"},
         },
     })
 }

@@ -13,10 +13,12 @@ use crate::extract::Asking;
 use crate::openapi::RouteDoc;
 use crate::state::AppState;
 
-/// `?stopped_after_rolls=N` of a check.
+/// `?stopped_after_steps=N` of a check (`stopped_after_rolls`, today's
+/// name, kept as an alias).
 #[derive(Deserialize)]
 struct CheckQuery {
-    stopped_after_rolls: Option<u32>,
+    #[serde(alias = "stopped_after_rolls")]
+    stopped_after_steps: Option<u32>,
 }
 
 async fn check_unit(
@@ -28,11 +30,11 @@ async fn check_unit(
     let Ok(Query(query)) = query else {
         return Err(ApiError::bad_request(
             "invalid_request",
-            "the query is not ?stopped_after_rolls=<number of rolls>".into(),
+            "the query is not ?stopped_after_steps=<number of steps>".into(),
         ));
     };
     answer(state, asker, "check", move |w| {
-        w.check(&id.parse()?, query.stopped_after_rolls)
+        w.check(&id.parse()?, query.stopped_after_steps)
     })
     .await
 }
@@ -41,11 +43,18 @@ async fn check_unit(
 pub(super) fn rows() -> Vec<Row> {
     vec![(
         RouteDoc {
-            query: &[(
-                "stopped_after_rolls",
-                "integer",
-                "Trésors Ensablés: the stop to check",
-            )],
+            query: &[
+                (
+                    "stopped_after_steps",
+                    "integer",
+                    "a game played step by step: the stop to check",
+                ),
+                (
+                    "stopped_after_rolls",
+                    "integer",
+                    "today's name of stopped_after_steps, kept",
+                ),
+            ],
             answers: &[(
                 200,
                 "check",

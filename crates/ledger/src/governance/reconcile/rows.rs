@@ -36,7 +36,7 @@ impl Paid {
             prize_cents: row.prize_cents,
             record_sha256: row.record_sha256,
             rules_version: row.rules_version,
-            stop: row.stopped_after_rolls,
+            stop: row.stopped_after_steps,
         }
     }
 }

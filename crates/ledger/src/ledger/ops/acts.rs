@@ -231,10 +231,10 @@ impl Batch<'_> {
             return Ok(Err(Error::NotSold { id: id() }));
         }
         if let Some(play) = self.tx.play(p)? {
-            if play.rolls > 0 || play.ended.is_some() {
+            if play.steps > 0 || play.ended.is_some() {
                 return Ok(Err(Error::PlayStarted {
                     id: id(),
-                    rolls: play.rolls,
+                    rolls: play.steps,
                 }));
             }
         }

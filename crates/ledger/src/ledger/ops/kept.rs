@@ -48,8 +48,9 @@ pub enum KeptAnswer {
     },
     /// A play step.
     Played {
-        /// Rolls revealed after it.
-        rolls: u32,
+        /// Steps revealed after it (`rolls` as kept, today's name).
+        #[serde(rename = "rolls")]
+        steps: u32,
         /// `stop` or `end` once over.
         ended: Option<String>,
         /// The step had been done before.
@@ -98,7 +99,7 @@ impl KeptAnswer {
                 }
             }
             Done::Played(p) => KeptAnswer::Played {
-                rolls: p.play.rolls,
+                steps: p.play.steps,
                 ended: p.play.ended.clone(),
                 replayed: p.replayed,
                 seq: p.seq,
@@ -151,12 +152,12 @@ impl KeptAnswer {
                 vetted: None,
             }),
             KeptAnswer::Played {
-                rolls,
+                steps,
                 ended,
                 replayed,
                 seq,
             } => Done::Played(Played {
-                play: PlayRow { rolls, ended },
+                play: PlayRow { steps, ended },
                 replayed,
                 seq,
             }),

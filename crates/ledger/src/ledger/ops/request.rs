@@ -73,7 +73,7 @@ pub struct ForSale {
 pub enum PlayAction {
     /// Reveal roll `n` (from 1): the next roll, or a roll already revealed
     /// (a retry, answered the same).
-    Roll(u32),
+    Step(u32),
     /// Stop here and take the gains found.
     Stop,
 }

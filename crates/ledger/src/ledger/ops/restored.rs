@@ -72,7 +72,7 @@ impl RestoredRow {
                 ended_at,
             } => LogEntry::PlayEnd {
                 unit: unit.place(),
-                rolls: play.rolls,
+                steps: play.steps,
                 how: play.ended.as_deref().unwrap_or_default(),
                 ended_at,
             }

@@ -24,23 +24,24 @@ impl SaleRow {
 
 /// How a play ended, as the ledger keeps it.
 pub const PLAY_STOPPED: &str = "stop";
-/// The play ended by itself (a death or the gold chest).
+/// The play ended by itself, by the game's rules.
 pub const PLAY_ENDED: &str = "end";
 
 /// A play as recorded.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct PlayRow {
-    /// Rolls revealed.
-    pub rolls: u32,
+    /// Steps revealed (`rolls` in the answers, today's name).
+    #[serde(rename = "rolls")]
+    pub steps: u32,
     /// `stop` or `end` once over.
     pub ended: Option<String>,
 }
 
 impl PlayRow {
-    /// The stop the unit pays with: `Some(rolls)` after a stop, `None`
+    /// The stop the unit pays with: `Some(steps)` after a stop, `None`
     /// once played to its end.
     #[must_use]
     pub fn stop(&self) -> Option<u32> {
-        (self.ended.as_deref() == Some(PLAY_STOPPED)).then_some(self.rolls)
+        (self.ended.as_deref() == Some(PLAY_STOPPED)).then_some(self.steps)
     }
 }

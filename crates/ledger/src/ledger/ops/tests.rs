@@ -114,7 +114,7 @@ impl LedgerTx for Memory {
         Ok(self
             .rolls
             .get(&at(p))
-            .map(|&rolls| PlayRow { rolls, ended: None }))
+            .map(|&steps| PlayRow { steps, ended: None }))
     }
     fn kept(&mut self, key: &str) -> Result<Option<KeptRow>, Error> {
         Ok(self.kept.get(key).cloned())
@@ -127,7 +127,7 @@ impl LedgerTx for Memory {
         Ok(None)
     }
     fn put_play(&mut self, p: Place, row: &PlayRow, _: &str, _: Logged) -> Result<(), Error> {
-        self.rolls.insert(at(p), row.rolls);
+        self.rolls.insert(at(p), row.steps);
         Ok(())
     }
 }
@@ -311,7 +311,7 @@ fn keys_are_checked_and_kept_answers_round_trip() {
         );
     }
     let kept = KeptAnswer::Played {
-        rolls: 3,
+        steps: 3,
         ended: Some("stop".into()),
         replayed: false,
         seq: Some(9),
@@ -363,7 +363,7 @@ fn play_step(index: u32, n: u32) -> Op {
             index,
         },
         unit_id: format!("TE-1-1-{index}-X"),
-        action: PlayAction::Roll(n),
+        action: PlayAction::Step(n),
         first_stop: Some(1),
         end_step: 10,
     })

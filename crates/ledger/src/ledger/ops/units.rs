@@ -42,10 +42,10 @@ impl Batch<'_> {
             if play.ended.is_none() {
                 return Ok(Err(Error::PlayUnfinished {
                     id: e.unit_id.clone(),
-                    rolls: play.rolls,
+                    rolls: play.steps,
                 }));
             }
-            if play.stop() != e.stopped_after_rolls {
+            if play.stop() != e.stopped_after_steps {
                 return Ok(Err(Error::BadStop {
                     id: e.unit_id.clone(),
                     reason: format!(
@@ -55,7 +55,7 @@ impl Batch<'_> {
                         } else {
                             "ended by itself"
                         },
-                        play.rolls
+                        play.steps
                     ),
                 }));
             }
@@ -259,11 +259,11 @@ impl Batch<'_> {
         };
         let over = |row: &PlayRow| Error::PlayOver {
             id: id(),
-            rolls: row.rolls,
+            rolls: row.steps,
             stopped: row.stop().is_some(),
         };
         match o.action {
-            PlayAction::Roll(n) if n >= 1 && n <= row.rolls => return replay(row),
+            PlayAction::Step(n) if n >= 1 && n <= row.steps => return replay(row),
             PlayAction::Stop if row.ended.as_deref() == Some(PLAY_STOPPED) => return replay(row),
             _ if row.ended.is_some() => return Ok(Err(over(&row))),
             _ => {}
@@ -272,24 +272,24 @@ impl Batch<'_> {
             return Ok(Err(refused));
         }
         match o.action {
-            PlayAction::Roll(n) if n != row.rolls + 1 => {
+            PlayAction::Step(n) if n != row.steps + 1 => {
                 return Ok(Err(Error::RollOutOfOrder {
                     id: id(),
                     asked: n,
-                    next: row.rolls + 1,
+                    next: row.steps + 1,
                 }))
             }
-            PlayAction::Roll(n) => {
-                row.rolls = n;
+            PlayAction::Step(n) => {
+                row.steps = n;
                 if n >= o.end_step {
                     row.ended = Some(PLAY_ENDED.into());
                 }
             }
             PlayAction::Stop => {
-                if o.first_stop.is_none_or(|f| row.rolls < f) {
+                if o.first_stop.is_none_or(|f| row.steps < f) {
                     return Ok(Err(Error::BadStop {
                         id: id(),
-                        reason: o.unit.game.early_stop_refusal(row.rolls),
+                        reason: o.unit.game.early_stop_refusal(row.steps),
                     }));
                 }
                 row.ended = Some(PLAY_STOPPED.into());
@@ -300,7 +300,7 @@ impl Batch<'_> {
             self.append(|seq| {
                 log::LogEntry::PlayEnd {
                     unit: p,
-                    rolls: row.rolls,
+                    steps: row.steps,
                     how,
                     ended_at: at,
                 }

@@ -157,7 +157,7 @@ impl PgLedger {
                                     ],
                                 )
                                 .map_err(|e| unknown(e.to_string()))?
-                                .is_some_and(|r| small(r.get(0)) >= p.play.rolls)
+                                .is_some_and(|r| small(r.get(0)) >= p.play.steps)
                     }
                     (Ok(_), _) => false,
                 };

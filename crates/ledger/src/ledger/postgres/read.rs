@@ -121,7 +121,7 @@ impl PgLedger {
                         price_cents: small(r.try_get(9)?),
                         record: r.try_get(10)?,
                         rules_version: u16::try_from(r.try_get::<_, i64>(11)?).ok(),
-                        stopped_after_rolls: r.try_get::<_, Option<i64>>(12)?.map(small),
+                        stopped_after_steps: r.try_get::<_, Option<i64>>(12)?.map(small),
                     },
                 });
             }
@@ -251,7 +251,7 @@ pub(super) fn owned_fields(row: &postgres::Row) -> OwnedFields {
         prize_cents: small(row.get(8)),
         record_sha256: row.get(9),
         redeemed_at: row.get(10),
-        stopped_after_rolls: row.get::<_, Option<i64>>(11).map(small),
+        stopped_after_steps: row.get::<_, Option<i64>>(11).map(small),
     }
 }
 
@@ -317,7 +317,7 @@ pub(super) fn stored_entries(
         entries.push(
             LogEntry::PlayEnd {
                 unit: p,
-                rolls: small(r.get(6)),
+                steps: small(r.get(6)),
                 how: &how,
                 ended_at: &ended_at,
             }

@@ -131,7 +131,7 @@ impl Queued {
                 at,
             } => log::LogEntry::PlayEnd {
                 unit: place(game, *emission, *block, *index),
-                rolls: *rolls,
+                steps: *rolls,
                 how,
                 ended_at: at,
             },

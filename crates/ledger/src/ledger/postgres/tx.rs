@@ -335,7 +335,7 @@ impl LedgerTx for PgTx<'_, '_> {
                 &entry.record_sha256,
                 &entry.record,
                 &i64::from(entry.rules_version),
-                &entry.stopped_after_rolls.map(i64::from),
+                &entry.stopped_after_steps.map(i64::from),
                 &at,
             ],
         )?;
@@ -497,7 +497,7 @@ impl LedgerTx for PgTx<'_, '_> {
                 &[&g, &e, &b, &i],
             )?
             .map(|r| PlayRow {
-                rolls: small(r.get(0)),
+                steps: small(r.get(0)),
                 ended: r.get(1),
             }))
     }
@@ -519,7 +519,7 @@ impl LedgerTx for PgTx<'_, '_> {
                 &e,
                 &b,
                 &i,
-                &i64::from(row.rolls),
+                &i64::from(row.steps),
                 &row.ended,
                 &ended_at,
                 &at,

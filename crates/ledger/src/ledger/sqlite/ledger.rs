@@ -420,7 +420,7 @@ impl Ledger {
                     price_cents: r.get(9)?,
                     record: r.get(10)?,
                     rules_version: r.get(11)?,
-                    stopped_after_rolls: r.get(12)?,
+                    stopped_after_steps: r.get(12)?,
                 },
             })
         };

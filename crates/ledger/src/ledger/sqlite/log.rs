@@ -38,7 +38,7 @@ fn read_redemption_rows(
             prize_cents: r.get(8)?,
             record_sha256: r.get(9)?,
             redeemed_at: r.get(10)?,
-            stopped_after_rolls: r.get(11)?,
+            stopped_after_steps: r.get(11)?,
         };
         Ok((r.get(0)?, r.get(1)?, fields))
     })?;
@@ -127,7 +127,7 @@ fn read_sales_and_plays(
             let ended_at = r.get::<_, Option<String>>(8)?.unwrap_or_default();
             Ok(LogEntry::PlayEnd {
                 unit,
-                rolls: r.get(6)?,
+                steps: r.get(6)?,
                 how: &how,
                 ended_at: &ended_at,
             }

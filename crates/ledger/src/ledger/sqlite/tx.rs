@@ -202,7 +202,7 @@ impl LedgerTx for SqliteTx<'_> {
                 e.record_sha256,
                 e.record,
                 e.rules_version,
-                e.stopped_after_rolls,
+                e.stopped_after_steps,
                 at,
                 seq,
                 leaf
@@ -326,7 +326,7 @@ impl LedgerTx for SqliteTx<'_> {
             p,
             |r| {
                 Ok(PlayRow {
-                    rolls: r.get(0)?,
+                    steps: r.get(0)?,
                     ended: r.get(1)?,
                 })
             },
@@ -347,7 +347,7 @@ impl LedgerTx for SqliteTx<'_> {
                 p.emission,
                 p.block,
                 p.index,
-                row.rolls,
+                row.steps,
                 row.ended,
                 ended_at,
                 at,
