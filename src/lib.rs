@@ -7,10 +7,21 @@
 //! log with no database), `ticket-issuer-ledger` (the SQLite and PostgreSQL
 //! ledgers, the redeemer, governance), `ticket-issuer-service` (HTTP) and
 //! `ticket-issuer-report` (the audit's page). This crate is the `issuer`
-//! binary; its library only gathers them under one name for the binary,
-//! the tests, the benchmarks and the fuzz targets.
+//! binary; its library gathers them under one name for the binary, the
+//! tests, the benchmarks and the fuzz targets, and holds the command line
+//! ([`cli`]), so that a binary with one more game registered (the
+//! `third-game` example) runs the same commands.
 
 #![deny(missing_docs)]
+
+// The command line names this library `ticket_issuer`, as a user of it
+// would.
+extern crate self as ticket_issuer;
+
+/// The `issuer` command line: [`cli::main`] parses, calls the library and
+/// prints; `src/main.rs` only calls it.
+#[allow(missing_docs)]
+pub mod cli;
 
 pub use ticket_issuer_core::*;
 pub use ticket_issuer_ledger::{

@@ -1,8 +1,6 @@
-//! The `issuer` binary: the command line (`cli`) parses, calls the library
-//! (`ticket_issuer`) and prints; all the work is in the library.
-
-mod cli;
+//! The `issuer` binary: the command line ([`ticket_issuer::cli`]) parses,
+//! calls the library and prints; all the work is in the library.
 
 fn main() {
-    std::process::exit(cli::main());
+    std::process::exit(ticket_issuer::cli::main());
 }

@@ -80,7 +80,7 @@ pub enum Command {
     Sell(sale::SellArgs),
     /// Record units of a closed emission as sold (distributed by other means).
     MarkSold(sale::MarkSoldArgs),
-    /// Play a sold Trésors Ensablés unit one roll at a time, or stop.
+    /// Play a sold unit one step at a time (a roll of Trésors Ensablés), or stop.
     Play(sale::PlayArgs),
     /// Redeem a unit by ID: check it, prove it, record it once.
     Redeem(redeem::Args),

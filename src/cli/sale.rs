@@ -1,5 +1,5 @@
 //! `issuer sell`, `issuer mark-sold` and `issuer play`: hand out units
-//! once, and play a Trésors Ensablés unit one roll at a time
+//! once, and play a unit of a game played step by step one step at a time
 //! (docs/REDEMPTION.md §Sales and plays).
 
 use std::path::PathBuf;
@@ -87,19 +87,21 @@ pub struct MarkSoldArgs {
 /// Arguments of `play`.
 #[derive(clap::Args, Debug)]
 pub struct PlayArgs {
-    /// The unit ID (a Trésors Ensablés unit, sold).
+    /// The unit ID (a unit of a game played step by step, sold).
     pub id: String,
-    /// Reveal roll N (the next one; a roll already revealed is shown again).
-    #[arg(long, value_name = "N", conflicts_with = "stop")]
-    pub roll: Option<u32>,
-    /// Stop here and take the gains found (allowed after the first chest).
+    /// Reveal step N (a roll of Trésors Ensablés; the next one; a step
+    /// already revealed is shown again). `--roll`, today's name, is kept.
+    #[arg(long, value_name = "N", conflicts_with = "stop", alias = "roll")]
+    pub step: Option<u32>,
+    /// Stop here and take the gains found (allowed once the game allows
+    /// it: after the first chest of Trésors Ensablés).
     #[arg(long)]
     pub stop: bool,
     /// Play the unit in the terminal as its player would see it (L'île au
     /// trésor too): one throw or roll per key, « Arrêter » with `a`;
     /// records nothing (an operator's or support's replay: it needs the
     /// keys, like `show --reveal-all`). Needs a terminal.
-    #[arg(long, conflicts_with_all = ["roll", "stop", "json"])]
+    #[arg(long, conflicts_with_all = ["step", "stop", "json"])]
     pub terminal: bool,
     /// Idempotency.
     #[command(flatten)]
@@ -222,7 +224,7 @@ pub fn play(store: &Store, args: &PlayArgs) -> Result<i32, Error> {
         return super::terminal::play(&redeemer, &id);
     }
     let key = args.idempotency.key.as_deref();
-    let view = match (args.roll, args.stop) {
+    let view = match (args.step, args.stop) {
         (Some(n), _) => redeemer.play_keyed(&id, PlayAction::Step(n), key)?,
         (None, true) => redeemer.play_keyed(&id, PlayAction::Stop, key)?,
         (None, false) => redeemer.play_state(&id)?,

@@ -233,7 +233,19 @@ pub fn issuer_env(store: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
 }
 
 fn issuer_in_env(store: &Path, args: &[&str], input: &str, env: &[(&str, &str)]) -> Run {
-    let mut child = Command::new(ISSUER)
+    run_binary(Path::new(ISSUER), store, args, input, env)
+}
+
+/// Runs `binary --store STORE ARGS…` (`issuer`, or the `third-game`
+/// example: the same command line with one more game).
+pub fn run_binary(
+    binary: &Path,
+    store: &Path,
+    args: &[&str],
+    input: &str,
+    env: &[(&str, &str)],
+) -> Run {
+    let mut child = Command::new(binary)
         .arg("--store")
         .arg(store)
         .args(args)
@@ -586,10 +598,21 @@ impl Server {
 
     /// `start_with` with the token file's text.
     pub fn start_with_tokens<S: AsRef<OsStr>>(store: &Path, text: &str, extra: &[S]) -> Server {
+        Server::start_binary(Path::new(ISSUER), store, text, extra)
+    }
+
+    /// `binary serve` (`issuer`, or the `third-game` example) of `store`,
+    /// with the token file's text and more `serve` arguments.
+    pub fn start_binary<S: AsRef<OsStr>>(
+        binary: &Path,
+        store: &Path,
+        text: &str,
+        extra: &[S],
+    ) -> Server {
         let tokens = store.with_extension("tokens");
         std::fs::write(&tokens, text).unwrap();
         std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let mut child = Command::new(ISSUER)
+        let mut child = Command::new(binary)
             .arg("--store")
             .arg(store)
             .args(["serve", "--listen", "127.0.0.1:0", "--token-file"])

@@ -1,195 +1,32 @@
-//! A third game proves a game is one module and one registration line:
-//! « Dé d'or », a toy written here only, goes through generate → verify →
-//! export → close → sell → play → stop → redeem → ledger verify → par with
-//! no edit to the product. Run it alone with `cargo test third_game`.
-//!
-//! The rules: a unit is four dice (1 to 6), revealed one per step. Each
-//! die adds its face × 10 cents to the gains; a 1 loses the unit (it pays
-//! nothing). After the first step the player may stop and take the gains;
-//! the fourth die ends the play and pays the gains. Played to the end a
-//! unit pays when no die is a 1: probability (5/6)^4 = 625/1296, and then
-//! each die is 2 to 6, mean 4, so the sum pays 160 cents on average: at
-//! 1 € a unit, RTP = 625/1296 × 160/100 = 125/162.
+//! A third game proves a game is one folder and one registration line:
+//! « Dé d'or » (`examples/third-game/de_dor.rs`, its rules, its audit tally
+//! and its PAR sheet) goes through the library, and, as the `third-game`
+//! example (`issuer` with it registered), through the command line, the
+//! HTTP API, the audit, the closing statement and a PostgreSQL ledger,
+//! with no edit to the product. Run them with `cargo test --release
+//! third_game` (which builds the example too).
 
-use serde_json::json;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
 use ticket_issuer::emission::{BlockChoice, Emission};
 use ticket_issuer::export::export_jsonl;
-use ticket_issuer::game::{
-    Ending, Fields, Game, GameRules, GameUnit, InvalidUnit, Played, Prize, PrizeModel, State, Step,
-    StopRefusal, Tape,
-};
+use ticket_issuer::game::Game;
 use ticket_issuer::ledger::log;
 use ticket_issuer::ledger::ops::PlayAction;
 use ticket_issuer::ledger::target::LedgerTarget;
 use ticket_issuer::money::Cents;
-use ticket_issuer::par::engine::{self, DrawnFigures};
-use ticket_issuer::par::{Exact, ParRequest, ParSheet};
-use ticket_issuer::rng::Stream;
+use ticket_issuer::par::ParRequest;
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
 
-const DICE: usize = 4;
-const CENTS_PER_PIP: u32 = 10;
-const LOT_END: u8 = 1;
-const LOT_STOPPED: u8 = 2;
+use crate::common::{agent, issuer, post, run_binary, Run, Server, TOKEN, TOKEN_NAME};
 
-struct DeDor;
+#[path = "../../examples/third-game/de_dor.rs"]
+#[allow(dead_code)]
+mod de_dor;
 
-/// A unit: its four dice, checked when decoded.
-struct Dice([u8; DICE]);
-
-/// A payload's dice, checked.
-fn dice(payload: &[u8]) -> Result<[u8; DICE], String> {
-    let dice: [u8; DICE] = payload
-        .try_into()
-        .map_err(|_| format!("payload is {} bytes, expected {DICE}", payload.len()))?;
-    match dice.iter().find(|d| !(1..=6).contains(*d)) {
-        Some(d) => Err(format!("a die shows {d}")),
-        None => Ok(dice),
-    }
-}
-
-/// Where the play stands after `n` dice: gains, and whether a 1 lost it.
-fn after(dice: &[u8; DICE], n: usize) -> (u32, bool) {
-    let shown = &dice[..n];
-    let lost = shown.contains(&1);
-    let found = shown.iter().map(|&d| u32::from(d) * CENTS_PER_PIP).sum();
-    (found, lost)
-}
-
-/// The play to the end, or stopped after `stop` dice.
-fn play(dice: &[u8; DICE], stop: Option<u32>) -> Result<Played, String> {
-    let ends_at = dice.iter().position(|&d| d == 1).map_or(DICE, |i| i + 1);
-    match stop {
-        None => {
-            let (found, lost) = after(dice, ends_at);
-            Ok(Played {
-                lot: if lost { 0 } else { LOT_END },
-                prize: Prize::Amount(if lost { 0 } else { found }),
-            })
-        }
-        Some(k) if k == 0 || k as usize >= ends_at => Err(format!(
-            "no stop after {k} dice: a stop comes after the first die and before the play ends (die {ends_at})"
-        )),
-        Some(k) => Ok(Played {
-            lot: LOT_STOPPED,
-            prize: Prize::Amount(after(dice, k as usize).0),
-        }),
-    }
-}
-
-fn state(dice: &[u8; DICE], n: usize) -> State {
-    let (found, _) = after(dice, n);
-    State {
-        fields: Fields::new()
-            .with("dice_shown", n)
-            .with("gains_cents", found),
-        text: format!("{n} die/dice shown, {found} cents"),
-        found_cents: found,
-    }
-}
-
-impl GameUnit for Dice {
-    fn outcome(&self, stop: Option<u32>) -> Result<Played, StopRefusal> {
-        play(&self.0, stop).map_err(StopRefusal::Refused)
-    }
-    fn write_export_fields(&self, out: &mut Vec<u8>) {
-        let fields = json!({ "dice": self.0 }).to_string();
-        out.extend_from_slice(&fields.as_bytes()[1..fields.len() - 1]);
-    }
-    fn picture(&self, stop: Option<u32>) -> Result<String, StopRefusal> {
-        let n = stop.map_or(DICE, |k| k as usize).min(DICE);
-        Ok(format!("dice: {:?}\n", &self.0[..n]))
-    }
-    fn sale_view(&self) -> serde_json::Value {
-        json!({ "dice": DICE })
-    }
-    fn tape(&self) -> Option<Tape> {
-        let dice = self.0;
-        let ends_at = dice.iter().position(|&d| d == 1).map_or(DICE, |i| i + 1);
-        let steps = (1..=ends_at)
-            .map(|n| Step {
-                shown: Fields::new().with("die", dice[n - 1]),
-                text: format!("die {n}: {}", dice[n - 1]),
-                state: state(&dice, n),
-                ends: (n == ends_at).then(|| {
-                    let (found, lost) = after(&dice, n);
-                    Ending {
-                        name: if lost { "lost" } else { "end" },
-                        prize_cents: if lost { 0 } else { found },
-                    }
-                }),
-            })
-            .collect();
-        Some(Tape {
-            start: state(&dice, 0),
-            steps,
-            first_stop: Some(1),
-        })
-    }
-}
-
-impl GameRules for DeDor {
-    fn slug(&self) -> &'static str {
-        "de-dor"
-    }
-    fn code(&self) -> u16 {
-        99
-    }
-    fn id_prefix(&self) -> &'static str {
-        "DD"
-    }
-    fn rules_version(&self) -> u16 {
-        1
-    }
-    fn params(&self) -> [u8; 2] {
-        [DICE as u8, 0]
-    }
-    fn payload_size(&self) -> usize {
-        DICE
-    }
-    fn prices_cents(&self) -> &'static [u32] {
-        &[100]
-    }
-    fn prize_model(&self) -> PrizeModel {
-        PrizeModel::Drawn
-    }
-    fn block_units(&self) -> u32 {
-        1_000
-    }
-    fn max_units(&self) -> u32 {
-        100_000
-    }
-    fn generate_payload(&self, stream: &mut Stream, _lot: u8, out: &mut Vec<u8>) -> Played {
-        let dice: [u8; DICE] = std::array::from_fn(|_| 1 + stream.below(6) as u8);
-        out.extend_from_slice(&dice);
-        play(&dice, None).expect("played to the end")
-    }
-    fn decode(&self, payload: &[u8]) -> Result<Box<dyn GameUnit>, InvalidUnit> {
-        Ok(Box::new(Dice(dice(payload)?)))
-    }
-    fn lot_name(&self, code: u8) -> Option<&'static str> {
-        match code {
-            LOT_END => Some("fin"),
-            LOT_STOPPED => Some("arret"),
-            _ => None,
-        }
-    }
-    fn step_by_step(&self) -> bool {
-        true
-    }
-    fn early_stop_refusal(&self, steps: u32) -> String {
-        format!("no stop after {steps} dice: throw the first die first")
-    }
-    fn par_sheet(&self, request: &ParRequest<'_>) -> Result<ParSheet, ticket_issuer::Error> {
-        let game = Game::from_slug(self.slug()).expect("registered");
-        engine::par_sheet(game, request, |price_cents| DrawnFigures {
-            price: "1".into(),
-            rtp: Exact::ratio(625u32 * 160, 1296u32 * price_cents),
-            hit_frequency: Exact::ratio(625u32, 1296u32),
-        })
-    }
-}
+use de_dor::{DeDor, CENTS_PER_PIP, DICE};
 
 /// A prize as printed ("0", "0.5", "12.3") in cents.
 fn parse_price_or_zero(prize: &str) -> u32 {
@@ -311,5 +148,353 @@ fn third_game_goes_through_every_step_with_no_edit_to_the_product() {
         sheet.text.contains("PAR sheet: de-dor at 1 €"),
         "{}",
         sheet.text
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Through every door: the `third-game` example is `issuer` with « Dé d'or »
+// registered (examples/third-game/main.rs, one line)
+// ---------------------------------------------------------------------------
+
+/// The `third-game` example, beside this test binary (`cargo test` builds
+/// the examples before it runs the tests).
+fn binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile = exe.parent().and_then(Path::parent).unwrap();
+    let bin = profile.join("examples").join("third-game");
+    assert!(
+        bin.is_file(),
+        "{} is missing: `cargo test --release third_game` builds it (alone: `cargo build --release --example third-game`)",
+        bin.display()
+    );
+    bin
+}
+
+/// `third-game --store STORE ARGS…`.
+fn dd(store: &Path, args: &[&str]) -> Run {
+    run_binary(&binary(), store, args, "", &[])
+}
+
+/// A store with keys and « Dé d'or » emission 1 (one block of `units`),
+/// closed: (temp dir, store, the block's path).
+fn dd_store(units: u32) -> (tempfile::TempDir, PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    dd(&store, &["keygen"]).expect_code(0);
+    let units = units.to_string();
+    let made = dd(
+        &store,
+        &[
+            "generate",
+            "--game",
+            "de-dor",
+            "--emission",
+            "1",
+            "--units",
+            &units,
+            "--quiet",
+            "--json",
+        ],
+    )
+    .expect_code(0)
+    .json();
+    let block = made["blocks"][0]["path"].as_str().unwrap().to_string();
+    dd(&store, &["close", "--game", "de-dor", "--emission", "1"]).expect_code(0);
+    (dir, store, block)
+}
+
+/// Plays a sold unit to its end, or stops it after the first die when
+/// `stop_early` and the game allows it, through `step` (the play's answer
+/// to step N) and `stop`; returns what the play must pay, from the dice
+/// its answers showed, by the rules (de_dor.rs).
+fn play_out(stop_early: bool, step: impl Fn(u32) -> Value, stop: impl Fn() -> Value) -> u32 {
+    let mut dice = Vec::new();
+    let mut n = 0;
+    loop {
+        n += 1;
+        let view = step(n);
+        assert_eq!(view["rolls"], n, "{view}");
+        dice.push(view["steps"][0]["die"].as_u64().unwrap() as u32);
+        if stop_early && view["may_stop"] == true {
+            let stopped = stop();
+            assert_eq!(
+                (&stopped["over"], &stopped["end"]),
+                (&json!(true), &json!("stopped")),
+                "{stopped}"
+            );
+            return dice[0] * CENTS_PER_PIP;
+        }
+        if view["over"] == true {
+            let lost = dice.contains(&1);
+            assert_eq!(view["end"], if lost { "lost" } else { "end" }, "{view}");
+            assert!(lost || dice.len() == DICE, "{dice:?}");
+            return if lost {
+                0
+            } else {
+                dice.iter().sum::<u32>() * CENTS_PER_PIP
+            };
+        }
+    }
+}
+
+/// A prize as answered ("0", "0.5") in cents.
+fn cents(prize: &Value) -> u32 {
+    parse_price_or_zero(prize.as_str().unwrap())
+}
+
+#[test]
+fn third_game_through_the_issuer_command_line() {
+    let (_dir, s, block) = dd_store(2_000);
+    // The production binary does not know the game: it never saw it.
+    let unknown = issuer(&s, &["verify", &block]).expect_code(2);
+    assert!(
+        unknown.stderr.contains("unknown game code 99"),
+        "{}",
+        unknown.stderr
+    );
+    let verified = dd(&s, &["verify", &block]).expect_code(0);
+    assert!(verified.stdout.contains("OK: every check passed"));
+
+    // sell → play (the neutral words and today's alias) → stop → redeem.
+    let mut paid = 0;
+    let mut stopped = 0;
+    for i in 0..24 {
+        let sale = dd(&s, &["sell", "--game", "de-dor", "--price", "1", "--json"])
+            .expect_code(0)
+            .json();
+        let id = sale["id"].as_str().unwrap().to_string();
+        assert!(id.starts_with("DD-1-1-"), "{sale}");
+        let word = if i % 2 == 0 { "--step" } else { "--roll" };
+        let expected = play_out(
+            i % 3 == 0,
+            |n| {
+                dd(&s, &["play", &id, word, &n.to_string(), "--json"])
+                    .expect_code(0)
+                    .json()
+            },
+            || {
+                dd(&s, &["play", &id, "--stop", "--json"])
+                    .expect_code(0)
+                    .json()
+            },
+        );
+        stopped += usize::from(i % 3 == 0 && expected > 0);
+        let redeemed = dd(&s, &["redeem", &id, "--json"]).expect_code(0).json();
+        assert_eq!(cents(&redeemed["prize"]), expected, "{redeemed}");
+        paid += expected;
+        let again = dd(&s, &["redeem", &id, "--json"]).expect_code(1).json();
+        assert_eq!(again["error"], "already_redeemed", "{again}");
+    }
+    assert!(paid > 0 && stopped > 0, "{paid} {stopped}");
+
+    // The log, the status and the PAR sheet know the game.
+    let log = dd(&s, &["ledger", "verify", "--json"])
+        .expect_code(0)
+        .json();
+    assert_eq!(
+        (&log["ok"], &log["reconciled"]),
+        (&json!(true), &json!(true))
+    );
+    let status = dd(&s, &["status", "--json"]).expect_code(0).json();
+    let emission = &status["emissions"][0];
+    assert_eq!(
+        (
+            &emission["game"],
+            &emission["sold"],
+            &emission["redeemed_units"]
+        ),
+        (&json!("de-dor"), &json!(24), &json!(24)),
+        "{status}"
+    );
+    let par = dd(
+        &s,
+        &["par", "--game", "de-dor", "--samples", "20000", "--json"],
+    )
+    .expect_code(0)
+    .json();
+    assert_eq!(par["exact"][0]["rtp"]["fraction"], "125/162", "{par}");
+
+    // The audit runs the game's own tally: its test and its check.
+    let out = s.parent().unwrap().join("audit");
+    let out_arg = out.display().to_string();
+    dd(
+        &s,
+        &[
+            "audit",
+            "--emission",
+            "1",
+            "--game",
+            "de-dor",
+            "--out",
+            &out_arg,
+        ],
+    )
+    .expect_code(0);
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let faces = report["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "block-1/dice-faces")
+        .unwrap_or_else(|| panic!("no dice-faces test: {}", report["tests"]));
+    assert!(faces["p"].as_f64().unwrap() > 0.0, "{faces}");
+    let prizes = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "block-1/dice-prizes")
+        .unwrap_or_else(|| panic!("no dice-prizes check: {}", report["checks"]));
+    assert_eq!(prizes["ok"], true, "{prizes}");
+    assert_eq!(prizes["detail"], "2000 units", "{prizes}");
+    assert_eq!(report["ok"], true);
+
+    // The closing statement: what was sold and paid, signed.
+    let ended = end_claims(&s, &[]);
+    let closing = &ended["closing"];
+    assert_eq!(closing["reconciled"], true, "{ended}");
+    let b = &closing["blocks"][0];
+    assert_eq!(
+        (
+            &b["sold"],
+            &b["redeemed"],
+            &b["paid_cents"],
+            &b["unclaimed"]
+        ),
+        (&json!(24), &json!(24), &json!(paid), &json!(0)),
+        "{closing}"
+    );
+    assert!(closing["statement"]
+        .as_str()
+        .unwrap()
+        .starts_with("ticket-issuer closing statement/v1\ngame de-dor\n"));
+}
+
+/// `end-claims` of emission 1, early (`extra`: the ledger); its answer.
+fn end_claims(store: &Path, extra: &[&str]) -> Value {
+    let args = [
+        "end-claims",
+        "--emission",
+        "1",
+        "--game",
+        "de-dor",
+        "--force",
+        "--reason",
+        "third game test",
+        "--json",
+    ];
+    dd(store, &[&args[..], extra].concat())
+        .expect_code(0)
+        .json()
+}
+
+/// The platform's token file of [`crate::common::Server`].
+fn tokens() -> String {
+    format!("# test\nsales,metrics {TOKEN_NAME}:{TOKEN}\n")
+}
+
+/// Sells `count` units over HTTP, plays each out (every third stopped
+/// early) and redeems it; the cents paid.
+fn sell_play_redeem_over_http(server: &Server, count: u32) -> u32 {
+    let agent = agent();
+    let mut paid = 0;
+    for i in 0..count {
+        let (status, sale) = post(
+            &agent,
+            server,
+            "/v1/sales",
+            json!({"game": "de-dor", "price": "1"}),
+        );
+        assert_eq!(status, 200, "{sale}");
+        let id = sale["id"].as_str().unwrap().to_string();
+        let word = if i % 2 == 0 { "step" } else { "roll" };
+        let expected = play_out(
+            i % 3 == 0,
+            |n| {
+                let (status, view) = post(
+                    &agent,
+                    server,
+                    &format!("/v1/plays/{id}/roll"),
+                    json!({ word: n }),
+                );
+                assert_eq!(status, 200, "{view}");
+                view
+            },
+            || post(&agent, server, &format!("/v1/plays/{id}/stop"), json!({})).1,
+        );
+        let (status, redeemed) = post(&agent, server, "/v1/redemptions", json!({"id": id}));
+        assert_eq!(status, 200, "{redeemed}");
+        assert_eq!(cents(&redeemed["prize"]), expected, "{redeemed}");
+        let (status, again) = post(&agent, server, "/v1/redemptions", json!({"id": id}));
+        assert_eq!(
+            (status, again["error"].as_str()),
+            (409, Some("already_redeemed")),
+            "{again}"
+        );
+        paid += expected;
+    }
+    paid
+}
+
+#[test]
+fn third_game_through_the_http_api() {
+    let (_dir, s, _) = dd_store(1_000);
+    let server = Server::start_binary(&binary(), &s, &tokens(), &[] as &[&str]);
+    let paid = sell_play_redeem_over_http(&server, 12);
+    // The ledger the server wrote is the one the command line reads.
+    let status = dd(&s, &["status", "--json"]).expect_code(0).json();
+    let emission = &status["emissions"][0];
+    assert_eq!(emission["redeemed_units"], 12, "{status}");
+    assert_eq!(
+        Cents::parse_price(emission["redeemed_amount"].as_str().unwrap()).unwrap_or(0),
+        paid,
+        "{status}"
+    );
+}
+
+#[test]
+fn third_game_on_a_postgresql_ledger() {
+    let Some(pg) = crate::pg::Cluster::start("third_game_on_a_postgresql_ledger") else {
+        return;
+    };
+    let url = pg.url();
+    let ledger = ["--ledger", url.as_str()];
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("store");
+    dd(&s, &["keygen"]).expect_code(0);
+    Store::new(&s).ledger_signing_key().unwrap();
+    pg.migrate(&s);
+    dd(
+        &s,
+        &[
+            "generate",
+            "--game",
+            "de-dor",
+            "--emission",
+            "1",
+            "--units",
+            "1000",
+            "--quiet",
+        ],
+    )
+    .expect_code(0);
+    dd(&s, &["close", "--game", "de-dor", "--emission", "1"]).expect_code(0);
+    let server = Server::start_binary(&binary(), &s, &tokens(), &ledger);
+    let paid = sell_play_redeem_over_http(&server, 8);
+    drop(server);
+    let log = dd(&s, &[&["ledger", "verify", "--json"][..], &ledger].concat())
+        .expect_code(0)
+        .json();
+    assert_eq!(
+        (&log["ok"], &log["reconciled"]),
+        (&json!(true), &json!(true)),
+        "{log}"
+    );
+    let ended = end_claims(&s, &ledger);
+    let b = &ended["closing"]["blocks"][0];
+    assert_eq!(
+        (&b["redeemed"], &b["paid_cents"]),
+        (&json!(8), &json!(paid)),
+        "{ended}"
     );
 }

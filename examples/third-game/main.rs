@@ -1,0 +1,12 @@
+//! `issuer` with a toy third game, « Dé d'or » (`de_dor.rs`), registered:
+//! the same command line, every command, one more game. Never part of the
+//! production binary; built by `cargo test` as an example, and run by the
+//! tests whose names hold `third_game` (tests/it/third_game.rs).
+
+mod de_dor;
+
+fn main() {
+    // The registration line.
+    ticket_issuer::game::Game::register(&de_dor::DeDor).expect("« Dé d'or » registers once");
+    std::process::exit(ticket_issuer::cli::main());
+}
