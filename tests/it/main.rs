@@ -35,6 +35,7 @@ mod operator;
 mod par;
 mod pg;
 mod picture;
+mod player_modules;
 mod player_page;
 mod receipts;
 mod reconcile;

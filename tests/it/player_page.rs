@@ -142,6 +142,13 @@ impl<'b> Page<'b> {
     /// in the address's fragment.
     fn open(browser: &'b mut Browser, origin: &str) -> Page<'b> {
         let tab = browser.open(&format!("{origin}/player/#token={TOKEN}"));
+        // The shop is GET /v1/games's: listed once the page has asked.
+        browser.wait_until(
+            &tab,
+            "document.body.dataset.phase !== 'loading' && document.body.dataset.busy === 'false'",
+            "the games listed",
+            REPORT,
+        );
         Page { browser, tab }
     }
 
@@ -309,7 +316,7 @@ fn the_player_page_plays_both_games_and_shows_the_verified_prize_the_ledger_paid
     assert!(!location.as_str().unwrap().contains(TOKEN), "{location}");
 
     // Trésors Ensablés: buy, roll until a stop is allowed, stop, redeem.
-    page.click("buy-te");
+    page.click("buy-tresors-ensables-100");
     assert_eq!(page.phase(), "playing", "{}", page.report());
     let te_id = unit_id(&store, Game::TRESORS_ENSABLES, te_index);
     assert_eq!(page.text("unit-id"), te_id);
@@ -332,7 +339,7 @@ fn the_player_page_plays_both_games_and_shows_the_verified_prize_the_ledger_paid
     // A unit played to the gold chest, never stopped.
     let (gold_index, gold_prize) = first_to_gold(&store, te_index + 1);
     sell_up_to(&store, Game::TRESORS_ENSABLES, gold_index);
-    page.click("buy-te");
+    page.click("buy-tresors-ensables-100");
     let gold_id = unit_id(&store, Game::TRESORS_ENSABLES, gold_index);
     assert_eq!(page.text("unit-id"), gold_id);
     page.play_tresors(false);
@@ -343,7 +350,7 @@ fn the_player_page_plays_both_games_and_shows_the_verified_prize_the_ledger_paid
     assert!(text.starts_with("Gagné : coffre d'or atteint"), "{text}");
 
     // L'île au trésor: buy a winner, reveal its four throws, redeem.
-    page.click("buy-iat-100");
+    page.click("buy-ile-au-tresor-100");
     let iat_id = unit_id(&store, Game::ILE_AU_TRESOR, iat_index);
     assert_eq!(page.text("unit-id"), iat_id);
     assert_eq!(
@@ -578,36 +585,61 @@ fn a_tampered_answer_is_refused_by_the_page_naming_the_check_and_no_win_is_shown
     let cases = [
         (
             Tamper::RecordByte,
-            "buy-iat-100",
+            "buy-ile-au-tresor-100",
             "inclusion proof",
             "record",
         ),
         (
             Tamper::ForgedRoot,
-            "buy-iat-100",
+            "buy-ile-au-tresor-100",
             "inclusion proof",
             "sealed Merkle root",
         ),
-        (Tamper::Prize, "buy-iat-100", "prize", "redemption answers"),
+        (
+            Tamper::Prize,
+            "buy-ile-au-tresor-100",
+            "prize",
+            "redemption answers",
+        ),
         (
             Tamper::HeaderByte,
-            "buy-iat-100",
+            "buy-ile-au-tresor-100",
             "seal",
             "seal does not verify",
         ),
         (
             Tamper::SealByte,
-            "buy-iat-100",
+            "buy-ile-au-tresor-100",
             "seal",
             "seal does not verify",
         ),
-        (Tamper::SoldMap, "buy-iat-100", "display", "map shown"),
-        (Tamper::RecordByte, "buy-te", "inclusion proof", "record"),
-        (Tamper::Prize, "buy-te", "prize", "redemption answers"),
-        (Tamper::SoldBoard, "buy-te", "display", "board shown"),
+        (
+            Tamper::SoldMap,
+            "buy-ile-au-tresor-100",
+            "display",
+            "map shown",
+        ),
+        (
+            Tamper::RecordByte,
+            "buy-tresors-ensables-100",
+            "inclusion proof",
+            "record",
+        ),
+        (
+            Tamper::Prize,
+            "buy-tresors-ensables-100",
+            "prize",
+            "redemption answers",
+        ),
+        (
+            Tamper::SoldBoard,
+            "buy-tresors-ensables-100",
+            "display",
+            "board shown",
+        ),
         (
             Tamper::FirstRollLife,
-            "buy-te",
+            "buy-tresors-ensables-100",
             "display",
             "roll 1 as shown",
         ),
@@ -616,7 +648,7 @@ fn a_tampered_answer_is_refused_by_the_page_naming_the_check_and_no_win_is_shown
         proxy.set(tamper);
         page.click(buy);
         let id = page.text("unit-id");
-        if buy == "buy-te" {
+        if buy == "buy-tresors-ensables-100" {
             page.play_tresors(true);
         } else {
             page.play_ile();
@@ -666,7 +698,7 @@ fn a_tampered_answer_is_refused_by_the_page_naming_the_check_and_no_win_is_shown
     // The same relay, honest: the page verifies, so the refusals above
     // are the changes', not the relay's.
     proxy.set(Tamper::Nothing);
-    page.click("buy-iat-100");
+    page.click("buy-ile-au-tresor-100");
     page.play_ile();
     page.click("redeem");
     page.verified_outcome();
@@ -706,7 +738,7 @@ fn the_player_page_is_served_only_on_loopback_when_asked_and_the_block_route_giv
     let (status, _, body) = fetch(&server.url("/player/"), Some(TOKEN), &[]);
     assert_eq!(status, 404, "{body}");
     assert!(body.contains("\"error\":\"no_route\""), "{body}");
-    let (status, _, _) = fetch(&server.url("/player/player.js"), None, &[]);
+    let (status, _, _) = fetch(&server.url("/player/main.js"), None, &[]);
     assert_eq!(status, 401);
     drop(server);
 
@@ -746,7 +778,15 @@ fn the_player_page_is_served_only_on_loopback_when_asked_and_the_block_route_giv
     let policy = ticket_issuer::service::player::CONTENT_SECURITY_POLICY;
     for (path, kind) in [
         ("/player/", "text/html"),
-        ("/player/player.js", "text/javascript"),
+        ("/player/main.js", "text/javascript"),
+        ("/player/format.js", "text/javascript"),
+        ("/player/merkle.js", "text/javascript"),
+        ("/player/verify.js", "text/javascript"),
+        ("/player/api.js", "text/javascript"),
+        ("/player/ui.js", "text/javascript"),
+        ("/player/games/index.js", "text/javascript"),
+        ("/player/games/ile-au-tresor.js", "text/javascript"),
+        ("/player/games/tresors-ensables.js", "text/javascript"),
         ("/player/player.css", "text/css"),
         ("/player", "text/html"),
     ] {

@@ -17,8 +17,10 @@ use base64::Engine;
 use ed25519_dalek::{Signature, Verifier, VerifyingKey};
 use serde_json::{json, Value};
 use tempfile::TempDir;
+use ticket_issuer::game::Game;
 use ticket_issuer::ledger::log;
 use ticket_issuer::ledger::Ledger;
+use ticket_issuer::record::record_size;
 use ticket_issuer::{Error, Redeemer, Store, UnitId};
 
 use crate::common::{
@@ -1617,6 +1619,111 @@ fn api_md_examples_run_as_written() {
     }
 }
 
+/// Issue 37: `GET /v1/games` lists every game the node knows, with what a
+/// client needs to offer and play it; the player page's module of each
+/// only when the page is served (and it is served there, as a module); a
+/// token is needed, as for every `/v1` read.
+#[test]
+fn the_games_route_lists_both_games_with_their_facts_and_page_modules() {
+    let (_dir, store) = store_copy();
+    let a = agent();
+    for page in [false, true] {
+        let server = if page {
+            Server::start_with(&store, &["--player-page"])
+        } else {
+            Server::start(&store)
+        };
+        let (status, _) = call(&a, "GET", &server.url("/v1/games"), None, None).unwrap();
+        assert_eq!(status, 401, "a token is needed");
+        let (status, text) = get(&a, &server, "/v1/games");
+        assert_eq!(status, 200, "{text}");
+        let answer: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            (&answer["kind"], &answer["schema"]),
+            (&json!("games"), &json!(1))
+        );
+        let games = answer["games"].as_array().unwrap();
+        let slugs: Vec<&str> = games.iter().map(|g| g["slug"].as_str().unwrap()).collect();
+        assert_eq!(slugs, ["ile-au-tresor", "tresors-ensables"], "{answer}");
+        let module = |slug: &str| {
+            if page {
+                json!(format!("/player/games/{slug}.js"))
+            } else {
+                Value::Null
+            }
+        };
+        assert_eq!(
+            games[0],
+            json!({
+                "slug": "ile-au-tresor",
+                "name": "L'île au trésor",
+                "code": 1,
+                "id_prefix": "IAT",
+                "prices": [
+                    {"cents": 50, "euros": "0.5"},
+                    {"cents": 100, "euros": "1"},
+                    {"cents": 200, "euros": "2"},
+                ],
+                "rules_version": 1,
+                "params": [8, 8],
+                "prefix_size": 14,
+                "payload_size": 39,
+                "record_size": 53,
+                "prize_model": "fixed_table",
+                "step_by_step": false,
+                "play": {"revealed": "whole"},
+                "module": module("ile-au-tresor"),
+            })
+        );
+        assert_eq!(
+            games[1],
+            json!({
+                "slug": "tresors-ensables",
+                "name": "Trésors Ensablés",
+                "code": 2,
+                "id_prefix": "TE",
+                "prices": [{"cents": 100, "euros": "1"}],
+                "rules_version": 1,
+                "params": [60, 3],
+                "prefix_size": 14,
+                "payload_size": 66,
+                "record_size": 80,
+                "prize_model": "drawn",
+                "step_by_step": true,
+                "play": {
+                    "revealed": "step_by_step",
+                    "step": "/v1/plays/{id}/roll",
+                    "stop": "/v1/plays/{id}/stop",
+                    "state": "/v1/plays/{id}",
+                },
+                "module": module("tresors-ensables"),
+            })
+        );
+        // The facts are the library's.
+        for (row, game) in games.iter().zip(Game::all()) {
+            assert_eq!(row["code"], game.code());
+            assert_eq!(row["id_prefix"], game.id_prefix());
+            assert_eq!(row["record_size"], record_size(game));
+            assert_eq!(row["step_by_step"], game.step_by_step());
+        }
+        if page {
+            for row in games {
+                let path = row["module"].as_str().unwrap();
+                let mut response = a.get(server.url(path)).call().unwrap();
+                assert_eq!(response.status().as_u16(), 200, "{path}");
+                let kind = response.headers().get("content-type").unwrap();
+                assert_eq!(kind, "text/javascript; charset=utf-8", "{path}");
+                let body = response.body_mut().read_to_string().unwrap();
+                let slug = row["slug"].as_str().unwrap();
+                assert!(
+                    body.contains(&format!("export const slug = '{slug}';")),
+                    "{path}"
+                );
+            }
+        }
+    }
+}
+
 /// Issue 22: `GET /v1/openapi.json` describes the routes the server has
 /// (OpenAPI 3.1, made from the router's own table): every path and method
 /// it names is served (never `no_route` nor 405), each with its answers,
@@ -1685,6 +1792,7 @@ fn the_openapi_description_names_exactly_the_routes_served() {
         "POST /v1/plays/{id}/roll",
         "POST /v1/plays/{id}/stop",
         "GET /v1/blocks/{game}/{emission}/{block}",
+        "GET /v1/games",
         "GET /v1/ledger/head",
         "GET /v1/log/checkpoint",
         "GET /v1/log/tile/{path}",
@@ -1700,7 +1808,7 @@ fn the_openapi_description_names_exactly_the_routes_served() {
     ] {
         assert!(served.iter().any(|s| s == route), "{route} described");
     }
-    assert_eq!(served.len(), 25, "{served:?}");
+    assert_eq!(served.len(), 26, "{served:?}");
     let (status, _) = get(&a, &server, "/v1/undescribed");
     assert_eq!(status, 404);
 }

@@ -17,22 +17,53 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use axum::Router;
 
+/// A script of the page, `crates/service/player/<name>`: an ES module.
+macro_rules! script {
+    ($name:literal) => {
+        (
+            concat!("/player/", $name),
+            "text/javascript; charset=utf-8",
+            include_str!(concat!("../player/", $name)),
+        )
+    };
+}
+
 /// Where the page is.
 pub const PAGE: &str = "/player/";
 
-/// The page's files, under [`PAGE`]: (path, content type, body).
-const FILES: [(&str, &str, &str); 2] = [
-    (
-        "/player/player.js",
-        "text/javascript; charset=utf-8",
-        include_str!("../player/player.js"),
-    ),
+/// The page's files, under [`PAGE`]: (path, content type, body). The
+/// script is ES modules (`main.js` the page, one module per game under
+/// `games/`, registered in `games/index.js`).
+const FILES: [(&str, &str, &str); 10] = [
+    script!("main.js"),
+    script!("format.js"),
+    script!("merkle.js"),
+    script!("verify.js"),
+    script!("api.js"),
+    script!("ui.js"),
+    script!("games/index.js"),
+    script!("games/ile-au-tresor.js"),
+    script!("games/tresors-ensables.js"),
     (
         "/player/player.css",
         "text/css; charset=utf-8",
         include_str!("../player/player.css"),
     ),
 ];
+
+/// Where a game's module is served: `/player/games/<slug>.js`, when the
+/// page has one (`games/index.js` is the table of them, no game's).
+#[must_use]
+pub fn game_module(slug: &str) -> Option<&'static str> {
+    if slug == "index" {
+        return None;
+    }
+    FILES.iter().map(|(path, _, _)| *path).find(|path| {
+        path.strip_prefix("/player/games/")
+            .and_then(|name| name.strip_suffix(".js"))
+            == Some(slug)
+    })
+}
 
 /// The page itself, before the issuer's key is written into it.
 const INDEX: &str = include_str!("../player/index.html");

@@ -12,6 +12,7 @@ use crate::openapi::RouteDoc;
 mod answer;
 mod blocks;
 mod doc;
+mod games;
 mod health;
 pub(crate) mod log;
 mod operator;
@@ -43,6 +44,7 @@ pub(crate) fn table() -> Vec<Row> {
         receipts::rows(),
         plays::rows(),
         blocks::rows(),
+        games::rows(),
         log::rows(),
         health::rows(),
         vec![openapi],
