@@ -374,6 +374,55 @@ fn the_player_page_plays_both_games_and_shows_the_verified_prize_the_ledger_paid
     page.assert_quiet(&origin);
 }
 
+/// The third game on the page with no edit to it: the `third-game`
+/// example serves « Dé d'or »'s module (its folder's `de-dor.js`), the page
+/// lists it from GET /v1/games, imports it, plays it (stopping when it
+/// may), and verifies its outcome against the seal, the proof and the
+/// module's replay of the record.
+#[test]
+fn third_game_on_the_player_page_from_its_own_module() {
+    let (dir, store, _) = crate::third_game::dd_store(1_000);
+    let server = Server::start_binary(
+        &crate::third_game::binary(),
+        &store,
+        &crate::third_game::tokens(),
+        &["--player-page"],
+    );
+    let mut browser = Browser::launch(dir.path());
+    let mut page = Page::open(&mut browser, &server.base);
+    assert_eq!(page.phase(), "choose", "{}", page.report());
+    let mut stopped = false;
+    for _ in 0..6 {
+        page.click("buy-de-dor-100");
+        assert_eq!(page.phase(), "playing", "{}", page.report());
+        let id = page.text("unit-id");
+        assert!(id.starts_with("DD-1-1-"), "{id}");
+        for _ in 0..4 {
+            if page.phase() == "ended" {
+                break;
+            }
+            if page.enabled("stop") && !stopped {
+                page.click("stop");
+                stopped = true;
+                break;
+            }
+            page.click("roll");
+        }
+        assert_eq!(page.phase(), "ended", "{}", page.report());
+        page.click("redeem");
+        let (text, cents) = page.verified_outcome();
+        assert_eq!(
+            Cents::from(cents).to_string(),
+            ledger_prize(&server, &id),
+            "{text}"
+        );
+        page.click("again");
+    }
+    assert!(stopped, "a stop was played");
+    let origin = server.base.clone();
+    page.assert_quiet(&origin);
+}
+
 /// What the proxy changes in the answers it relays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Tamper {

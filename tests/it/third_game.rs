@@ -158,7 +158,7 @@ fn third_game_goes_through_every_step_with_no_edit_to_the_product() {
 
 /// The `third-game` example, beside this test binary (`cargo test` builds
 /// the examples before it runs the tests).
-fn binary() -> PathBuf {
+pub(crate) fn binary() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let profile = exe.parent().and_then(Path::parent).unwrap();
     let bin = profile.join("examples").join("third-game");
@@ -177,7 +177,7 @@ fn dd(store: &Path, args: &[&str]) -> Run {
 
 /// A store with keys and « Dé d'or » emission 1 (one block of `units`),
 /// closed: (temp dir, store, the block's path).
-fn dd_store(units: u32) -> (tempfile::TempDir, PathBuf, String) {
+pub(crate) fn dd_store(units: u32) -> (tempfile::TempDir, PathBuf, String) {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     dd(&store, &["keygen"]).expect_code(0);
@@ -389,7 +389,7 @@ fn end_claims(store: &Path, extra: &[&str]) -> Value {
 }
 
 /// The platform's token file of [`crate::common::Server`].
-fn tokens() -> String {
+pub(crate) fn tokens() -> String {
     format!("# test\nsales,metrics {TOKEN_NAME}:{TOKEN}\n")
 }
 

@@ -30,6 +30,12 @@ import { verify } from './verify.js';
 /** The games on offer, by slug: GET /v1/games's row and the module. */
 let offered = {};
 
+/** Every game module this page plays: its own table and those imported. */
+const modules = () => ({
+  ...GAMES,
+  ...Object.fromEntries(Object.values(offered).map(({ info, game }) => [info.slug, game])),
+});
+
 /** What this page bought and displayed: what the checks compare. */
 let shown = null;
 
@@ -157,13 +163,13 @@ async function buy(slug, price) {
 // --- Redemption, then the checks, then (only then) the outcome
 
 async function redeem() {
-  const id = parseUnitId(shown.id, GAMES);
+  const id = parseUnitId(shown.id, modules());
   const redemption = await request('POST', '/v1/redemptions', { id: shown.id });
   shown.redeemed = true;
   setPhase('verifying');
   const sealed = await request('GET', `/v1/blocks/${id.slug}/${id.emission}/${id.block}`);
   const meta = document.querySelector('meta[name="issuer-public-key"]');
-  const verdict = await verify(redemption, sealed, shown, meta ? meta.content : '', GAMES);
+  const verdict = await verify(redemption, sealed, shown, meta ? meta.content : '', modules());
   show(verdict);
 }
 

@@ -12,6 +12,8 @@
 //! the player types into the page (it never leaves the browser but in the
 //! `Authorization` header of the page's own requests).
 
+use std::sync::RwLock;
+
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
@@ -51,18 +53,55 @@ const FILES: [(&str, &str, &str); 10] = [
     ),
 ];
 
+/// The modules of games made elsewhere (`Game::register`), registered
+/// with [`register_game_module`]: (path, source).
+static REGISTERED: RwLock<Vec<(&'static str, &'static str)>> = RwLock::new(Vec::new());
+
+/// Serves `source` as the page's module of the game `slug`, at
+/// `/player/games/<slug>.js`, for a game registered at run time (the page
+/// imports it from `GET /v1/games`'s `module`); before the server starts.
+/// Refused for a slug that is not lower-case letters, digits and dashes,
+/// or that already has a module.
+pub fn register_game_module(slug: &str, source: &'static str) -> Result<(), String> {
+    let well_formed = !slug.is_empty()
+        && slug
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    if !well_formed || slug == "index" {
+        return Err(format!("{slug:?} is not a game's slug"));
+    }
+    if game_module(slug).is_some() {
+        return Err(format!("the game {slug} already has a page module"));
+    }
+    let path: &'static str = Box::leak(format!("/player/games/{slug}.js").into_boxed_str());
+    let mut registered = REGISTERED.write().unwrap_or_else(|p| p.into_inner());
+    registered.push((path, source));
+    Ok(())
+}
+
+/// The page's modules of games registered at run time: (path, source).
+fn registered() -> Vec<(&'static str, &'static str)> {
+    REGISTERED.read().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
 /// Where a game's module is served: `/player/games/<slug>.js`, when the
-/// page has one (`games/index.js` is the table of them, no game's).
+/// page has one (`games/index.js` is the table of them, no game's), or
+/// one was registered ([`register_game_module`]).
 #[must_use]
 pub fn game_module(slug: &str) -> Option<&'static str> {
     if slug == "index" {
         return None;
     }
-    FILES.iter().map(|(path, _, _)| *path).find(|path| {
+    let of_game = |path: &&str| {
         path.strip_prefix("/player/games/")
             .and_then(|name| name.strip_suffix(".js"))
             == Some(slug)
-    })
+    };
+    FILES
+        .iter()
+        .map(|(path, _, _)| *path)
+        .find(of_game)
+        .or_else(|| registered().into_iter().map(|(path, _)| path).find(of_game))
 }
 
 /// The page itself, before the issuer's key is written into it.
@@ -78,7 +117,10 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
 /// Whether `path` is one of the page's (answered without a token).
 #[must_use]
 pub fn is_page_path(path: &str) -> bool {
-    path == "/player" || path == PAGE || FILES.iter().any(|(p, _, _)| *p == path)
+    path == "/player"
+        || path == PAGE
+        || FILES.iter().any(|(p, _, _)| *p == path)
+        || registered().iter().any(|(p, _)| *p == path)
 }
 
 /// The page's routes, its index with `public_key` (the raw Ed25519 key
@@ -98,7 +140,10 @@ pub fn routes<S: Clone + Send + Sync + 'static>(public_key: [u8; 32]) -> Router<
                 async move { file("text/html; charset=utf-8", index) }
             }),
         );
-    for (path, content_type, body) in FILES {
+    let modules = registered()
+        .into_iter()
+        .map(|(path, body)| (path, "text/javascript; charset=utf-8", body));
+    for (path, content_type, body) in FILES.into_iter().chain(modules) {
         router = router.route(path, get(move || async move { file(content_type, body) }));
     }
     router
