@@ -12,6 +12,7 @@
 //! 1 € a unit, RTP = 625/1296 × 160/100 = 125/162.
 
 use serde_json::json;
+use ticket_issuer::analysis::{self, GameAnalysis};
 use ticket_issuer::emission::{BlockChoice, Emission};
 use ticket_issuer::export::export_jsonl;
 use ticket_issuer::game::{
@@ -181,8 +182,16 @@ impl GameRules for DeDor {
     fn early_stop_refusal(&self, steps: u32) -> String {
         format!("no stop after {steps} dice: throw the first die first")
     }
-    fn par_sheet(&self, request: &ParRequest<'_>) -> Result<ParSheet, ticket_issuer::Error> {
-        let game = Game::from_slug(self.slug()).expect("registered");
+}
+
+/// Its analysis, registered beside its rules: the PAR sheet from its
+/// exact figures, with the engine's cross-checks.
+impl GameAnalysis for DeDor {
+    fn par_sheet(
+        &self,
+        game: Game,
+        request: &ParRequest<'_>,
+    ) -> Result<ParSheet, ticket_issuer::Error> {
         engine::par_sheet(game, request, |price_cents| DrawnFigures {
             price: "1".into(),
             rtp: Exact::ratio(625u32 * 160, 1296u32 * price_cents),
@@ -203,7 +212,7 @@ fn parse_price_or_zero(prize: &str) -> u32 {
 #[test]
 fn third_game_goes_through_every_step_with_no_edit_to_the_product() {
     // The registration line.
-    let game = Game::register(&DeDor).unwrap();
+    let game = analysis::register(&DeDor, &DeDor).unwrap();
     // A second registration of it is the same game; a clash is refused.
     assert_eq!(Game::register(&DeDor).unwrap(), game);
     assert_eq!(Game::from_code(99), Some(game));

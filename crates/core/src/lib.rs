@@ -42,6 +42,7 @@
 // The format and its checks: what an auditor's program builds on.
 pub mod block;
 pub mod derive;
+pub mod format;
 pub mod merkle;
 pub mod record;
 pub mod rng;
@@ -52,6 +53,9 @@ pub mod verify;
 pub mod game;
 pub mod money;
 pub mod unit_id;
+
+// A game's analysis: PAR sheets, audit tallies.
+pub mod analysis;
 
 // The issuer's store and its emissions.
 pub mod audit;
