@@ -62,8 +62,10 @@ pub mod audit;
 pub mod emission;
 pub mod evidence;
 pub mod export;
+pub mod key_files;
 pub mod par;
 pub mod records_key;
+pub mod reveal;
 pub mod shares;
 pub mod store;
 
@@ -74,6 +76,7 @@ pub mod error;
 pub(crate) mod cipher;
 #[doc(hidden)]
 pub mod fsutil;
+pub(crate) mod hex_serde;
 
 // Statistical tests of draws, for an auditor's kit (f64, never money).
 pub mod stats;
