@@ -63,6 +63,7 @@ pub mod emission;
 pub mod evidence;
 pub mod export;
 pub mod key_files;
+pub mod manifest;
 pub mod par;
 pub mod records_key;
 pub mod reveal;

@@ -6,6 +6,7 @@
 pub mod authentic;
 pub mod build;
 pub mod reader;
+pub mod unit_check;
 pub mod writer;
 
 use serde::Serialize;
