@@ -16,6 +16,7 @@
 use std::any::Any;
 
 use serde_json::json;
+use ticket_issuer::analysis::GameAnalysis;
 use ticket_issuer::evidence::block::GameFindings;
 use ticket_issuer::evidence::report::{Check, StatTest};
 use ticket_issuer::evidence::{GameTally, TallyScope};
@@ -191,8 +192,16 @@ impl GameRules for DeDor {
     fn early_stop_refusal(&self, steps: u32) -> String {
         format!("no stop after {steps} dice: throw the first die first")
     }
-    fn par_sheet(&self, request: &ParRequest<'_>) -> Result<ParSheet, ticket_issuer::Error> {
-        let game = Game::from_slug(self.slug()).expect("registered");
+}
+
+/// Its analysis, registered beside its rules: the PAR sheet from its exact
+/// figures (with the engine's cross-checks) and its own audit tally.
+impl GameAnalysis for DeDor {
+    fn par_sheet(
+        &self,
+        game: Game,
+        request: &ParRequest<'_>,
+    ) -> Result<ParSheet, ticket_issuer::Error> {
         engine::par_sheet(game, request, |price_cents| DrawnFigures {
             price: "1".into(),
             rtp: Exact::ratio(625u32 * 160, 1296u32 * price_cents),

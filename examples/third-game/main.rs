@@ -7,7 +7,8 @@ mod de_dor;
 
 fn main() {
     // The registration: its rules, and its module of the player page.
-    ticket_issuer::game::Game::register(&de_dor::DeDor).expect("« Dé d'or » registers once");
+    ticket_issuer::analysis::register(&de_dor::DeDor, &de_dor::DeDor)
+        .expect("« Dé d'or » registers once");
     ticket_issuer::service::player::register_game_module("de-dor", include_str!("de-dor.js"))
         .expect("« Dé d'or » has no page module yet");
     std::process::exit(ticket_issuer::cli::main());

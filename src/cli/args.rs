@@ -134,7 +134,7 @@ impl LoadedKeys {
         };
         let mut files = Vec::new();
         for path in &args.records_key {
-            files.extend(ticket_issuer::records_key::read_key_files(path)?);
+            files.extend(ticket_issuer::key_files::read_key_files(path)?);
         }
         Ok(LoadedKeys {
             trusted,

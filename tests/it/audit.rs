@@ -56,7 +56,7 @@ fn block_with(
         let subtree_root = build::records_root(&records, size);
         roots.push(subtree_root);
         let place = ChunkPlace {
-            game,
+            game: game.id(),
             emission: 1,
             block,
             chunk: chunk as u32,

@@ -617,7 +617,7 @@ fn documented_vectors_hold() {
     }
 
     let place = ChunkPlace {
-        game,
+        game: game.id(),
         emission: 1,
         block: 1,
         chunk: 109,

@@ -1,6 +1,7 @@
 //! The code's shape (docs/ARCHITECTURE.md §Rules of the layout), checked
 //! over every source file of the crates it names: no circle of imports
-//! between files, and no file over 1,000 lines of code outside its tests.
+//! between files, no file over 1,000 lines of code outside its tests, and
+//! (in the crates `SHORT_FNS` names) no function over 120 lines.
 //!
 //! The scan reads the source, not the compiler's output. A file A depends
 //! on a file B when A names an item B defines: through `use` (a `pub use`
@@ -14,7 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The crates held to the rules (their `src` folders, from the root).
-const CHECKED: [&str; 4] = [
+const CHECKED: [&str; 5] = [
+    "crates/core/src",
     "crates/log/src",
     "crates/ledger/src",
     "crates/service/src",
@@ -23,6 +25,12 @@ const CHECKED: [&str; 4] = [
 
 /// Most lines of a source file, its test modules aside.
 const MAX_LINES: usize = 1000;
+
+/// The crates whose functions are held to `MAX_FN_LINES`.
+const SHORT_FNS: [&str; 1] = ["crates/core/src"];
+
+/// Most lines of a function, from its `fn` line to its closing brace.
+const MAX_FN_LINES: usize = 120;
 
 type ModPath = Vec<String>;
 
@@ -531,6 +539,86 @@ fn no_source_file_is_over_a_thousand_lines_of_code() {
         }
     }
     assert!(long.is_empty(), "over {MAX_LINES} lines: {long:?}");
+}
+
+/// The functions of `code` (comments, strings and tests blanked) longer
+/// than `most` lines: (name, first line, lines).
+fn long_functions(code: &str, most: usize) -> Vec<(String, usize, usize)> {
+    let mut long = Vec::new();
+    let mut from = 0;
+    while let Some(n) = find_word(&code[from..], "fn") {
+        let at = from + n;
+        from = at + 2;
+        let rest = &code[from..];
+        let name: String = rest
+            .trim_start()
+            .chars()
+            .take_while(|&c| ident(c))
+            .collect();
+        // A declaration without a body (a trait's) ends at `;` first.
+        let (Some(open), semi) = (rest.find('{'), rest.find(';')) else {
+            continue;
+        };
+        if semi.is_some_and(|s| s < open) {
+            continue;
+        }
+        let mut depth = 0;
+        let mut close = None;
+        for (k, c) in rest[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(from + open + k);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(close) = close else { break };
+        let first = code[..at].matches('\n').count() + 1;
+        let lines = code[at..close].matches('\n').count() + 1;
+        if lines > most {
+            long.push((name, first, lines));
+        }
+    }
+    long
+}
+
+#[test]
+fn no_function_is_over_120_lines() {
+    let mut long = Vec::new();
+    for src in SHORT_FNS {
+        for f in crate_files(&root().join(src)) {
+            for (name, line, lines) in long_functions(&f.code, MAX_FN_LINES) {
+                long.push(format!(
+                    "{}:{line} fn {name} ({lines} lines)",
+                    f.path.display()
+                ));
+            }
+        }
+    }
+    assert!(long.is_empty(), "over {MAX_FN_LINES} lines: {long:#?}");
+}
+
+/// The length scan finds a long function, with or without nested braces,
+/// and passes over a trait's declarations and a short one.
+#[test]
+fn the_scan_finds_a_long_function() {
+    let body = "    let x = { 1 };\n".repeat(8);
+    let text = format!(
+        "trait T {{ fn declared(&self) -> u8; }}\nfn short() {{\n{body}}}\n\
+         fn long(a: u8) -> u8 {{\n    if a > 0 {{\n{body}{body}    }}\n    a\n}}\n\
+         /* fn in_a_comment() {{ }} */\n"
+    );
+    let (code, _) = without_tests(&blank(&text));
+    assert_eq!(
+        long_functions(&code, 10),
+        vec![("long".to_string(), 12, 21)]
+    );
+    assert!(long_functions(&code, 21).is_empty());
 }
 
 /// The scan finds a circle where there is one, through a re-export too.

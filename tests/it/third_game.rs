@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
+use ticket_issuer::analysis;
 use ticket_issuer::emission::{BlockChoice, Emission};
 use ticket_issuer::export::export_jsonl;
 use ticket_issuer::game::Game;
@@ -40,7 +41,7 @@ fn parse_price_or_zero(prize: &str) -> u32 {
 #[test]
 fn third_game_goes_through_every_step_with_no_edit_to_the_product() {
     // The registration line.
-    let game = Game::register(&DeDor).unwrap();
+    let game = analysis::register(&DeDor, &DeDor).unwrap();
     // A second registration of it is the same game; a clash is refused.
     assert_eq!(Game::register(&DeDor).unwrap(), game);
     assert_eq!(Game::from_code(99), Some(game));

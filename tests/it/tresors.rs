@@ -360,7 +360,7 @@ fn a_te_prize_changed_and_resealed_fails_unit_lot() {
     prize.copy_from_slice(&cents.to_le_bytes());
     let mut built = build::build(spec, &seed, Some(&records_key), &|_| {}).unwrap();
     let place = ChunkPlace {
-        game: GAME,
+        game: GAME.id(),
         emission: 1,
         block: 1,
         chunk: 0,

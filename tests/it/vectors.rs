@@ -119,7 +119,7 @@ fn built() -> BuiltBlock {
 fn encrypt(plaintext: &[u8]) -> Vec<u8> {
     let s = spec();
     let place = ChunkPlace {
-        game: s.game,
+        game: s.game.id(),
         emission: s.emission,
         block: s.block,
         chunk: 0,
@@ -656,7 +656,7 @@ fn derivation_vectors(game: Game) -> String {
     }
     let chunk = (game.block_units() - 1) / CHUNK_UNITS;
     let place = ChunkPlace {
-        game,
+        game: game.id(),
         emission: 1,
         block: 1,
         chunk,

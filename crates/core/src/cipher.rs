@@ -8,8 +8,8 @@
 use chacha20poly1305::aead::{Aead, AeadInPlace, KeyInit, Payload};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
 
-use crate::block::{FORMAT_VERSION, MAGIC};
-use crate::game::Game;
+use crate::format::{FORMAT_VERSION, MAGIC};
+use crate::game::GameId;
 
 /// zstd settings for chunk records (the writer's choice, docs/FORMAT.md
 /// §Chunks): level 1 with a 2^10-entry hash table and matches of at least
@@ -40,8 +40,8 @@ fn chunk_compressor() -> zstd::bulk::Compressor<'static> {
 /// Where a chunk belongs: the associated data of its encryption.
 #[derive(Clone, Copy, Debug)]
 pub struct ChunkPlace {
-    /// The block's game.
-    pub game: Game,
+    /// The block's game (its code is in the associated data).
+    pub game: GameId,
     /// Emission number.
     pub emission: u32,
     /// Block number.
@@ -63,7 +63,7 @@ impl ChunkPlace {
         let mut ad = Vec::with_capacity(28);
         ad.extend_from_slice(&MAGIC);
         ad.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        ad.extend_from_slice(&self.game.code().to_le_bytes());
+        ad.extend_from_slice(&self.game.code.to_le_bytes());
         for v in [self.emission, self.block, self.chunk, self.units] {
             ad.extend_from_slice(&v.to_le_bytes());
         }

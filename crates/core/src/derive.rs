@@ -9,7 +9,7 @@
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
-use crate::game::Game;
+use crate::game::GameId;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -35,10 +35,10 @@ pub fn sha256(data: &[u8]) -> [u8; 32] {
 /// The 32-byte seed of one block: `HMAC(key, "ticket-issuer/v1/block-seed/<game>/<emission>/<block>")`,
 /// `key` the master secret, or the emission seed key of an emission made
 /// from shares ([`emission_seed_key`]).
-pub fn block_seed(key: &[u8; 32], game: Game, emission: u32, block: u32) -> [u8; 32] {
+pub fn block_seed(key: &[u8; 32], game: impl Into<GameId>, emission: u32, block: u32) -> [u8; 32] {
     let label = format!(
         "{LABEL_PREFIX}block-seed/{}/{emission}/{block}",
-        game.slug()
+        game.into().slug
     );
     hmac_sha256(key, label.as_bytes())
 }
@@ -89,8 +89,8 @@ impl CheckCodes {
 /// The records key of a whole emission: `HMAC(master, "ticket-issuer/v1/records-key/<game>/<emission>")`.
 /// Each block's key derives from it, so handing it over opens every block of
 /// that emission and nothing else.
-pub fn emission_records_key(master: &[u8; 32], game: Game, emission: u32) -> [u8; 32] {
-    let label = format!("{LABEL_PREFIX}records-key/{}/{emission}", game.slug());
+pub fn emission_records_key(master: &[u8; 32], game: impl Into<GameId>, emission: u32) -> [u8; 32] {
+    let label = format!("{LABEL_PREFIX}records-key/{}/{emission}", game.into().slug);
     hmac_sha256(master, label.as_bytes())
 }
 
@@ -113,8 +113,11 @@ pub fn records_key_id(key: &[u8; 32]) -> [u8; 32] {
 /// was begun with: `HMAC(master, "ticket-issuer/v1/master-commitment/<game>/<emission>")`.
 /// It reveals nothing of the secret, and lets a later `generate`, `close`
 /// or `reveal` refuse a store whose master secret was replaced.
-pub fn master_commitment(master: &[u8; 32], game: Game, emission: u32) -> [u8; 32] {
-    let label = format!("{LABEL_PREFIX}master-commitment/{}/{emission}", game.slug());
+pub fn master_commitment(master: &[u8; 32], game: impl Into<GameId>, emission: u32) -> [u8; 32] {
+    let label = format!(
+        "{LABEL_PREFIX}master-commitment/{}/{emission}",
+        game.into().slug
+    );
     hmac_sha256(master, label.as_bytes())
 }
 
@@ -122,9 +125,17 @@ pub fn master_commitment(master: &[u8; 32], game: Game, emission: u32) -> [u8; 3
 /// SHA-256("ticket-issuer/v1/share-commitment/<game>/<emission>" || 0x00 ||
 /// party || 0x00 || share). It names the emission, so a commitment (and the
 /// share behind it) serves that emission only.
-pub fn share_commitment(game: Game, emission: u32, party: &str, share: &[u8; 32]) -> [u8; 32] {
-    let mut data =
-        format!("{LABEL_PREFIX}share-commitment/{}/{emission}", game.slug()).into_bytes();
+pub fn share_commitment(
+    game: impl Into<GameId>,
+    emission: u32,
+    party: &str,
+    share: &[u8; 32],
+) -> [u8; 32] {
+    let mut data = format!(
+        "{LABEL_PREFIX}share-commitment/{}/{emission}",
+        game.into().slug
+    )
+    .into_bytes();
     data.push(0);
     data.extend_from_slice(party.as_bytes());
     data.push(0);
@@ -177,7 +188,14 @@ pub fn seed_contributions(shares: &[(&str, &[u8; 32])], beacon: Option<BeaconRou
 /// The seed key of an emission made from shares: `HMAC(contributions,
 /// "ticket-issuer/v1/emission-seed-key/<game>/<emission>")`, the key its
 /// block seeds derive from ([`block_seed`]) in place of the master secret.
-pub fn emission_seed_key(contributions: &[u8; 32], game: Game, emission: u32) -> [u8; 32] {
-    let label = format!("{LABEL_PREFIX}emission-seed-key/{}/{emission}", game.slug());
+pub fn emission_seed_key(
+    contributions: &[u8; 32],
+    game: impl Into<GameId>,
+    emission: u32,
+) -> [u8; 32] {
+    let label = format!(
+        "{LABEL_PREFIX}emission-seed-key/{}/{emission}",
+        game.into().slug
+    );
     hmac_sha256(contributions, label.as_bytes())
 }

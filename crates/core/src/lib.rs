@@ -42,6 +42,7 @@
 // The format and its checks: what an auditor's program builds on.
 pub mod block;
 pub mod derive;
+pub mod format;
 pub mod merkle;
 pub mod record;
 pub mod rng;
@@ -53,13 +54,19 @@ pub mod game;
 pub mod money;
 pub mod unit_id;
 
+// A game's analysis: PAR sheets, audit tallies.
+pub mod analysis;
+
 // The issuer's store and its emissions.
 pub mod audit;
 pub mod emission;
 pub mod evidence;
 pub mod export;
+pub mod key_files;
+pub mod manifest;
 pub mod par;
 pub mod records_key;
+pub mod reveal;
 pub mod shares;
 pub mod store;
 
@@ -70,6 +77,7 @@ pub mod error;
 pub(crate) mod cipher;
 #[doc(hidden)]
 pub mod fsutil;
+pub(crate) mod hex_serde;
 
 // Statistical tests of draws, for an auditor's kit (f64, never money).
 pub mod stats;

@@ -19,7 +19,7 @@ use crate::derive::{self, BeaconRound};
 use crate::error::{echo, Error};
 use crate::fsutil;
 use crate::game::Game;
-use crate::records_key::hex_key;
+use crate::hex_serde::{bytes as hex_bytes, key as hex_key, opt_bytes as opt_hex};
 use crate::store::Store;
 
 /// The `kind` of a share file.
@@ -823,36 +823,6 @@ impl Store {
             }
         }
         Ok(None)
-    }
-}
-
-/// Bytes as lowercase hex in JSON.
-mod hex_bytes {
-    use serde::{de::Error as _, Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&hex::encode(bytes))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
-        let text = String::deserialize(d)?;
-        hex::decode(&text).map_err(|_| D::Error::custom("not hex digits"))
-    }
-}
-
-/// Optional bytes as lowercase hex in JSON.
-mod opt_hex {
-    use serde::{Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(bytes: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
-        match bytes {
-            Some(b) => super::hex_bytes::serialize(b, s),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Error> {
-        super::hex_bytes::deserialize(d).map(Some)
     }
 }
 

@@ -9,6 +9,7 @@ use ed25519_dalek::VerifyingKey;
 use sha2::{Digest, Sha256};
 
 use super::reader::BlockFile;
+use super::unit_check::{check_unit, check_unit_played};
 use super::SEAL_LEN;
 use crate::error::Error;
 use crate::game::{LotTable, Played};
@@ -16,7 +17,6 @@ use crate::merkle::{self, Hash};
 use crate::record::RecordPrefix;
 use crate::records_key::KeyAccess;
 use crate::seal;
-use crate::verify::{check_unit, check_unit_played};
 
 /// A block whose header and index are authenticated, with its records key.
 pub struct AuthenticBlock {
@@ -126,7 +126,7 @@ impl AuthenticBlock {
     }
 
     /// Reads chunk `chunk` and hands `each` every unit of it, in order,
-    /// once the unit is checked against the rules (`verify::check_unit`):
+    /// once the unit is checked against the rules (`unit_check::check_unit`):
     /// its record prefix and its whole record. A unit that fails the check,
     /// or that `each` refuses, rejects the block naming the unit.
     pub fn for_each_checked_unit(
@@ -144,7 +144,7 @@ impl AuthenticBlock {
 
     /// Checks every unit of chunk `chunk` as [`Self::for_each_checked_unit`]
     /// does, `play` playing each payload instead of the game's
-    /// `play_to_end` (`verify::check_unit_played`): it is given the record
+    /// `play_to_end` (`unit_check::check_unit_played`): it is given the record
     /// prefix (index checked, the rest not yet) and the payload.
     pub fn for_each_unit_played(
         &self,

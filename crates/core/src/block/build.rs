@@ -206,7 +206,7 @@ fn seal_chunks(
             let ciphertext = match records_key {
                 Some(key) => {
                     let place = ChunkPlace {
-                        game,
+                        game: game.id(),
                         emission: spec.emission,
                         block: spec.block,
                         chunk,

@@ -6,6 +6,7 @@
 pub mod authentic;
 pub mod build;
 pub mod reader;
+pub mod unit_check;
 pub mod writer;
 
 use serde::Serialize;
@@ -14,10 +15,7 @@ use crate::game::{Game, LotTable, LotTier};
 use crate::merkle::Hash;
 use crate::money::Cents;
 
-/// Magic bytes opening every block file (§Header).
-pub const MAGIC: [u8; 8] = *b"TKTBLOCK";
-/// The block format version this code writes and reads.
-pub const FORMAT_VERSION: u16 = 1;
+pub use crate::format::{FORMAT_VERSION, MAGIC};
 /// Length of the header before its lot table.
 pub const FIXED_HEADER_LEN: usize = 213;
 /// Length of one lot-table tier in the header.

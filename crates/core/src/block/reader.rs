@@ -191,7 +191,7 @@ impl BlockFile {
     /// Where chunk `chunk` belongs (its AEAD associated data).
     pub fn place(&self, chunk: u32) -> ChunkPlace {
         ChunkPlace {
-            game: self.header.game,
+            game: self.header.game.id(),
             emission: self.header.emission,
             block: self.header.block,
             chunk,

@@ -3,10 +3,11 @@
 //! files, the public key, records keys; never a signing key or the master
 //! secret). This module holds the report's shape and the tests that do
 //! not depend on a game; a game adds its own through
-//! [`crate::game::GameRules::audit_tally`].
+//! [`crate::analysis::GameAnalysis::audit_tally`].
 //!
 //! - [`report`]: the figures of `report.json` and of the HTML page.
 //! - [`block`]: one block's units read once, and the tests on them.
+//! - [`tally`]: what a game adds to them ([`GameTally`]).
 //! - [`payout`]: the French payout rule (CSI art. D.322-10).
 //!
 //! Every statistical test gives its statistic, degrees of freedom and
@@ -18,9 +19,11 @@ pub mod block;
 pub mod payout;
 pub mod proof;
 pub mod report;
+pub mod tally;
 
-pub use block::{audit_block, BlockAudit, GameTally, TallyScope};
+pub use block::{audit_block, BlockAudit};
 pub use report::{
     AuditReport, BlockEvidence, Check, LedgerBlock, LedgerEvidence, LevelVerdict, LotCount, Plot,
     PlotKind, Series, StatTest, Verdict,
 };
+pub use tally::{GameTally, TallyScope};

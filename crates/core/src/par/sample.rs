@@ -10,7 +10,7 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::table::TableSheet;
+use super::lot_sheet::TableSheet;
 use super::{line, z, Estimate, Exact};
 use crate::block::authentic::AuthenticBlock;
 use crate::error::Error;

@@ -16,8 +16,11 @@
 //! - `codec`: the payload, encoded and decoded;
 //! - `view`: the export view and fields, and the text picture;
 //! - `picture`: the unit drawn at a point of its play (text or SVG);
+//! - `audit`: its tally over a block's units, and [`analysis`]: its
+//!   [`crate::analysis::GameAnalysis`] (a layer above its rules);
 //! - here: [`Rules`], the game as the shared machinery sees it.
 
+pub mod analysis;
 mod audit;
 mod codec;
 mod generate;
@@ -44,24 +47,6 @@ pub struct Rules;
 const PRICES_CENTS: [u32; 3] = [50, 100, 200];
 
 impl super::GameRules for Rules {
-    fn audit_tally(&self) -> Option<Box<dyn crate::evidence::GameTally>> {
-        Some(Box::<audit::Tally>::default())
-    }
-
-    /// A pool of units issued in emissions of 450,000, each decided in
-    /// advance: a scratch game (docs/GAMES.md §Payout rule).
-    fn instant_category(&self) -> crate::evidence::payout::InstantCategory {
-        crate::evidence::payout::InstantCategory::Scratch
-    }
-
-    /// Straight from the lot table (article 3).
-    fn par_sheet(
-        &self,
-        request: &crate::par::ParRequest<'_>,
-    ) -> Result<crate::par::ParSheet, crate::error::Error> {
-        crate::par::table::par_sheet(super::Game::ILE_AU_TRESOR, request)
-    }
-
     fn slug(&self) -> &'static str {
         "ile-au-tresor"
     }

@@ -6,7 +6,7 @@
 use quick_xml::events::{BytesDecl, BytesText, Event};
 use quick_xml::Writer;
 
-use super::{Picture, Tone};
+use super::drawing::{Picture, Tone};
 
 /// Side of a square, in SVG units.
 const CELL: usize = 44;

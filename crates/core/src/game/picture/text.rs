@@ -3,7 +3,7 @@
 
 use anstyle::{AnsiColor, Style};
 
-use super::{Picture, Tone};
+use super::drawing::{Picture, Tone};
 
 /// The terminal style of a tone.
 fn style(tone: Tone) -> Style {

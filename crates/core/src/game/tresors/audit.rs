@@ -15,12 +15,11 @@ use serde_json::json;
 
 use super::par::exact::{exact_sheet, prize_law_to_end, ExactSheet, PRICE_CENTS};
 use super::par::kernel::{series_distribution, SERIES_DENOMINATOR};
-use super::par::sample::{SampledStrategy, Tally as StrategyTally};
-use super::{series_start, ChestKind, Unit, CHESTS, GOLD, MIN_ROLLS, SERIES};
+use super::par::sample::{strategy_tests, Tally as StrategyTally};
+use super::{series_start, ChestKind, Unit, CHESTS, MIN_ROLLS, SERIES};
 use crate::evidence::block::{fit, GameFindings, GameTally, TallyScope};
 use crate::evidence::{Plot, PlotKind, Series, StatTest};
 use crate::par::sample::UnitTally;
-use crate::stats;
 
 /// The exact figures and laws, computed once per process.
 struct Laws {
@@ -271,60 +270,6 @@ impl GameTally for Tally {
             }),
         }
     }
-}
-
-/// The tests of a block's return under each strategy, fair for the
-/// 10,000 € lot (docs/AUDIT.md §Trésors Ensablés): the return without that
-/// lot against its exact figure by its z-score (every other prize is at
-/// most 10.50 €, so the mean is near normal), and the count of 10,000 €
-/// lots against the Poisson law of mean units × P(gold chest reached) ×
-/// 1/100,000 (a 450,000-unit block expects fewer than one: its presence or
-/// absence alone moves the block's return by about 2 points, which is why
-/// the return with it is no test).
-pub(crate) fn strategy_tests(
-    scope: &str,
-    id: &str,
-    units: u64,
-    sampled: &[SampledStrategy],
-    sheet: &ExactSheet,
-) -> Vec<StatTest> {
-    let jackpot_p = f64::from(GOLD.weights[GOLD.weights.len() - 1]) / f64::from(GOLD.denominator);
-    let mut tests = Vec::new();
-    for (got, exact) in sampled.iter().zip(&sheet.strategies) {
-        let e = &got.rtp_without_jackpot;
-        tests.push(
-            StatTest::ran(
-                format!("{id}/rtp-{}", got.strategy),
-                scope,
-                &format!("return without the 10,000 € lot, playing {}", got.strategy),
-                "z-score against the exact figure (normal)",
-                e.z,
-                None,
-                stats::normal_two_sided_p(e.z),
-            )
-            .noted(format!(
-                "{:.6} found, {} exact, standard error {:.6}",
-                e.mean,
-                exact.rtp_without_jackpot.decimal(6),
-                e.standard_error
-            )),
-        );
-        let gold_alive = exact.gold_alive.0.to_f64().unwrap_or(f64::NAN);
-        let lambda = units as f64 * gold_alive * jackpot_p;
-        tests.push(
-            StatTest::ran(
-                format!("{id}/jackpots-{}", got.strategy),
-                scope,
-                &format!("10,000 € lots won, playing {}", got.strategy),
-                "exact Poisson test (two-sided)",
-                got.jackpots as f64,
-                None,
-                stats::poisson_two_sided_p(got.jackpots, lambda),
-            )
-            .noted(format!("{} found, {lambda:.3} expected", got.jackpots)),
-        );
-    }
-    tests
 }
 
 /// `a += b`, cell by cell (an empty `a` takes `b`).

@@ -17,8 +17,12 @@
 //!   from the board and the rolls shown only;
 //! - [`par`]: the game's PAR sheet (exact figures, optimal play and the
 //!   cross-checks of its stopping strategies);
+//! - `audit`: its tally over a block's units, and [`analysis`]: its
+//!   [`crate::analysis::GameAnalysis`] (a layer above its rules, as
+//!   [`par`] is);
 //! - here: [`Rules`], the game as the shared machinery sees it.
 
+pub mod analysis;
 mod audit;
 mod codec;
 mod generate;
@@ -26,6 +30,7 @@ pub mod par;
 mod picture;
 mod play;
 mod regulation;
+mod square;
 mod unit;
 mod view;
 
@@ -38,7 +43,8 @@ pub use regulation::{
     MAX_BLOCK_UNITS, MAX_LIFE, MAX_PRIZE_CENTS, MAX_ROLLS, MIN_ROLLS, RULES, RULE_DENOMINATOR,
     SERIES, SILVER,
 };
-pub use unit::{Square, Unit};
+pub use square::Square;
+pub use unit::Unit;
 pub use view::{UnitView, PICTURE_LEGEND};
 
 use crate::rng::Stream;
@@ -63,21 +69,6 @@ impl Outcome {
 }
 
 impl super::GameRules for Rules {
-    fn audit_tally(&self) -> Option<Box<dyn crate::evidence::GameTally>> {
-        Some(Box::<audit::Tally>::default())
-    }
-
-    fn return_figures(&self, _price_cents: u32) -> Vec<crate::evidence::payout::ReturnFigure> {
-        audit::return_figures()
-    }
-
-    /// « Jeu à tirages immédiats en ligne » (its regulation's title): each
-    /// unit drawn from published probabilities, an immediate-draw game
-    /// (docs/GAMES.md §Payout rule).
-    fn instant_category(&self) -> crate::evidence::payout::InstantCategory {
-        crate::evidence::payout::InstantCategory::ImmediateDraw
-    }
-
     fn slug(&self) -> &'static str {
         "tresors-ensables"
     }
@@ -139,13 +130,6 @@ impl super::GameRules for Rules {
 
     fn step_by_step(&self) -> bool {
         true
-    }
-
-    fn par_sheet(
-        &self,
-        request: &crate::par::ParRequest<'_>,
-    ) -> Result<crate::par::ParSheet, crate::error::Error> {
-        par::par_sheet(request)
     }
 
     fn early_stop_refusal(&self, rolls: u32) -> String {

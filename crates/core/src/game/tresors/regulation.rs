@@ -3,7 +3,7 @@
 //! chests' value tables (3.3.2) with the admissible gold tables, the lot
 //! codes and the block sizes.
 
-use super::Square;
+use super::square::Square;
 
 /// The last square, which holds the gold chest (3.2.3).
 pub const GOLD_SQUARE: u8 = 60;

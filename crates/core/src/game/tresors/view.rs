@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::{End, Square, Step, StopRefused, Unit, BOARD_SQUARES, CHESTS, MAX_LIFE};
-use crate::game;
+use crate::game::play as game;
 use crate::money::Cents;
 
 /// A unit, as exported (field order is the export schema's).

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use num_bigint::{BigInt, BigUint};
 use num_rational::BigRational;
 
-use super::exact::Strategy;
+use super::strategy::Strategy;
 use crate::game::tresors::{ChestKind, Square, CHESTS, MAX_LIFE, RULES, RULE_DENOMINATOR};
 
 /// The distinct series of 3.2.2, each with its weight out of

@@ -18,6 +18,7 @@ pub mod exact;
 pub mod kernel;
 pub mod optimal;
 pub mod sample;
+mod strategy;
 
 use exact::exact_sheet;
 use optimal::optimal_sheet;

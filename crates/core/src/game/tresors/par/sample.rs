@@ -13,11 +13,14 @@ use super::exact::{jackpot_cents, ExactSheet, Strategy, PRICE_CENTS, STRATEGIES}
 use crate::block::authentic::AuthenticBlock;
 use crate::error::Error;
 use crate::evidence::report::judge_tests;
-use crate::game::tresors::{End, Unit, CHESTS};
+use crate::evidence::report::StatTest;
+use crate::game::tresors::{End, Unit, CHESTS, GOLD};
 use crate::game::{Game, GameUnit};
 use crate::par::sample::{block_figures_with, Expected, UnitTally};
 use crate::par::{line, z, BlockVerdict, Estimate, Exact};
 use crate::rng::Stream;
+use crate::stats;
+use num_traits::ToPrimitive;
 
 /// Sums over units of one strategy's figures: integer sums, so the means
 /// are exact up to the final division.
@@ -271,9 +274,9 @@ const LEVEL: f64 = 0.01;
 
 /// A block's verdict: each strategy's return without the 10,000 € lot by
 /// its z-score and the count of 10,000 € lots by the Poisson law
-/// ([`crate::game::tresors::audit::strategy_tests`]), Holm over them.
+/// ([`strategy_tests`]), Holm over them.
 fn block_verdict(units: u64, strategies: &[SampledStrategy], exact: &ExactSheet) -> BlockVerdict {
-    let mut tests = super::super::audit::strategy_tests("block", "block", units, strategies, exact);
+    let mut tests = strategy_tests("block", "block", units, strategies, exact);
     judge_tests(&mut tests, &[LEVEL]);
     let failing: Vec<String> = tests
         .iter()
@@ -321,4 +324,58 @@ pub fn write_sampled(strategies: &[SampledStrategy], out: &mut String) {
             z(&s.expected_rolls)
         );
     }
+}
+
+/// The tests of a block's return under each strategy, fair for the
+/// 10,000 € lot (docs/AUDIT.md §Trésors Ensablés): the return without that
+/// lot against its exact figure by its z-score (every other prize is at
+/// most 10.50 €, so the mean is near normal), and the count of 10,000 €
+/// lots against the Poisson law of mean units × P(gold chest reached) ×
+/// 1/100,000 (a 450,000-unit block expects fewer than one: its presence or
+/// absence alone moves the block's return by about 2 points, which is why
+/// the return with it is no test).
+pub(crate) fn strategy_tests(
+    scope: &str,
+    id: &str,
+    units: u64,
+    sampled: &[SampledStrategy],
+    sheet: &ExactSheet,
+) -> Vec<StatTest> {
+    let jackpot_p = f64::from(GOLD.weights[GOLD.weights.len() - 1]) / f64::from(GOLD.denominator);
+    let mut tests = Vec::new();
+    for (got, exact) in sampled.iter().zip(&sheet.strategies) {
+        let e = &got.rtp_without_jackpot;
+        tests.push(
+            StatTest::ran(
+                format!("{id}/rtp-{}", got.strategy),
+                scope,
+                &format!("return without the 10,000 € lot, playing {}", got.strategy),
+                "z-score against the exact figure (normal)",
+                e.z,
+                None,
+                stats::normal_two_sided_p(e.z),
+            )
+            .noted(format!(
+                "{:.6} found, {} exact, standard error {:.6}",
+                e.mean,
+                exact.rtp_without_jackpot.decimal(6),
+                e.standard_error
+            )),
+        );
+        let gold_alive = exact.gold_alive.0.to_f64().unwrap_or(f64::NAN);
+        let lambda = units as f64 * gold_alive * jackpot_p;
+        tests.push(
+            StatTest::ran(
+                format!("{id}/jackpots-{}", got.strategy),
+                scope,
+                &format!("10,000 € lots won, playing {}", got.strategy),
+                "exact Poisson test (two-sided)",
+                got.jackpots as f64,
+                None,
+                stats::poisson_two_sided_p(got.jackpots, lambda),
+            )
+            .noted(format!("{} found, {lambda:.3} expected", got.jackpots)),
+        );
+    }
+    tests
 }
