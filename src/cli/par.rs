@@ -1,5 +1,6 @@
 //! `issuer par`: the PAR sheet of a game (docs/PAR.md).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -11,7 +12,7 @@ use ticket_issuer::block::authentic::AuthenticBlock;
 use ticket_issuer::error::Error;
 use ticket_issuer::game::{Fields, Game};
 use ticket_issuer::money::Cents;
-use ticket_issuer::par::ParRequest;
+use ticket_issuer::par::{ParOption, ParRequest};
 use ticket_issuer::store::Store;
 
 /// Arguments of `par`.
@@ -24,14 +25,17 @@ pub struct Args {
     /// --block: the block's).
     #[arg(long)]
     pub price: Option<String>,
-    /// A game with a board (tresors-ensables): boards drawn from the
-    /// generator for optimal play.
-    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(2..=10_000_000))]
-    pub boards: u64,
-    /// A game with a board: how many of those boards are also solved in
-    /// exact arithmetic (about 0.3 s each).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(0..=100))]
-    pub exact_boards: u64,
+    /// An option of the game's own PAR computation, NAME=N (repeatable);
+    /// tresors-ensables: boards=N (boards drawn for optimal play, default
+    /// 20000), exact-boards=K (of those, solved exactly, default 3).
+    #[arg(long = "option", value_name = "NAME=N")]
+    pub options: Vec<String>,
+    /// Short for --option boards=N (tresors-ensables).
+    #[arg(long, value_name = "N")]
+    pub boards: Option<u64>,
+    /// Short for --option exact-boards=K (tresors-ensables).
+    #[arg(long, value_name = "K")]
+    pub exact_boards: Option<u64>,
     /// A drawn game: units of the Monte Carlo through the game engine.
     #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(2..=100_000_000))]
     pub samples: u64,
@@ -49,6 +53,28 @@ pub struct Args {
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The game's PAR options as given (`--option NAME=N`, and `--boards`,
+/// `--exact-boards` as its short forms), each checked against the ones
+/// the game declares: an option it does not take is refused, not ignored.
+fn par_options(game: Game, args: &Args) -> Result<BTreeMap<String, u64>, Error> {
+    let short = [("boards", args.boards), ("exact-boards", args.exact_boards)];
+    let given = args.options.iter().cloned().chain(
+        short
+            .iter()
+            .filter_map(|(name, value)| value.map(|v| format!("{name}={v}"))),
+    );
+    let mut options = BTreeMap::new();
+    for text in given {
+        let (name, value) =
+            ParOption::parse(game.par_options(), &text).map_err(|reason| Error::ParOption {
+                game: game.slug(),
+                reason,
+            })?;
+        options.insert(name, value);
+    }
+    Ok(options)
 }
 
 /// A seed in hex.
@@ -83,10 +109,10 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         .as_ref()
         .map(|path| open_block(store, args, path, game, &mut price))
         .transpose()?;
+    let options = par_options(game, args)?;
     let sheet = game.par_sheet(&ParRequest {
         price_cents: price,
-        boards: args.boards,
-        exact_boards: args.exact_boards,
+        options,
         samples: args.samples,
         seed: args.seed,
         block: block.as_ref(),

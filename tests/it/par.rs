@@ -637,6 +637,54 @@ fn par_command_prints_both_sheets() {
     .expect_code(2);
 }
 
+/// A game's PAR options pass through `--option NAME=N` (the short forms
+/// give the same sheet); each option a game does not take, each value
+/// out of range and each malformed one is refused with the game's list,
+/// never ignored.
+#[test]
+fn par_options_pass_through_the_game_and_a_wrong_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let short = ["--boards", "2", "--exact-boards", "0"];
+    let long = ["--option", "boards=2", "--option", "exact-boards=0"];
+    let sheet = |options: &[&str]| {
+        let mut args = vec![
+            "par",
+            "--game",
+            "tresors-ensables",
+            "--samples",
+            "2",
+            "--json",
+        ];
+        args.extend_from_slice(options);
+        issuer(&store, &args).expect_code(0).json()
+    };
+    let by_short = sheet(&short);
+    assert_eq!(by_short["optimal"]["boards"], 2);
+    assert_eq!(by_short, sheet(&long));
+    for (game, option, names) in [
+        ("ile-au-tresor", "boards=5", "it has none"),
+        ("tresors-ensables", "dice=5", "its options: boards"),
+        ("tresors-ensables", "boards=1", "from 2 to 10000000"),
+        ("tresors-ensables", "exact-boards=101", "from 0 to 100"),
+        ("tresors-ensables", "boards", "is not NAME=N"),
+        ("tresors-ensables", "boards=many", "give a whole number"),
+    ] {
+        let out = issuer(&store, &["par", "--game", game, "--option", option]).expect_code(2);
+        assert!(
+            out.stderr.contains(names),
+            "{game} {option}: {}",
+            out.stderr
+        );
+    }
+    let out = issuer(
+        &store,
+        &["par", "--game", "ile-au-tresor", "--boards", "5", "--json"],
+    )
+    .expect_code(2);
+    assert!(out.stdout.contains("\"par_option\""), "{}", out.stdout);
+}
+
 #[test]
 fn par_refuses_a_block_of_another_game_naming_it() {
     let fixture = Fixture::new();

@@ -130,8 +130,7 @@ fn third_game_goes_through_every_step_with_no_edit_to_the_product() {
     let sheet = game
         .par_sheet(&ParRequest {
             price_cents: Some(100),
-            boards: 0,
-            exact_boards: 0,
+            options: Default::default(),
             samples: 20_000,
             seed: None,
             block: Some(&authentic),

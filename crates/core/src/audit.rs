@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::derive;
-use crate::emission::{Emission, Manifest, Reveal};
+use crate::emission::{Emission, Manifest, ManifestBlock, Reveal};
 use crate::error::Error;
 use crate::fsutil;
 use crate::game::Game;
@@ -82,6 +82,20 @@ pub struct EmissionReport {
     pub complete: bool,
 }
 
+/// The emission-level problems found so far.
+#[derive(Default)]
+struct Problems(Vec<Problem>);
+
+impl Problems {
+    fn add(&mut self, kind: ProblemKind, block: Option<u32>, message: String) {
+        self.0.push(Problem {
+            kind,
+            block,
+            message,
+        });
+    }
+}
+
 /// Verifies emission `emission` of its store against its manifest.
 pub fn verify_emission(
     emission: &Emission,
@@ -90,15 +104,7 @@ pub fn verify_emission(
 ) -> Result<EmissionReport, Error> {
     let trusted = opts.public_key;
     let manifest_path = emission.manifest_path();
-    let mut problems = Vec::new();
-    let mut problem = |kind, block, message: String| {
-        problems.push(Problem {
-            kind,
-            block,
-            message,
-        })
-    };
-    let sig_path = emission.signature_path();
+    let mut problems = Problems::default();
     // The manifest and its signature as one unit (a save may be under way).
     // An unreadable signature is a failed one: reported, not fatal.
     let (read_path, bytes, signature_ok) = match emission.read_signed_manifest(trusted) {
@@ -112,57 +118,11 @@ pub fn verify_emission(
     // The same reading as everywhere else: kind, version and prices checked.
     let manifest = Manifest::parse(&read_path, &bytes)?;
     if !signature_ok {
-        // An unsigned manifest is no evidence: comparing the blocks with it
-        // would blame them for its alteration. Each block file is still
-        // checked on its own.
-        problem(
-            ProblemKind::ManifestSignature,
-            None,
-            format!(
-                "{} is not signed by the issuer key ({} missing or does not verify): the manifest was altered; \
-                 the block files were checked on their own, not against it (nor against any seeds): \
-                 restore the signed manifest (the published copy) and verify again",
-                manifest_path.display(),
-                sig_path.display()
-            ),
-        );
-        let mut blocks = Vec::new();
-        for name in block_files(&emission.dir())? {
-            let report = match verify_block(&emission.dir().join(&name), opts) {
-                Ok(report) => report,
-                Err(e) => {
-                    problem(ProblemKind::UnreadableBlock, None, e.to_string());
-                    continue;
-                }
-            };
-            if !report.ok {
-                problem(
-                    ProblemKind::BlockFails,
-                    Some(report.summary.block),
-                    format!(
-                        "{name} fails {} check(s); see its report",
-                        report.failure_count
-                    ),
-                );
-            }
-            blocks.push(report);
-        }
-        return Ok(EmissionReport {
-            emission: manifest.emission,
-            game: manifest.game,
-            closed: manifest.closed,
-            manifest_signature_ok: false,
-            seeds_checked: false,
-            blocks,
-            problems,
-            scope: opts.scope,
-            ok: false,
-            complete: false,
-        });
+        return unsigned_manifest_report(emission, opts, manifest, problems);
     }
     if let Some(r) = reveal {
         if r.emission != manifest.emission || r.game != manifest.game {
-            problem(
+            problems.add(
                 ProblemKind::RevealMismatch,
                 None,
                 format!(
@@ -175,7 +135,7 @@ pub fn verify_emission(
 
     // An emission made from shares: its seeds are derived again from the
     // revealed shares, each checked against its commitment.
-    let derived = reveal.and_then(|r| revealed_seed_key(&manifest, r, &mut problem));
+    let derived = reveal.and_then(|r| revealed_seed_key(&manifest, r, &mut problems));
 
     let mut listed = BTreeSet::new();
     let mut blocks = Vec::new();
@@ -183,7 +143,7 @@ pub fn verify_emission(
         listed.insert(entry.file.clone());
         let path = emission.dir().join(&entry.file);
         if !path.exists() {
-            problem(
+            problems.add(
                 ProblemKind::MissingBlock,
                 Some(entry.block),
                 format!(
@@ -194,44 +154,8 @@ pub fn verify_emission(
             );
             continue;
         }
-        let mut seed = None;
-        if let Some(r) = reveal {
-            match r.seed(entry.block) {
-                None => problem(
-                    ProblemKind::SeedMissing,
-                    Some(entry.block),
-                    format!("the seed file has no seed for block {}", entry.block),
-                ),
-                Some(Err(e)) => problem(ProblemKind::SeedMismatch, Some(entry.block), e),
-                Some(Ok(s))
-                    if hex::encode(derive::seed_commitment(&s)) != entry.seed_commitment =>
-                {
-                    problem(
-                        ProblemKind::SeedMismatch,
-                        Some(entry.block),
-                        format!(
-                            "block {}: the revealed seed does not match its published commitment",
-                            entry.block
-                        ),
-                    )
-                }
-                Some(Ok(s))
-                    if derived.is_some_and(|(game, key)| {
-                        derive::block_seed(&key, game, manifest.emission, entry.block) != s
-                    }) =>
-                {
-                    problem(
-                        ProblemKind::SeedMismatch,
-                        Some(entry.block),
-                        format!(
-                            "block {}: the revealed seed is not the one the revealed shares give",
-                            entry.block
-                        ),
-                    )
-                }
-                Some(Ok(s)) => seed = Some(s),
-            }
-        }
+        let seed = reveal
+            .and_then(|r| revealed_block_seed(r, derived, manifest.emission, entry, &mut problems));
         let block_opts = VerifyOptions {
             revealed_seed: seed,
             ..*opts
@@ -241,7 +165,7 @@ pub fn verify_emission(
         let report = match verify_block(&path, &block_opts) {
             Ok(report) => report,
             Err(e) => {
-                problem(
+                problems.add(
                     ProblemKind::UnreadableBlock,
                     Some(entry.block),
                     e.to_string(),
@@ -249,43 +173,9 @@ pub fn verify_emission(
                 continue;
             }
         };
-        if report.summary.block != entry.block || report.summary.emission != manifest.emission {
-            problem(
-                ProblemKind::MisplacedBlock,
-                Some(entry.block),
-                format!(
-                    "{} holds emission {} block {}, but the manifest lists it as block {}",
-                    entry.file, report.summary.emission, report.summary.block, entry.block
-                ),
-            );
-        } else {
-            let mut differs = Vec::new();
-            if report.summary.file_sha256 != entry.file_sha256 {
-                differs.push("file SHA-256");
-            }
-            if report.summary.merkle_root != entry.merkle_root {
-                differs.push("Merkle root");
-            }
-            if report.summary.seed_commitment != entry.seed_commitment {
-                differs.push("seed commitment");
-            }
-            if report.summary.price != entry.price || report.summary.units != entry.units {
-                differs.push("price or unit count");
-            }
-            if !differs.is_empty() {
-                problem(
-                    ProblemKind::AlteredBlock,
-                    Some(entry.block),
-                    format!(
-                        "block {} differs from the manifest: {}",
-                        entry.block,
-                        differs.join(", ")
-                    ),
-                );
-            }
-        }
+        compare_with_entry(&report, entry, manifest.emission, &mut problems);
         if !report.ok {
-            problem(
+            problems.add(
                 ProblemKind::BlockFails,
                 Some(entry.block),
                 format!(
@@ -298,14 +188,14 @@ pub fn verify_emission(
     }
     for name in block_files(&emission.dir())? {
         if !listed.contains(&name) {
-            problem(
+            problems.add(
                 ProblemKind::ExtraBlock,
                 None,
                 format!("{name} is in the emission folder but not in the manifest"),
             );
         }
     }
-    let ok = problems.is_empty() && blocks.iter().all(|b| b.ok);
+    let ok = problems.0.is_empty() && blocks.iter().all(|b| b.ok);
     let complete = blocks.len() == manifest.blocks.len() && blocks.iter().all(|b| b.complete);
     Ok(EmissionReport {
         emission: manifest.emission,
@@ -314,11 +204,154 @@ pub fn verify_emission(
         manifest_signature_ok: signature_ok,
         seeds_checked: reveal.is_some() && opts.scope == Scope::Full,
         blocks,
-        problems,
+        problems: problems.0,
         scope: opts.scope,
         ok,
         complete,
     })
+}
+
+/// The report of an emission whose manifest is not signed by the issuer
+/// key: an unsigned manifest is no evidence (comparing the blocks with it
+/// would blame them for its alteration), so each block file is checked
+/// on its own.
+fn unsigned_manifest_report(
+    emission: &Emission,
+    opts: &VerifyOptions,
+    manifest: Manifest,
+    mut problems: Problems,
+) -> Result<EmissionReport, Error> {
+    problems.add(
+        ProblemKind::ManifestSignature,
+        None,
+        format!(
+            "{} is not signed by the issuer key ({} missing or does not verify): the manifest was altered; \
+             the block files were checked on their own, not against it (nor against any seeds): \
+             restore the signed manifest (the published copy) and verify again",
+            emission.manifest_path().display(),
+            emission.signature_path().display()
+        ),
+    );
+    let mut blocks = Vec::new();
+    for name in block_files(&emission.dir())? {
+        let report = match verify_block(&emission.dir().join(&name), opts) {
+            Ok(report) => report,
+            Err(e) => {
+                problems.add(ProblemKind::UnreadableBlock, None, e.to_string());
+                continue;
+            }
+        };
+        if !report.ok {
+            problems.add(
+                ProblemKind::BlockFails,
+                Some(report.summary.block),
+                format!(
+                    "{name} fails {} check(s); see its report",
+                    report.failure_count
+                ),
+            );
+        }
+        blocks.push(report);
+    }
+    Ok(EmissionReport {
+        emission: manifest.emission,
+        game: manifest.game,
+        closed: manifest.closed,
+        manifest_signature_ok: false,
+        seeds_checked: false,
+        blocks,
+        problems: problems.0,
+        scope: opts.scope,
+        ok: false,
+        complete: false,
+    })
+}
+
+/// Block `entry`'s seed from the reveal, once it matches the block's
+/// published commitment and (for an emission made from shares) the seed
+/// the revealed shares give; else a problem and `None`.
+fn revealed_block_seed(
+    reveal: &Reveal,
+    derived: Option<(Game, [u8; 32])>,
+    emission: u32,
+    entry: &ManifestBlock,
+    problems: &mut Problems,
+) -> Option<[u8; 32]> {
+    let block = entry.block;
+    match reveal.seed(block) {
+        None => problems.add(
+            ProblemKind::SeedMissing,
+            Some(block),
+            format!("the seed file has no seed for block {block}"),
+        ),
+        Some(Err(e)) => problems.add(ProblemKind::SeedMismatch, Some(block), e),
+        Some(Ok(s)) if hex::encode(derive::seed_commitment(&s)) != entry.seed_commitment => {
+            problems.add(
+                ProblemKind::SeedMismatch,
+                Some(block),
+                format!("block {block}: the revealed seed does not match its published commitment"),
+            )
+        }
+        Some(Ok(s))
+            if derived.is_some_and(|(game, key)| {
+                derive::block_seed(&key, game, emission, block) != s
+            }) =>
+        {
+            problems.add(
+                ProblemKind::SeedMismatch,
+                Some(block),
+                format!("block {block}: the revealed seed is not the one the revealed shares give"),
+            )
+        }
+        Some(Ok(s)) => return Some(s),
+    }
+    None
+}
+
+/// Compares a block's report with its manifest entry: the file must hold
+/// the block the entry names, with the entry's digest, root, commitment,
+/// price and unit count.
+fn compare_with_entry(
+    report: &BlockReport,
+    entry: &ManifestBlock,
+    emission: u32,
+    problems: &mut Problems,
+) {
+    if report.summary.block != entry.block || report.summary.emission != emission {
+        problems.add(
+            ProblemKind::MisplacedBlock,
+            Some(entry.block),
+            format!(
+                "{} holds emission {} block {}, but the manifest lists it as block {}",
+                entry.file, report.summary.emission, report.summary.block, entry.block
+            ),
+        );
+        return;
+    }
+    let mut differs = Vec::new();
+    if report.summary.file_sha256 != entry.file_sha256 {
+        differs.push("file SHA-256");
+    }
+    if report.summary.merkle_root != entry.merkle_root {
+        differs.push("Merkle root");
+    }
+    if report.summary.seed_commitment != entry.seed_commitment {
+        differs.push("seed commitment");
+    }
+    if report.summary.price != entry.price || report.summary.units != entry.units {
+        differs.push("price or unit count");
+    }
+    if !differs.is_empty() {
+        problems.add(
+            ProblemKind::AlteredBlock,
+            Some(entry.block),
+            format!(
+                "block {} differs from the manifest: {}",
+                entry.block,
+                differs.join(", ")
+            ),
+        );
+    }
 }
 
 /// The emission seed key the reveal's shares give (with the game), once
@@ -329,13 +362,13 @@ pub fn verify_emission(
 fn revealed_seed_key(
     manifest: &Manifest,
     reveal: &Reveal,
-    problem: &mut impl FnMut(ProblemKind, Option<u32>, String),
+    problems: &mut Problems,
 ) -> Option<(Game, [u8; 32])> {
     let game = Game::from_slug(&manifest.game)?;
     match (&manifest.seed_shares, &reveal.seed_shares) {
         (None, None) => None,
         (None, Some(_)) => {
-            problem(
+            problems.add(
                 ProblemKind::ShareMismatch,
                 None,
                 "the reveal publishes shares, but the manifest commits to none: the emission's seeds come from the master secret".into(),
@@ -343,7 +376,7 @@ fn revealed_seed_key(
             None
         }
         (Some(committed), None) => {
-            problem(
+            problems.add(
                 ProblemKind::ShareMismatch,
                 None,
                 format!(
@@ -361,7 +394,7 @@ fn revealed_seed_key(
                 revealed.beacon.as_ref(),
             );
             for finding in &found {
-                problem(
+                problems.add(
                     ProblemKind::ShareMismatch,
                     None,
                     format!("the reveal's shares: {finding}"),

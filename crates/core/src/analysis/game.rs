@@ -5,7 +5,7 @@ use crate::evidence::payout::{InstantCategory, ReturnFigure};
 use crate::evidence::tally::GameTally;
 use crate::game::Game;
 use crate::money::Cents;
-use crate::par::{Exact, ParRequest, ParSheet};
+use crate::par::{Exact, ParOption, ParRequest, ParSheet};
 
 /// A game's analysis (docs/PAR.md, docs/AUDIT.md): taken from the units
 /// it authenticates and the game's own rules, never from a block type.
@@ -15,6 +15,11 @@ pub trait GameAnalysis: Send + Sync + 'static {
     /// game its exact figures through [`crate::par::engine::par_sheet`],
     /// which adds the cross-checks.
     fn par_sheet(&self, game: Game, request: &ParRequest<'_>) -> Result<ParSheet, Error>;
+    /// The options its PAR sheet takes (`issuer par --option NAME=N`),
+    /// read back with [`ParRequest::option`]. None by default.
+    fn par_options(&self) -> &'static [ParOption] {
+        &[]
+    }
     /// What the game tallies over a block's units for the audit (its
     /// draws against the regulation, presentation neutrality; docs/AUDIT.md):
     /// a fresh tally, one per chunk. `None`: the shared tests only.

@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::evidence::payout::{InstantCategory, ReturnFigure};
 use crate::evidence::tally::GameTally;
 use crate::game::{ile, tresors, Game, GameRules};
-use crate::par::{ParRequest, ParSheet};
+use crate::par::{ParOption, ParRequest, ParSheet};
 
 /// The built-in games' analyses, beside their rules (`game::handle`).
 static BUILT_IN: [(Game, &dyn GameAnalysis); 2] = [
@@ -46,6 +46,11 @@ pub fn analysis_of(game: Game) -> Option<&'static dyn GameAnalysis> {
 }
 
 impl Game {
+    /// The options of the game's PAR sheet ([`GameAnalysis::par_options`]).
+    pub fn par_options(self) -> &'static [ParOption] {
+        analysis_of(self).map_or(&[], |a| a.par_options())
+    }
+
     /// The game's PAR sheet ([`GameAnalysis::par_sheet`]); refused for a
     /// game registered without an analysis.
     pub fn par_sheet(self, request: &ParRequest<'_>) -> Result<ParSheet, Error> {

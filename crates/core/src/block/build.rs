@@ -151,7 +151,6 @@ pub fn build(
 /// order) rather than drawn from a seed, under the seed commitment
 /// `seed_commitment`: how a test makes another world of the same public
 /// facts (`test_support::reseal_block`). Never a product path.
-#[cfg(feature = "test-support")]
 pub(crate) fn from_records(
     spec: BlockSpec,
     seed_commitment: Hash,

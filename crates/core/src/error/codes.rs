@@ -75,7 +75,7 @@ codes! {
     SoldOut => "sold_out", Conflict;
     PlayUnfinished => "play_unfinished", Conflict;
     PlayOver => "play_over", Conflict;
-    RollOutOfOrder => "roll_out_of_order", Conflict;
+    StepOutOfOrder => "roll_out_of_order", Conflict;
     NotPlayable => "not_playable", InvalidInput;
     Ledger => "ledger_unavailable", Unavailable;
     LedgerUnavailable => "ledger_unavailable", Unavailable;
@@ -136,6 +136,7 @@ codes! {
     FixedBlockSize => "fixed_block_size", InvalidInput;
     PriceNeeded => "price_needed", InvalidInput;
     ParBlockMismatch => "par_block_mismatch", InvalidInput;
+    ParOption => "par_option", InvalidInput;
 }
 
 /// An I/O error is the input's fault when the named file is missing, not

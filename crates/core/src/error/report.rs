@@ -60,7 +60,7 @@ impl Error {
                 | Error::SoldOut { .. }
                 | Error::PlayUnfinished { .. }
                 | Error::PlayOver { .. }
-                | Error::RollOutOfOrder { .. }
+                | Error::StepOutOfOrder { .. }
                 | Error::NotPlayable { .. }
                 | Error::IdempotencyKeyReused { .. }
                 | Error::BadIdempotencyKey { .. }
@@ -141,7 +141,7 @@ impl Error {
             | Error::UnknownUnit { id }
             | Error::PlayUnfinished { id, .. }
             | Error::PlayOver { id, .. }
-            | Error::RollOutOfOrder { id, .. }
+            | Error::StepOutOfOrder { id, .. }
             | Error::NotPlayable { id, .. }
             | Error::Voided { id, .. }
             | Error::PlayStarted { id, .. } => r.id = Some(id.clone()),

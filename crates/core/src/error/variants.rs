@@ -210,31 +210,31 @@ pub enum Error {
         withdrawn: Vec<String>,
     },
     /// A unit played step by step redeemed before its play is over.
-    #[error("unit {id}: its play is not over ({rolls} rolls revealed); roll to the end or stop (where allowed) through the play API first: the unit is paid as played")]
+    #[error("unit {id}: its play is not over ({steps} steps revealed); play to the end or stop (where allowed) through the play API first: the unit is paid as played")]
     PlayUnfinished {
         /// The ID.
         id: String,
-        /// Rolls revealed so far.
-        rolls: u32,
+        /// Steps revealed so far.
+        steps: u32,
     },
     /// A play step after the play ended.
-    #[error("unit {id}: the play is over ({} after {rolls} rolls); nothing more can be played", if *stopped { "stopped" } else { "ended" })]
+    #[error("unit {id}: the play is over ({} after {steps} steps); nothing more can be played", if *stopped { "stopped" } else { "ended" })]
     PlayOver {
         /// The ID.
         id: String,
-        /// Rolls revealed.
-        rolls: u32,
+        /// Steps revealed.
+        steps: u32,
         /// It ended by a stop.
         stopped: bool,
     },
-    /// A roll asked out of order.
-    #[error("unit {id}: roll {asked} asked, but the next roll is {next}; ask for roll {next} (a roll already revealed is answered again)")]
-    RollOutOfOrder {
+    /// A step asked out of order (`roll_out_of_order`, today's code).
+    #[error("unit {id}: step {asked} asked, but the next step is {next}; ask for step {next} (a step already revealed is answered again)")]
+    StepOutOfOrder {
         /// The ID.
         id: String,
-        /// The roll asked.
+        /// The step asked.
         asked: u32,
-        /// The next roll.
+        /// The next step.
         next: u32,
     },
     /// A play step on a game without one.
@@ -439,12 +439,12 @@ pub enum Error {
         at: String,
     },
     /// A void once the play began.
-    #[error("unit {id}: its play has begun ({rolls} rolls revealed); a sale is voided only before its first step")]
+    #[error("unit {id}: its play has begun ({steps} steps revealed); a sale is voided only before its first step")]
     PlayStarted {
         /// The ID.
         id: String,
-        /// Rolls revealed.
-        rolls: u32,
+        /// Steps revealed.
+        steps: u32,
     },
     /// A resumption of what is not suspended (at that level).
     #[error("{game} emission {emission}{}: not suspended at this level, nothing to resume{}", block_clause(*block), held_clause(held))]
@@ -766,6 +766,14 @@ pub enum Error {
         /// The block file.
         path: PathBuf,
         /// How it differs.
+        reason: String,
+    },
+    /// A PAR option the game does not take, or a value out of its range.
+    #[error("issuer par --game {game}: {reason}")]
+    ParOption {
+        /// The game's slug.
+        game: &'static str,
+        /// What is wrong, naming the game's options.
         reason: String,
     },
     /// A block size outside the game's bounds.

@@ -66,108 +66,19 @@ pub struct BlockAudit {
 pub fn audit_block(block: &AuthenticBlock, file_sha256: &str) -> Result<BlockAudit, Error> {
     let h = &block.file.header;
     let game = h.game;
-    let chunks: Vec<u32> = (0..h.chunk_count).collect();
-    let per_chunk = chunks
-        .par_iter()
-        .map(|&chunk| {
-            let mut tally = game.audit_tally();
-            let mut outcomes = Vec::with_capacity(h.chunk_units as usize);
-            block.for_each_checked_unit(chunk, |prefix, record| {
-                outcomes.push(UnitOutcome {
-                    index: prefix.index,
-                    check_code: prefix.check_code,
-                    lot: prefix.lot,
-                    prize_cents: prefix.prize_cents,
-                });
-                match tally.as_mut() {
-                    Some(t) => t.add(prefix.index, &record[PREFIX_SIZE..], prefix.prize_cents),
-                    None => Ok(()),
-                }
-            })?;
-            Ok((outcomes, tally))
-        })
-        .collect::<Result<Vec<_>, Error>>()?;
-    let mut outcomes = Vec::with_capacity(h.unit_count as usize);
-    let mut tally: Option<Box<dyn GameTally>> = None;
-    for (chunk_outcomes, chunk_tally) in per_chunk {
-        outcomes.extend(chunk_outcomes);
-        match (&mut tally, chunk_tally) {
-            (Some(t), Some(more)) => t.merge(more),
-            (None, more) => tally = more,
-            (Some(_), None) => {}
-        }
-    }
+    let (outcomes, tally) = read_units(block)?;
     let scope = format!("block {}", h.block);
     let id = format!("block-{}", h.block);
     let units = u64::from(h.unit_count);
     let price = h.price_cents;
-    let table = &block.regulation;
     let winners = outcomes.iter().filter(|o| o.prize_cents > 0).count() as u64;
     let paid_cents: u64 = outcomes.iter().map(|o| u64::from(o.prize_cents)).sum();
 
-    let mut checks = Vec::new();
-    let mut lots = Vec::new();
-    // The top prizes: a fixed-table game's three highest lots; a drawn
-    // game's prizes of at least TOP_MULTIPLE times the price.
-    let mut top_lots: Vec<u8> = Vec::new();
-    if game.prize_model() == PrizeModel::FixedTable {
-        let mut found = [0u64; 256];
-        for o in &outcomes {
-            found[usize::from(o.lot)] += 1;
-        }
-        let mut all_met = true;
-        for tier in &table.tiers {
-            let count = u64::from(tier.count);
-            all_met &= found[usize::from(tier.code)] == count;
-            lots.push(LotCount {
-                lot: tier.code,
-                name: game.lot_name(tier.code).unwrap_or("?").to_string(),
-                amount: Cents::from(tier.amount_cents).to_string(),
-                expected: count,
-                found: found[usize::from(tier.code)],
-            });
-        }
-        let listed: u64 = table.tiers.iter().map(|t| u64::from(t.count)).sum();
-        let losers_expected = units.saturating_sub(listed);
-        all_met &= found[0] == losers_expected;
-        lots.push(LotCount {
-            lot: 0,
-            name: "no lot".into(),
-            amount: "0.00".into(),
-            expected: losers_expected,
-            found: found[0],
-        });
-        let expected_paid = table.total_cents();
-        checks.push(Check::new(
-            format!("{id}/lot-table"),
-            &scope,
-            "the block holds exactly the regulation's lot table",
-            all_met,
-            if all_met {
-                "every lot's count is the table's".into()
-            } else {
-                lots.iter()
-                    .filter(|l| l.found != l.expected)
-                    .map(|l| format!("{}: {} found, {} expected", l.name, l.found, l.expected))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            },
-        ));
-        checks.push(Check::new(
-            format!("{id}/total-paid"),
-            &scope,
-            "the block pays the table's total",
-            paid_cents == expected_paid,
-            format!(
-                "{} € paid played to the end, the table's total is {} €",
-                Cents::from(paid_cents),
-                Cents::from(expected_paid)
-            ),
-        ));
-        let mut tiers: Vec<_> = table.tiers.iter().filter(|t| t.amount_cents > 0).collect();
-        tiers.sort_by_key(|t| std::cmp::Reverse(t.amount_cents));
-        top_lots = tiers.iter().take(3).map(|t| t.code).collect();
-    }
+    let LotTableFindings {
+        mut checks,
+        lots,
+        top_lots,
+    } = lot_table_findings(block, &outcomes, paid_cents, &id, &scope);
     let is_top = |o: &UnitOutcome| match game.prize_model() {
         PrizeModel::FixedTable => top_lots.contains(&o.lot),
         PrizeModel::Drawn => u64::from(o.prize_cents) >= TOP_MULTIPLE * u64::from(price),
@@ -178,89 +89,8 @@ pub fn audit_block(block: &AuthenticBlock, file_sha256: &str) -> Result<BlockAud
         .map(|o| (f64::from(o.index) + 0.5) / units as f64)
         .collect();
 
-    let mut tests = Vec::new();
-    let mut plots = Vec::new();
     let winner_bins = position_bins(&outcomes, units, |o| o.prize_cents > 0);
-    tests.push(winners_per_bin(
-        format!("{id}/winners-per-bin"),
-        &scope,
-        "winners",
-        &winner_bins,
-    ));
-    plots.push(bins_plot(
-        &format!("{id}-winners-per-bin"),
-        &format!("{scope}: winners per position bin"),
-        &winner_bins,
-        winners,
-    ));
-    if game.prize_model() == PrizeModel::FixedTable {
-        for tier in table.tiers.iter().filter(|t| t.count > 0) {
-            let name = game.lot_name(tier.code).unwrap_or("?");
-            let bins = position_bins(&outcomes, units, |o| o.lot == tier.code);
-            tests.push(winners_per_bin(
-                format!("{id}/lot-{}-per-bin", tier.code),
-                &scope,
-                &format!("lot {name}"),
-                &bins,
-            ));
-        }
-    }
-    let wins: Vec<bool> = outcomes.iter().map(|o| o.prize_cents > 0).collect();
-    tests.push(match stats::runs_test(&wins) {
-        Some(z) => StatTest::ran(
-            format!("{id}/runs"),
-            &scope,
-            "runs of winning and losing units",
-            "Wald–Wolfowitz runs test (normal)",
-            z.stat,
-            None,
-            z.p,
-        ),
-        None => StatTest::not_run(
-            format!("{id}/runs"),
-            &scope,
-            "runs of winning and losing units",
-            "Wald–Wolfowitz runs test (normal)",
-            "needs at least 20 units, winners and losers both".into(),
-        ),
-    });
-    let gaps = winner_gaps(&wins);
-    let p_win = winners as f64 / units as f64;
-    let gap_name = "gaps between winners against the geometric law";
-    tests.push(match stats::gap_test(&gaps, p_win) {
-        Some(c) => StatTest::chi_square(format!("{id}/gaps"), &scope, gap_name, &c),
-        None => StatTest::not_run(
-            format!("{id}/gaps"),
-            &scope,
-            gap_name,
-            "gap test (chi-square)",
-            format!(
-                "{} gaps: too few for two classes expected 5 times",
-                gaps.len()
-            ),
-        ),
-    });
-    plots.push(gaps_plot(&id, &scope, &gaps, p_win));
-    let prizes: Vec<f64> = outcomes.iter().map(|o| f64::from(o.prize_cents)).collect();
-    tests.push(match stats::serial_correlation(&prizes) {
-        Some(z) => StatTest::ran(
-            format!("{id}/serial"),
-            &scope,
-            "lag-1 serial correlation of prizes",
-            "lag-1 autocorrelation (normal)",
-            z.stat,
-            None,
-            z.p,
-        ),
-        None => StatTest::not_run(
-            format!("{id}/serial"),
-            &scope,
-            "lag-1 serial correlation of prizes",
-            "lag-1 autocorrelation (normal)",
-            "needs at least 20 units and prizes that vary".into(),
-        ),
-    });
-
+    let (mut tests, mut plots) = sequence_tests(block, &outcomes, &winner_bins, &id, &scope);
     let mut figures = serde_json::Value::Null;
     if let Some(tally) = &tally {
         let found = tally.findings(&TallyScope {
@@ -299,6 +129,235 @@ pub fn audit_block(block: &AuthenticBlock, file_sha256: &str) -> Result<BlockAud
         top_positions,
         winner_bins,
     })
+}
+
+/// A game's tally over some of a block's units.
+type ChunkTally = Box<dyn GameTally>;
+
+/// Every unit of `block` in index order, each re-checked against the
+/// rules (chunks in parallel), and the game's tally over them, if it
+/// keeps one.
+fn read_units(block: &AuthenticBlock) -> Result<(Vec<UnitOutcome>, Option<ChunkTally>), Error> {
+    let h = &block.file.header;
+    let chunks: Vec<u32> = (0..h.chunk_count).collect();
+    let per_chunk = chunks
+        .par_iter()
+        .map(|&chunk| {
+            let mut tally = h.game.audit_tally();
+            let mut outcomes = Vec::with_capacity(h.chunk_units as usize);
+            block.for_each_checked_unit(chunk, |prefix, record| {
+                outcomes.push(UnitOutcome {
+                    index: prefix.index,
+                    check_code: prefix.check_code,
+                    lot: prefix.lot,
+                    prize_cents: prefix.prize_cents,
+                });
+                match tally.as_mut() {
+                    Some(t) => t.add(prefix.index, &record[PREFIX_SIZE..], prefix.prize_cents),
+                    None => Ok(()),
+                }
+            })?;
+            Ok((outcomes, tally))
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    let mut outcomes = Vec::with_capacity(h.unit_count as usize);
+    let mut tally: Option<ChunkTally> = None;
+    for (chunk_outcomes, chunk_tally) in per_chunk {
+        outcomes.extend(chunk_outcomes);
+        match (&mut tally, chunk_tally) {
+            (Some(t), Some(more)) => t.merge(more),
+            (None, more) => tally = more,
+            (Some(_), None) => {}
+        }
+    }
+    Ok((outcomes, tally))
+}
+
+/// A fixed-table block's lot counts, its lot-table and total-paid
+/// checks, and its top lots (the three highest); nothing for a drawn game.
+struct LotTableFindings {
+    checks: Vec<Check>,
+    lots: Vec<LotCount>,
+    top_lots: Vec<u8>,
+}
+
+fn lot_table_findings(
+    block: &AuthenticBlock,
+    outcomes: &[UnitOutcome],
+    paid_cents: u64,
+    id: &str,
+    scope: &str,
+) -> LotTableFindings {
+    let game = block.file.header.game;
+    let units = u64::from(block.file.header.unit_count);
+    let table = &block.regulation;
+    let mut checks = Vec::new();
+    let mut lots = Vec::new();
+    // The top prizes: a fixed-table game's three highest lots; a drawn
+    // game's prizes of at least TOP_MULTIPLE times the price.
+    let mut top_lots: Vec<u8> = Vec::new();
+    if game.prize_model() == PrizeModel::FixedTable {
+        let mut found = [0u64; 256];
+        for o in outcomes {
+            found[usize::from(o.lot)] += 1;
+        }
+        let mut all_met = true;
+        for tier in &table.tiers {
+            let count = u64::from(tier.count);
+            all_met &= found[usize::from(tier.code)] == count;
+            lots.push(LotCount {
+                lot: tier.code,
+                name: game.lot_name(tier.code).unwrap_or("?").to_string(),
+                amount: Cents::from(tier.amount_cents).to_string(),
+                expected: count,
+                found: found[usize::from(tier.code)],
+            });
+        }
+        let listed: u64 = table.tiers.iter().map(|t| u64::from(t.count)).sum();
+        let losers_expected = units.saturating_sub(listed);
+        all_met &= found[0] == losers_expected;
+        lots.push(LotCount {
+            lot: 0,
+            name: "no lot".into(),
+            amount: "0.00".into(),
+            expected: losers_expected,
+            found: found[0],
+        });
+        let expected_paid = table.total_cents();
+        checks.push(Check::new(
+            format!("{id}/lot-table"),
+            scope,
+            "the block holds exactly the regulation's lot table",
+            all_met,
+            if all_met {
+                "every lot's count is the table's".into()
+            } else {
+                lots.iter()
+                    .filter(|l| l.found != l.expected)
+                    .map(|l| format!("{}: {} found, {} expected", l.name, l.found, l.expected))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            },
+        ));
+        checks.push(Check::new(
+            format!("{id}/total-paid"),
+            scope,
+            "the block pays the table's total",
+            paid_cents == expected_paid,
+            format!(
+                "{} € paid played to the end, the table's total is {} €",
+                Cents::from(paid_cents),
+                Cents::from(expected_paid)
+            ),
+        ));
+        let mut tiers: Vec<_> = table.tiers.iter().filter(|t| t.amount_cents > 0).collect();
+        tiers.sort_by_key(|t| std::cmp::Reverse(t.amount_cents));
+        top_lots = tiers.iter().take(3).map(|t| t.code).collect();
+    }
+    LotTableFindings {
+        checks,
+        lots,
+        top_lots,
+    }
+}
+
+/// The tests on the order of a block's units: winners (and each lot)
+/// over equal position bins, runs, gaps between winners, serial
+/// correlation of prizes; with the winners-per-bin and gaps plots.
+fn sequence_tests(
+    block: &AuthenticBlock,
+    outcomes: &[UnitOutcome],
+    winner_bins: &[u64],
+    id: &str,
+    scope: &str,
+) -> (Vec<StatTest>, Vec<Plot>) {
+    let game = block.file.header.game;
+    let units = u64::from(block.file.header.unit_count);
+    let table = &block.regulation;
+    let winners: u64 = winner_bins.iter().sum();
+    let mut tests = Vec::new();
+    let mut plots = Vec::new();
+    tests.push(winners_per_bin(
+        format!("{id}/winners-per-bin"),
+        scope,
+        "winners",
+        winner_bins,
+    ));
+    plots.push(bins_plot(
+        &format!("{id}-winners-per-bin"),
+        &format!("{scope}: winners per position bin"),
+        winner_bins,
+        winners,
+    ));
+    if game.prize_model() == PrizeModel::FixedTable {
+        for tier in table.tiers.iter().filter(|t| t.count > 0) {
+            let name = game.lot_name(tier.code).unwrap_or("?");
+            let bins = position_bins(outcomes, units, |o| o.lot == tier.code);
+            tests.push(winners_per_bin(
+                format!("{id}/lot-{}-per-bin", tier.code),
+                scope,
+                &format!("lot {name}"),
+                &bins,
+            ));
+        }
+    }
+    let wins: Vec<bool> = outcomes.iter().map(|o| o.prize_cents > 0).collect();
+    tests.push(match stats::runs_test(&wins) {
+        Some(z) => StatTest::ran(
+            format!("{id}/runs"),
+            scope,
+            "runs of winning and losing units",
+            "Wald–Wolfowitz runs test (normal)",
+            z.stat,
+            None,
+            z.p,
+        ),
+        None => StatTest::not_run(
+            format!("{id}/runs"),
+            scope,
+            "runs of winning and losing units",
+            "Wald–Wolfowitz runs test (normal)",
+            "needs at least 20 units, winners and losers both".into(),
+        ),
+    });
+    let gaps = winner_gaps(&wins);
+    let p_win = winners as f64 / units as f64;
+    let gap_name = "gaps between winners against the geometric law";
+    tests.push(match stats::gap_test(&gaps, p_win) {
+        Some(c) => StatTest::chi_square(format!("{id}/gaps"), scope, gap_name, &c),
+        None => StatTest::not_run(
+            format!("{id}/gaps"),
+            scope,
+            gap_name,
+            "gap test (chi-square)",
+            format!(
+                "{} gaps: too few for two classes expected 5 times",
+                gaps.len()
+            ),
+        ),
+    });
+    plots.push(gaps_plot(id, scope, &gaps, p_win));
+    let prizes: Vec<f64> = outcomes.iter().map(|o| f64::from(o.prize_cents)).collect();
+    tests.push(match stats::serial_correlation(&prizes) {
+        Some(z) => StatTest::ran(
+            format!("{id}/serial"),
+            scope,
+            "lag-1 serial correlation of prizes",
+            "lag-1 autocorrelation (normal)",
+            z.stat,
+            None,
+            z.p,
+        ),
+        None => StatTest::not_run(
+            format!("{id}/serial"),
+            scope,
+            "lag-1 serial correlation of prizes",
+            "lag-1 autocorrelation (normal)",
+            "needs at least 20 units and prizes that vary".into(),
+        ),
+    });
+
+    (tests, plots)
 }
 
 /// The outcome file of block `block` of emission `emission`.

@@ -26,7 +26,7 @@ pub mod table;
 
 pub(crate) use figures::line;
 pub use figures::{default_seed, euros, one_in, x, z, Estimate, Exact, JSON_PLACES, TEXT_PLACES};
-pub use sheet::{BlockVerdict, ParRequest, ParSheet};
+pub use sheet::{BlockVerdict, ParOption, ParRequest, ParSheet};
 
 #[cfg(test)]
 mod tests {

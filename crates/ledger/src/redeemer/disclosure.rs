@@ -74,11 +74,11 @@ pub(super) fn paid_stop(
 
 /// The refusal of a stop asked of a unit whose play is not over: the same
 /// for every stop.
-pub(super) fn unfinished(id: &UnitId, sold: bool, rolls: u32) -> Error {
+pub(super) fn unfinished(id: &UnitId, sold: bool, steps: u32) -> Error {
     if sold {
         Error::PlayUnfinished {
             id: id.to_string(),
-            rolls,
+            steps,
         }
     } else {
         Error::NotSold { id: id.to_string() }

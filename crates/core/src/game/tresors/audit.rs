@@ -15,7 +15,7 @@ use serde_json::json;
 
 use super::par::exact::{exact_sheet, prize_law_to_end, ExactSheet, PRICE_CENTS};
 use super::par::kernel::{series_distribution, SERIES_DENOMINATOR};
-use super::par::sample::{strategy_tests, Tally as StrategyTally};
+use super::par::sample::{strategy_tests, SampledStrategy, Tally as StrategyTally};
 use super::{series_start, ChestKind, Unit, CHESTS, MIN_ROLLS, SERIES};
 use crate::evidence::block::{fit, GameFindings, GameTally, TallyScope};
 use crate::evidence::{Plot, PlotKind, Series, StatTest};
@@ -190,36 +190,8 @@ impl GameTally for Tally {
             );
         }
         // The prizes played to the end, against their exact law.
-        let observed: Vec<u64> = laws
-            .prizes
-            .iter()
-            .map(|(c, _)| self.prizes.get(c).copied().unwrap_or(0))
-            .collect();
-        let unexpected: u64 = self
-            .prizes
-            .iter()
-            .filter(|(&c, _)| laws.prizes.binary_search_by_key(&c, |(v, _)| *v).is_err())
-            .map(|(_, n)| n)
-            .sum();
-        let p: Vec<f64> = laws.prizes.iter().map(|(_, p)| *p).collect();
-        let id = format!("{}/prizes", s.id);
-        let name = "prizes played to the end against the exact law of the PAR mathematics";
-        tests.push(if unexpected > 0 {
-            StatTest::ran(
-                id,
-                s.scope,
-                name,
-                "support check",
-                unexpected as f64,
-                None,
-                0.0,
-            )
-            .noted(format!(
-                "{unexpected} units pay an amount the rules cannot give"
-            ))
-        } else {
-            StatTest::chi_square(id, s.scope, name, &fit(&observed, &p))
-        });
+        let (prizes, observed, p) = self.prizes_test(s, laws);
+        tests.push(prizes);
         plots.push(prizes_plot(s, &observed, &p));
         // The return under each strategy.
         let sampled = self.strategies.figures(&laws.sheet);
@@ -230,30 +202,7 @@ impl GameTally for Tally {
             &sampled,
             &laws.sheet,
         ));
-        let mut points = Vec::new();
-        let mut exact_points = Vec::new();
-        let mut bands = Vec::new();
-        for (i, (got, exact)) in sampled.iter().zip(&laws.sheet.strategies).enumerate() {
-            let e = &got.rtp_without_jackpot;
-            let x = i as f64;
-            let exact_f = exact.rtp_without_jackpot.0.to_f64().unwrap_or(f64::NAN);
-            points.push([x, e.mean]);
-            exact_points.push([x, exact_f]);
-            let half = 2.576 * e.standard_error;
-            bands.push([exact_f - half, exact_f + half]);
-        }
-        let mut exact_series = Series::new("exact, with its 99 % band", exact_points);
-        exact_series.band = bands;
-        plots.push(Plot {
-            id: format!("{}-return", s.id),
-            section: "return".into(),
-            title: format!("{}: return without the 10,000 € lot per strategy", s.scope),
-            x_label: "the player's strategy".into(),
-            y_label: "return to player".into(),
-            x_categories: sampled.iter().map(|g| g.strategy.to_string()).collect(),
-            kind: PlotKind::Points,
-            series: vec![Series::new("found", points), exact_series],
-        });
+        plots.push(return_plot(s, &sampled, &laws.sheet));
         GameFindings {
             tests,
             checks: Vec::new(),
@@ -269,6 +218,74 @@ impl GameTally for Tally {
                 })).collect::<Vec<_>>(),
             }),
         }
+    }
+}
+
+impl Tally {
+    /// The prizes played to the end against their exact law (a support
+    /// check first: an amount the rules cannot give fails it), with the
+    /// observed counts and the law's probabilities, for the plot.
+    fn prizes_test(&self, s: &TallyScope<'_>, laws: &Laws) -> (StatTest, Vec<u64>, Vec<f64>) {
+        let observed: Vec<u64> = laws
+            .prizes
+            .iter()
+            .map(|(c, _)| self.prizes.get(c).copied().unwrap_or(0))
+            .collect();
+        let unexpected: u64 = self
+            .prizes
+            .iter()
+            .filter(|(&c, _)| laws.prizes.binary_search_by_key(&c, |(v, _)| *v).is_err())
+            .map(|(_, n)| n)
+            .sum();
+        let p: Vec<f64> = laws.prizes.iter().map(|(_, p)| *p).collect();
+        let id = format!("{}/prizes", s.id);
+        let name = "prizes played to the end against the exact law of the PAR mathematics";
+        let test = if unexpected > 0 {
+            StatTest::ran(
+                id,
+                s.scope,
+                name,
+                "support check",
+                unexpected as f64,
+                None,
+                0.0,
+            )
+            .noted(format!(
+                "{unexpected} units pay an amount the rules cannot give"
+            ))
+        } else {
+            StatTest::chi_square(id, s.scope, name, &fit(&observed, &p))
+        };
+        (test, observed, p)
+    }
+}
+
+/// The return without the 10,000 € lot found under each strategy, beside
+/// the exact figure and its 99 % band.
+fn return_plot(s: &TallyScope<'_>, sampled: &[SampledStrategy], sheet: &ExactSheet) -> Plot {
+    let mut points = Vec::new();
+    let mut exact_points = Vec::new();
+    let mut bands = Vec::new();
+    for (i, (got, exact)) in sampled.iter().zip(&sheet.strategies).enumerate() {
+        let e = &got.rtp_without_jackpot;
+        let x = i as f64;
+        let exact_f = exact.rtp_without_jackpot.0.to_f64().unwrap_or(f64::NAN);
+        points.push([x, e.mean]);
+        exact_points.push([x, exact_f]);
+        let half = 2.576 * e.standard_error;
+        bands.push([exact_f - half, exact_f + half]);
+    }
+    let mut exact_series = Series::new("exact, with its 99 % band", exact_points);
+    exact_series.band = bands;
+    Plot {
+        id: format!("{}-return", s.id),
+        section: "return".into(),
+        title: format!("{}: return without the 10,000 € lot per strategy", s.scope),
+        x_label: "the player's strategy".into(),
+        y_label: "return to player".into(),
+        x_categories: sampled.iter().map(|g| g.strategy.to_string()).collect(),
+        kind: PlotKind::Points,
+        series: vec![Series::new("found", points), exact_series],
     }
 }
 

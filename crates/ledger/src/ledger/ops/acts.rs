@@ -234,7 +234,7 @@ impl Batch<'_> {
             if play.steps > 0 || play.ended.is_some() {
                 return Ok(Err(Error::PlayStarted {
                     id: id(),
-                    rolls: play.steps,
+                    steps: play.steps,
                 }));
             }
         }

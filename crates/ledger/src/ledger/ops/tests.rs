@@ -468,7 +468,7 @@ fn a_void_holds_before_the_first_step_only_once_and_then_refuses_play_and_paymen
     );
     assert!(matches!(done[0], Ok(Done::Played(_))));
     assert!(
-        matches!(done[1], Err(Error::PlayStarted { rolls: 1, .. })),
+        matches!(done[1], Err(Error::PlayStarted { steps: 1, .. })),
         "{:?}",
         done[1]
     );

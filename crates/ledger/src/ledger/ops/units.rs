@@ -42,7 +42,7 @@ impl Batch<'_> {
             if play.ended.is_none() {
                 return Ok(Err(Error::PlayUnfinished {
                     id: e.unit_id.clone(),
-                    rolls: play.steps,
+                    steps: play.steps,
                 }));
             }
             if play.stop() != e.stopped_after_steps {
@@ -259,7 +259,7 @@ impl Batch<'_> {
         };
         let over = |row: &PlayRow| Error::PlayOver {
             id: id(),
-            rolls: row.steps,
+            steps: row.steps,
             stopped: row.stop().is_some(),
         };
         match o.action {
@@ -273,7 +273,7 @@ impl Batch<'_> {
         }
         match o.action {
             PlayAction::Step(n) if n != row.steps + 1 => {
-                return Ok(Err(Error::RollOutOfOrder {
+                return Ok(Err(Error::StepOutOfOrder {
                     id: id(),
                     asked: n,
                     next: row.steps + 1,

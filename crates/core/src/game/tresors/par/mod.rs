@@ -25,7 +25,27 @@ use optimal::optimal_sheet;
 use sample::{block_figures, engine_sample, write_sampled};
 
 use crate::error::Error;
-use crate::par::{line, x, z, ParRequest, ParSheet};
+use crate::par::{line, x, z, ParOption, ParRequest, ParSheet};
+
+/// `boards`: boards drawn from the generator for optimal play.
+pub const BOARDS: ParOption = ParOption {
+    name: "boards",
+    help: "boards drawn from the generator for optimal play",
+    default: 20_000,
+    range: (2, 10_000_000),
+};
+
+/// `exact-boards`: how many of those boards are also solved in exact
+/// arithmetic (about 0.3 s each).
+pub const EXACT_BOARDS: ParOption = ParOption {
+    name: "exact-boards",
+    help: "of those boards, how many are also solved in exact arithmetic (about 0.3 s each)",
+    default: 3,
+    range: (0, 100),
+};
+
+/// Trésors Ensablés' PAR options.
+pub const OPTIONS: [ParOption; 2] = [BOARDS, EXACT_BOARDS];
 
 /// Trésors Ensablés' PAR sheet: the exact figures, optimal play on drawn
 /// boards, a Monte Carlo through the engine and, if asked, a sealed block,
@@ -34,9 +54,9 @@ pub fn par_sheet(request: &ParRequest<'_>) -> Result<ParSheet, Error> {
     let exact = exact_sheet();
     let never = exact.strategies[0].rtp.clone();
     let optimal = optimal_sheet(
-        request.boards,
+        request.option(&BOARDS),
         &request.seed("boards"),
-        request.exact_boards,
+        request.option(&EXACT_BOARDS),
         &never,
     );
     let sampled = engine_sample(request.samples, &request.seed("units"), &exact);
