@@ -269,7 +269,7 @@ fn no_answer_to_a_platform_tells_the_future_of_a_play() {
                     n,
                     refused
                         .to_string()
-                        .replace(&format!("roll {n}"), "roll N")
+                        .replace(&format!("step {n}"), "step N")
                         .replace(&format!("\"asked\":{n}"), ""),
                 ));
             }

@@ -418,9 +418,10 @@ fn resolve(files: &[File], from: usize, path: &[String], depth: usize) -> Option
 
 /// Circles of imports (each a strongly connected set of two files or
 /// more), with one import per edge to show why.
-fn circles(files: &[File]) -> Vec<Vec<String>> {
-    let n = files.len();
-    let mut edges: Vec<BTreeMap<usize, String>> = vec![BTreeMap::new(); n];
+/// For each file, the files it imports from, each with the first path
+/// that makes it so.
+fn imports(files: &[File]) -> Vec<BTreeMap<usize, String>> {
+    let mut edges: Vec<BTreeMap<usize, String>> = vec![BTreeMap::new(); files.len()];
     for (a, f) in files.iter().enumerate() {
         for p in &f.paths {
             if let Some(b) = resolve(files, a, p, 0) {
@@ -430,6 +431,12 @@ fn circles(files: &[File]) -> Vec<Vec<String>> {
             }
         }
     }
+    edges
+}
+
+fn circles(files: &[File]) -> Vec<Vec<String>> {
+    let n = files.len();
+    let edges = imports(files);
     // Tarjan's strongly connected components.
     struct T<'e> {
         edges: &'e [BTreeMap<usize, String>],
@@ -516,7 +523,15 @@ fn no_circle_of_imports_between_files() {
     for src in CHECKED {
         let files = crate_files(&root().join(src));
         assert!(files.len() > 3, "{src}: the scan found too few files");
-        for c in circles(&files) {
+        let found_here = circles(&files);
+        // The scan's figures, for the record (`--nocapture` shows them).
+        println!(
+            "{src}: {} files, {} imports between files, {} circles",
+            files.len(),
+            imports(&files).iter().map(BTreeMap::len).sum::<usize>(),
+            found_here.len()
+        );
+        for c in found_here {
             found.push(format!("in {src}:\n  {}", c.join("\n  ")));
         }
     }
