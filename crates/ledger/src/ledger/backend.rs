@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::emission_rows::EmissionReads;
 use super::log::LogSource;
-use super::ops::{LedgerTx, UnitRef};
+use super::ops::{LedgerTx, SaleRow, UnitRef};
 use super::writer::LedgerStorage;
 use super::{BlockActivity, Recorded, Summary};
 use crate::error::Error;
@@ -47,6 +47,20 @@ pub trait Backend: Send + Sync {
 
     /// Runs `f` in one read-only snapshot; `false` when there is no ledger.
     fn read_units(&self, busy: Duration, f: &mut UnitReads) -> Result<bool, Error>;
+
+    /// The unit's sale, read alone (the read every request of a platform
+    /// makes, [`crate::redeemer`]'s window); `None` when there is no
+    /// ledger. By default one [`Backend::read_units`]; a database may do
+    /// it in fewer round trips (PostgreSQL: one statement, its own
+    /// snapshot, no transaction around it).
+    fn sale(&self, unit: UnitRef, busy: Duration) -> Result<Option<Option<SaleRow>>, Error> {
+        let mut out = None;
+        self.read_units(busy, &mut |tx| {
+            out = Some(tx.sale(unit.place())?);
+            Ok(())
+        })?;
+        Ok(out)
+    }
 
     /// The first redemption of `unit` with its log index, if any.
     fn lookup(&self, unit: UnitRef, busy: Duration) -> Result<Option<Recorded>, Error>;

@@ -159,7 +159,7 @@ impl LedgerTarget {
     /// The unit's sale (when, in which lane), if it was sold; creates
     /// nothing.
     pub fn sale(&self, unit: UnitRef, busy: Duration) -> Result<Option<SaleRow>, Error> {
-        Ok(self.read(busy, |tx| tx.sale(unit.place()))?.flatten())
+        Ok(self.backend.sale(unit, busy)?.flatten())
     }
 
     /// Runs the reads `f` on this ledger in one snapshot (`None`: no

@@ -11,7 +11,7 @@ use super::sequencer::Sequencer;
 use crate::error::Error;
 use crate::ledger::backend::{Backend, LogReads, PutBack, UnitReads};
 use crate::ledger::log::LedgerKey;
-use crate::ledger::ops::{self, Done, Op};
+use crate::ledger::ops::{self, Done, Op, SaleRow};
 use crate::ledger::writer::LedgerStorage;
 use crate::ledger::Recorded;
 use crate::store::Store;
@@ -71,9 +71,19 @@ impl Backend for PgLedger {
 
     fn read_units(&self, _busy: Duration, f: &mut UnitReads) -> Result<bool, Error> {
         // Read before any write: a missing schema names its remedy.
-        self.check_schema()?;
-        self.unit_snapshot(f)?;
+        self.check_schema_recent()?;
+        if let Err(e) = self.unit_snapshot(f) {
+            // A read that failed: the schema is checked afresh, so a
+            // schema dropped since names its remedy.
+            self.check_schema()?;
+            return Err(e);
+        }
         Ok(true)
+    }
+
+    fn sale(&self, u: ops::UnitRef, _busy: Duration) -> Result<Option<Option<SaleRow>>, Error> {
+        self.check_schema_recent()?;
+        PgLedger::sale(self, u).map(Some)
     }
 
     fn lookup(&self, u: ops::UnitRef, _busy: Duration) -> Result<Option<Recorded>, Error> {

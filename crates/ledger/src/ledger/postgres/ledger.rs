@@ -2,9 +2,10 @@
 //! errors, and a unit's row looked up.
 
 use super::conn::{
-    db_text, redact, refusal, small, writers, Manager, Pool, CONNECT_TIMEOUT, POOL_SIZE,
+    db_text, redact, refusal, small, writers, Manager, PgConn, Pool, CONNECT_TIMEOUT, POOL_SIZE,
     SESSION_TIMEOUTS,
 };
+use super::sql::{sale_row, SALE_ROW};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -13,6 +14,7 @@ use r2d2_postgres::PostgresConnectionManager;
 
 use crate::error::Error;
 use crate::game::Game;
+use crate::ledger::ops::SaleRow;
 use crate::ledger::ops::{self};
 use crate::ledger::Recorded;
 
@@ -28,6 +30,11 @@ pub struct PgLedger {
     /// each head it signs; docs/REDEMPTION.md §The log never goes
     /// backwards).
     pub(super) memory: Option<Arc<crate::ledger::remembered::HeadMemory>>,
+    /// When the schema was last found current ([`PgLedger::check_schema`]),
+    /// shared by the clones: the per-request reads check it at most once
+    /// every [`super::schema::SCHEMA_RECHECK`] (issue 38: it was one more
+    /// round trip, unprepared, on every redemption).
+    pub(super) schema_seen: Arc<std::sync::Mutex<Option<std::time::Instant>>>,
 }
 
 impl PgLedger {
@@ -62,6 +69,7 @@ impl PgLedger {
             pool,
             config: Arc::new(config),
             memory: None,
+            schema_seen: Arc::default(),
         })
     }
 
@@ -120,6 +128,12 @@ impl PgLedger {
             .map_err(|e| self.unavailable(format!("cannot reach the database: {e}")))
     }
 
+    /// The unit's sale, by one statement outside any transaction (a
+    /// statement is a snapshot of its own), prepared once a connection.
+    pub fn sale(&self, u: ops::UnitRef) -> Result<Option<SaleRow>, Error> {
+        Ok(self.unit_row(SALE_ROW, u)?.as_ref().map(sale_row))
+    }
+
     /// The first redemption of a unit, if any.
     pub fn lookup(
         &self,
@@ -146,14 +160,26 @@ impl PgLedger {
     }
 
     /// The first row of `sql` whose first four parameters are the unit `u`.
+    /// One row of the unit `u` by `sql` (its four key parameters), a
+    /// statement prepared once a connection, outside any transaction.
     pub(super) fn unit_row(
         &self,
-        sql: &str,
+        sql: &'static str,
         u: ops::UnitRef,
     ) -> Result<Option<postgres::Row>, Error> {
-        self.conn()?
+        let mut conn = self.conn()?;
+        let PgConn { client, statements } = &mut *conn;
+        let statement = match statements.get(sql) {
+            Some(s) => s.clone(),
+            None => {
+                let s = client.prepare(sql).map_err(|e| self.read_error(&e))?;
+                statements.insert(sql, s.clone());
+                s
+            }
+        };
+        client
             .query_opt(
-                sql,
+                &statement,
                 &[
                     &u.game.slug(),
                     &i64::from(u.emission),

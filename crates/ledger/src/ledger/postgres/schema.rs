@@ -21,6 +21,10 @@ pub(crate) const MIGRATIONS: [(i64, &str); 10] = [
     (10, include_str!("schema/010.sql")),
 ];
 
+/// How long a schema found current is taken as current by the reads
+/// every request makes ([`PgLedger::check_schema_recent`]).
+pub const SCHEMA_RECHECK: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The schema version this build writes (`ledger_schema.version`).
 pub const SCHEMA_VERSION: i64 = MIGRATIONS[MIGRATIONS.len() - 1].0;
 
@@ -63,14 +67,31 @@ impl PgLedger {
         Ok((found, SCHEMA_VERSION))
     }
 
+    /// [`PgLedger::check_schema`], skipped when it passed less than
+    /// [`SCHEMA_RECHECK`] ago: for the reads every request makes. A schema
+    /// dropped in between is still named by the read that fails
+    /// ([`PgLedger::read_error`]).
+    pub fn check_schema_recent(&self) -> Result<(), Error> {
+        let seen = *self.schema_seen.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.is_some_and(|at| at.elapsed() < SCHEMA_RECHECK) {
+            return Ok(());
+        }
+        self.check_schema()
+    }
+
     /// Refuses a database whose schema is missing or of another version.
     pub fn check_schema(&self) -> Result<(), Error> {
+        *self.schema_seen.lock().unwrap_or_else(|p| p.into_inner()) = None;
         let mut conn = self.conn()?;
         let version = conn
             .query_opt("SELECT version FROM ledger_schema", &[])
             .map(|r| r.map(|r| r.get::<_, i64>(0)));
         match version {
-            Ok(Some(SCHEMA_VERSION)) => Ok(()),
+            Ok(Some(SCHEMA_VERSION)) => {
+                *self.schema_seen.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some(std::time::Instant::now());
+                Ok(())
+            }
             Ok(Some(found)) if found > SCHEMA_VERSION => {
                 Err(self.unavailable(crate::ledger::backend::newer_schema(found, SCHEMA_VERSION)))
             }

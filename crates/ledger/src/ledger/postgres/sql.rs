@@ -71,3 +71,15 @@ pub(super) const OPERATOR_COLUMNS: &str = crate::ledger::operator::COLUMNS;
 
 /// The head columns, as read back.
 pub(super) const HEAD_COLUMNS: &str = "size, root, signed_at, checkpoint, signer";
+
+/// A unit's sale row.
+pub(super) const SALE_ROW: &str =
+    "SELECT sold_at, lane FROM sales WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4";
+
+/// The [`crate::ledger::ops::SaleRow`] of a row of [`SALE_ROW`].
+pub(super) fn sale_row(r: &postgres::Row) -> crate::ledger::ops::SaleRow {
+    crate::ledger::ops::SaleRow {
+        sold_at: r.get(0),
+        lane: r.get(1),
+    }
+}

@@ -3,7 +3,7 @@
 
 use super::conn::{small, Statements};
 use super::ledger::PgLedger;
-use super::sql::{FIRST_UNSOLD, INSERT_REDEMPTION};
+use super::sql::{sale_row, FIRST_UNSOLD, INSERT_REDEMPTION, SALE_ROW};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -349,14 +349,8 @@ impl LedgerTx for PgTx<'_, '_> {
         }
         let (g, e, b, i) = key(p);
         Ok(self
-            .query_opt(
-                "SELECT sold_at, lane FROM sales WHERE game=$1 AND emission=$2 AND block=$3 AND unit_index=$4",
-                &[&g, &e, &b, &i],
-            )?
-            .map(|r| SaleRow {
-                sold_at: r.get(0),
-                lane: r.get(1),
-            }))
+            .query_opt(SALE_ROW, &[&g, &e, &b, &i])?
+            .map(|r| sale_row(&r)))
     }
 
     fn insert_sale(
