@@ -849,6 +849,66 @@ fn reads_in_one_snapshot(b: &Backend) {
     );
 }
 
+/// Batch-mates (issue 38's group commit: PostgreSQL inserts a batch's
+/// redemptions by one statement): in one commit, a unit redeemed before
+/// and a unit asked twice are refused, each alone, with the first
+/// redemption's time and prize; every other unit of the batch is paid
+/// once, in the batch's order in the log, and the ledger reconciles.
+fn batch_mates(b: &Backend) {
+    let r = b.redeemer();
+    let units: Vec<UnitId> = (0..5).map(|i| ile(b, 20 + i)).collect();
+    r.mark_sold(&units, None).unwrap();
+    let before = r.redeem(&units[1], None).unwrap();
+    let asked: Vec<(UnitId, Option<u32>)> = [0, 1, 2, 0, 3, 4, 2]
+        .iter()
+        .map(|&i| (units[i], None))
+        .collect();
+    let answers = r.redeem_many(&asked);
+    let paid: Vec<_> = answers.iter().filter_map(|a| a.as_ref().ok()).collect();
+    assert_eq!(
+        paid.iter().map(|p| p.id.clone()).collect::<Vec<_>>(),
+        [0, 2, 3, 4].map(|i| units[i].to_string()),
+        "{answers:?}"
+    );
+    for (n, answer) in answers.iter().enumerate() {
+        let first = match asked[n].0 {
+            id if id == units[1] => before.redeemed_at.clone(),
+            id if [3, 6].contains(&n) => paid
+                .iter()
+                .find(|p| p.id == id.to_string())
+                .and_then(|p| p.redeemed_at.clone()),
+            _ => continue,
+        };
+        match answer {
+            Err(Error::AlreadyRedeemed { at, .. }) => assert_eq!(Some(at.clone()), first, "{n}"),
+            other => panic!("answer {n}: {other:?}"),
+        }
+    }
+    for id in &units {
+        assert!(b.lookup(id).is_some(), "{id} recorded");
+    }
+    let report = b.sequenced(units.len() as u64 * 2);
+    assert!(report.ok, "{report:?}");
+    // The redemptions in log order (a snapshot lists entries by table).
+    let mut redeemed: Vec<(u64, String)> = log_lines(b)
+        .iter()
+        .filter(|l| l.starts_with("ledger/v1|"))
+        .filter_map(|l| {
+            let seq = l.split('|').nth(1)?.parse().ok()?;
+            let unit = units.iter().find(|u| l.contains(&format!("|{u}|")))?;
+            Some((seq, unit.to_string()))
+        })
+        .collect();
+    redeemed.sort();
+    assert_eq!(
+        redeemed.into_iter().map(|(_, u)| u).collect::<Vec<_>>(),
+        [1, 0, 2, 3, 4].map(|i| units[i].to_string())
+    );
+    let s = b.target.summary().unwrap();
+    assert_eq!(s.units, 5, "{s:?}");
+    assert!(s.reconciled && s.integrity_ok, "{s:?}");
+}
+
 /// An emission's rows, each kind read once in one snapshot
 /// (`emission_rows`, what an audit reconciles): what [`paid_out`] recorded,
 /// in (block, index) order; nothing of another emission.
@@ -1386,7 +1446,8 @@ macro_rules! on_backend {
             operator_controls,
             void_races_a_first_roll,
             prizes_remaining,
-            closing_statement
+            closing_statement,
+            batch_mates
         );
     };
     ($backend:ident: $($scenario:ident),+) => {

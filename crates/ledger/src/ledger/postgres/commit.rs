@@ -41,12 +41,14 @@ impl PgLedger {
             queued: None,
             writing: true,
             read_ahead: HashMap::new(),
+            redemptions: Default::default(),
         };
         let at: String = pg
             .query_opt(NOW, &[])?
             .map(|r| r.get(0))
             .unwrap_or_default();
         let outcomes = ops::apply(&mut pg, &at, ops)?;
+        pg.flush_redemptions()?;
         let queued = pg.queued;
         if let Err(e) = tx.commit() {
             drop(conn);

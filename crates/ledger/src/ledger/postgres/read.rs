@@ -29,6 +29,7 @@ impl PgLedger {
                 queued: None,
                 writing: false,
                 read_ahead: HashMap::new(),
+                redemptions: Default::default(),
             })
         })
     }

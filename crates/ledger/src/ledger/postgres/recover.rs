@@ -113,6 +113,7 @@ impl PgLedger {
                 queued: None,
                 writing: true,
                 read_ahead: HashMap::new(),
+                redemptions: Default::default(),
             };
             for r in entries {
                 let found = waiting

@@ -13,6 +13,18 @@ INSERT INTO redemptions (game, emission, block, unit_index, unit_id, price_cents
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, nextval('log_pending'))
 ON CONFLICT (game, emission, block, unit_index) DO NOTHING RETURNING pending, redeemed_at";
 
+/// [`INSERT_REDEMPTION`] for many rows, one array a column, in the
+/// arrays' order.
+pub(super) const INSERT_REDEMPTIONS: &str = "
+INSERT INTO redemptions (game, emission, block, unit_index, unit_id, price_cents, lot, prize_cents,
+    record_sha256, record, rules_version, stopped_after_rolls, redeemed_at, pending)
+SELECT g, e, b, i, u, p, l, z, h, r, v, s, a, nextval('log_pending')
+FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::bigint[],
+            $7::bigint[], $8::bigint[], $9::text[], $10::bytea[], $11::bigint[], $12::bigint[],
+            $13::text[]) WITH ORDINALITY AS x(g, e, b, i, u, p, l, z, h, r, v, s, a, n)
+ORDER BY n
+ON CONFLICT (game, emission, block, unit_index) DO NOTHING RETURNING pending, redeemed_at";
+
 /// Adds units sequenced to their block's running totals.
 pub(super) const ADD_TO_TOTALS: &str = "
 INSERT INTO block_totals (game, emission, block, units, paid_cents) VALUES ($1, $2, $3, $4, $5)

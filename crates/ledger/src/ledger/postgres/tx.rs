@@ -3,7 +3,7 @@
 
 use super::conn::{small, Statements};
 use super::ledger::PgLedger;
-use super::sql::{sale_row, FIRST_UNSOLD, INSERT_REDEMPTION, SALE_ROW};
+use super::sql::{sale_row, FIRST_UNSOLD, INSERT_REDEMPTION, INSERT_REDEMPTIONS, SALE_ROW};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -30,6 +30,47 @@ pub(super) struct PgTx<'t, 'c> {
     /// for the batch (one query); dropped when a lock is taken, after
     /// which they may be stale, and per unit when it is written.
     pub(super) read_ahead: HashMap<OwnedPlace, ReadAhead>,
+    /// Redemptions of units read ahead (so locked, and known unredeemed),
+    /// inserted together by one statement ([`PgTx::flush_redemptions`])
+    /// before any other write and before the commit: group commit's
+    /// multi-row insert, the log's order unchanged (issue 38).
+    pub(super) redemptions: Redemptions,
+}
+
+/// Redemptions waiting for [`PgTx::flush_redemptions`], column by column.
+#[derive(Default)]
+pub(super) struct Redemptions {
+    games: Vec<&'static str>,
+    emissions: Vec<i64>,
+    blocks: Vec<i64>,
+    indexes: Vec<i64>,
+    unit_ids: Vec<String>,
+    prices: Vec<i64>,
+    lots: Vec<i64>,
+    prizes: Vec<i64>,
+    record_sha256s: Vec<String>,
+    records: Vec<Vec<u8>>,
+    rules_versions: Vec<i64>,
+    stops: Vec<Option<i64>>,
+    ats: Vec<String>,
+}
+
+impl Redemptions {
+    fn push(&mut self, e: &Entry, at: &str) {
+        self.games.push(e.game.slug());
+        self.emissions.push(i64::from(e.emission));
+        self.blocks.push(i64::from(e.block));
+        self.indexes.push(i64::from(e.index));
+        self.unit_ids.push(e.unit_id.clone());
+        self.prices.push(i64::from(e.price_cents));
+        self.lots.push(i64::from(e.lot));
+        self.prizes.push(i64::from(e.prize_cents));
+        self.record_sha256s.push(e.record_sha256.clone());
+        self.records.push(e.record.clone());
+        self.rules_versions.push(i64::from(e.rules_version));
+        self.stops.push(e.stopped_after_steps.map(i64::from));
+        self.ats.push(at.to_string());
+    }
 }
 
 /// A unit's place, owned.
@@ -61,6 +102,50 @@ impl PgTx<'_, '_> {
         self.tx
             .query_opt(&s, values)
             .map_err(|e| self.ledger.db_error(&e))
+    }
+
+    /// Inserts the redemptions waiting ([`PgTx::redemptions`]) by one
+    /// statement, in their order (their `pending` numbers follow it).
+    /// Each unit was locked and read unredeemed in this transaction, so
+    /// every row goes in; one that does not fails the batch (nothing is
+    /// recorded) rather than answer a redemption that is not there.
+    pub(super) fn flush_redemptions(&mut self) -> Result<(), Error> {
+        if self.redemptions.games.is_empty() {
+            return Ok(());
+        }
+        let r = std::mem::take(&mut self.redemptions);
+        let s = self.statement(INSERT_REDEMPTIONS)?;
+        let rows = self
+            .tx
+            .query(
+                &s,
+                &[
+                    &r.games,
+                    &r.emissions,
+                    &r.blocks,
+                    &r.indexes,
+                    &r.unit_ids,
+                    &r.prices,
+                    &r.lots,
+                    &r.prizes,
+                    &r.record_sha256s,
+                    &r.records,
+                    &r.rules_versions,
+                    &r.stops,
+                    &r.ats,
+                ],
+            )
+            .map_err(|e| self.ledger.db_error(&e))?;
+        if rows.len() != r.games.len() {
+            return Err(self.ledger.unavailable(format!(
+                "{} of {} redemptions of units read unredeemed under their locks went in; nothing was recorded, retry",
+                rows.len(),
+                r.games.len()
+            )));
+        }
+        let last = rows.iter().max_by_key(|row| row.get::<_, i64>(0));
+        self.queue("redemptions", last);
+        Ok(())
     }
 
     pub(super) fn execute(
@@ -137,6 +222,7 @@ impl LedgerTx for PgTx<'_, '_> {
     }
 
     fn lock_gate(&mut self, game: &str, emission: u32) -> Result<(), Error> {
+        self.flush_redemptions()?;
         // The same lock an end of claims takes: the operations under way on
         // the emission finish first, the next wait and then see it.
         self.read_ahead.clear();
@@ -148,6 +234,7 @@ impl LedgerTx for PgTx<'_, '_> {
     }
 
     fn insert_action(&mut self, a: &OperatorAction, logged: Logged) -> Result<(), Error> {
+        self.flush_redemptions()?;
         deferred(logged)?;
         let row = self.query_opt(
             "INSERT INTO operator_actions (action, game, emission, block, unit_index, reason,
@@ -282,6 +369,7 @@ impl LedgerTx for PgTx<'_, '_> {
     }
 
     fn log_claims_end(&mut self, s: &EndOfClaims, logged: Logged) -> Result<(), Error> {
+        self.flush_redemptions()?;
         deferred(logged)?;
         let row = self.query_opt(
             "INSERT INTO claims_ended (game, emission, statement, ended_at, pending)
@@ -313,12 +401,21 @@ impl LedgerTx for PgTx<'_, '_> {
         logged: Logged,
     ) -> Result<bool, Error> {
         deferred(logged)?;
-        self.read_ahead.remove(&(
+        let unit = (
             entry.game.slug().to_string(),
             entry.emission,
             entry.block,
             entry.index,
-        ));
+        );
+        if let Some((redemption @ None, _, _)) = self.read_ahead.get_mut(&unit) {
+            // Locked and read unredeemed: it goes in with its batch-mates;
+            // a batch-mate on the same unit now reads it redeemed.
+            *redemption = Some((at.to_string(), entry.prize_cents));
+            self.redemptions.push(entry, at);
+            return Ok(true);
+        }
+        self.flush_redemptions()?;
+        self.read_ahead.remove(&unit);
         let (game, emission) = (entry.game.slug(), i64::from(entry.emission));
         let (block, index) = (i64::from(entry.block), i64::from(entry.index));
         let row = self.query_opt(
@@ -361,6 +458,7 @@ impl LedgerTx for PgTx<'_, '_> {
         logged: Logged,
     ) -> Result<(), Error> {
         deferred(logged)?;
+        self.flush_redemptions()?;
         self.read_ahead.remove(&owned(p));
         let (g, e, b, i) = key(p);
         let row = self.query_opt(
@@ -475,6 +573,7 @@ impl LedgerTx for PgTx<'_, '_> {
     }
 
     fn lock_unit(&mut self, p: Place) -> Result<(), Error> {
+        self.flush_redemptions()?;
         self.read_ahead.clear();
         self.query_opt(
             "SELECT pg_advisory_xact_lock(hashtext('unit/' || $1 || '/' || $2::bigint::text || '/' || $3::bigint::text), $4::int)",
@@ -497,6 +596,7 @@ impl LedgerTx for PgTx<'_, '_> {
     }
 
     fn put_play(&mut self, p: Place, row: &PlayRow, at: &str, logged: Logged) -> Result<(), Error> {
+        self.flush_redemptions()?;
         deferred(logged)?;
         let (g, e, b, i) = key(p);
         let ended_at = row.ended.as_ref().map(|_| at);
