@@ -5,7 +5,8 @@
 # cpu.cfs_quota_us over cpu.cfs_period_us, cpuacct.usage in ns) or
 # cgroup v2 (`cpu.max`, `cpu.stat`'s usage_usec), whichever the machine
 # has; as root only.
-#   budget_check          fails, saying why, when neither can be used
+#   budget_check          exits 77 (skipped), saying why, when neither
+#                         can be used
 #   budget_make NAME CPUS a group NAME limited to CPUS (e.g. 0.2; "max":
 #                         unbounded); made again empty if it exists
 #   budget_enter NAME     moves this shell ($BASHPID) into NAME: what it
@@ -16,15 +17,15 @@ CG_ROOT=${CG_ROOT:-/sys/fs/cgroup}
 CG_PREFIX=ticket-issuer-bench
 cg_mode=""
 budget_check() {
-    [ "$(id -u)" = 0 ] || { echo "CPU budgets need root (cgroups under $CG_ROOT)" >&2; exit 1; }
+    [ "$(id -u)" = 0 ] || { echo "CPU budgets need root (cgroups under $CG_ROOT): not run" >&2; exit 77; }
     if [ -w "$CG_ROOT/cpu" ] && [ -e "$CG_ROOT/cpu/cpu.cfs_quota_us" ] && [ -e "$CG_ROOT/cpuacct/cpuacct.usage" ]; then
         cg_mode=v1
     elif [ -e "$CG_ROOT/cgroup.controllers" ] && grep -qw cpu "$CG_ROOT/cgroup.controllers"; then
         cg_mode=v2
         grep -qw cpu "$CG_ROOT/cgroup.subtree_control" || echo +cpu >"$CG_ROOT/cgroup.subtree_control"
     else
-        echo "neither cgroup v1 (cpu and cpuacct under $CG_ROOT) nor cgroup v2 with the cpu controller is available: no CPU budgets on this machine" >&2
-        exit 1
+        echo "neither cgroup v1 (cpu and cpuacct under $CG_ROOT) nor cgroup v2 with the cpu controller is available: no CPU budgets on this machine: not run" >&2
+        exit 77
     fi
 }
 cg_dirs() { # NAME: the group's folders
