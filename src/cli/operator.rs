@@ -124,7 +124,9 @@ fn report(acted: &Acted, json: bool) {
         Action::Closing => "closed",
         Action::EarlyEnd => "ended early",
     };
-    if acted.already {
+    if acted.already && acted.action == Action::Resume {
+        outln!("{what} is not suspended: nothing to resume (nothing recorded)");
+    } else if acted.already {
         outln!(
             "{what} was {done} already, at {} (nothing recorded)",
             acted.at

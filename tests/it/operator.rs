@@ -84,11 +84,9 @@ fn operator_routes_need_the_operator_role_and_record_who_acted() {
         send(OPERATOR, "/v1/operator/resume", Some(resume.clone())).0,
         200
     );
+    // Resuming again is answered as suspending again is: already.
     let (status, again) = send(OPERATOR, "/v1/operator/resume", Some(resume));
-    assert_eq!(
-        (status, again["error"].as_str()),
-        (409, Some("not_suspended"))
-    );
+    assert_eq!((status, &again["already"]), (200, &json!(true)), "{again}");
     let (status, sold) = send(TOKEN, "/v1/sales", Some(sale));
     assert_eq!(status, 200, "{sold}");
     let id = sold["id"].as_str().unwrap();
@@ -300,21 +298,33 @@ fn the_commands_answer_and_refuse_with_their_exit_codes() {
     );
     let sold = run(&["sell", "--game", "tresors-ensables", "--json"], 1).json();
     assert_eq!(sold["error"], "suspended");
+    // The emission is not suspended, its block 1 is: a resume of the
+    // emission is refused, naming the block's suspension.
     let refused = run(&["resume", "--emission", "1", "--reason", "x", "--json"], 1).json();
     assert_eq!(refused["error"], "not_suspended");
-    run(
-        &[
-            "resume",
-            "--emission",
-            "1",
-            "--block",
-            "1",
-            "--reason",
-            "ok",
-            "--by",
-            "ops.2",
-        ],
-        0,
+    assert!(
+        refused["message"].as_str().unwrap().contains("--block 1"),
+        "{refused}"
+    );
+    let resume_block = [
+        "resume",
+        "--emission",
+        "1",
+        "--block",
+        "1",
+        "--reason",
+        "ok",
+        "--by",
+        "ops.2",
+    ];
+    run(&resume_block, 0);
+    // Resumed twice: answered as a second suspend is (exit 0, nothing
+    // recorded), not refused.
+    let again = run(&resume_block, 0);
+    assert!(
+        again.stdout.contains("is not suspended: nothing to resume"),
+        "{}",
+        again.stdout
     );
     for bad in [
         &["suspend", "--emission", "1", "--reason", "", "--json"][..],

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Mutex;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use ticket_issuer::ledger::ops::PlayAction;
 use ticket_issuer::redeem::Redeemer;
 use ticket_issuer::unit_id::UnitId;
@@ -301,6 +301,19 @@ fn a_play_reveals_one_roll_at_a_time_as_an_independent_replay_says() {
         }
         let e = r.play(id, PlayAction::Step(last as u32 + 1)).unwrap_err();
         assert_eq!(e.code(), "play_over", "{e}");
+        // A step retried once the play is over answers the play as it is
+        // now: over, with its end and prize (issue 39: a client that
+        // trusts `over` must not go on).
+        for n in 1..=last as u32 {
+            let again = serde_json::to_value(r.play(id, PlayAction::Step(n)).unwrap()).unwrap();
+            assert_eq!(
+                (&again["replayed"], &again["over"]),
+                (&json!(true), &json!(true)),
+                "step {n} retried: {again}"
+            );
+            assert_eq!(cents(again["prize"].as_str().unwrap()), expected_prize);
+            assert_eq!(again["end"] == "stopped", stop_at.is_some(), "{again}");
+        }
         let state = serde_json::to_value(r.play_state(id).unwrap()).unwrap();
         assert_eq!(cents(state["prize"].as_str().unwrap()), expected_prize);
         // Redemption pays exactly the replayed prize, and only as played.

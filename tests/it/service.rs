@@ -623,6 +623,25 @@ fn a_rewritten_leaf_hash_is_caught_by_the_signed_heads() {
 // The real service over 127.0.0.1
 // ---------------------------------------------------------------------------
 
+/// The category API.md §Errors gives each status: one each, so a client
+/// may take either.
+fn category_of(status: u16) -> &'static str {
+    match status {
+        400 => "invalid_input",
+        401 => "unauthorized",
+        403 => "forbidden",
+        404 => "not_found",
+        405 => "method_not_allowed",
+        408 => "timeout",
+        409 => "conflict",
+        410 => "gone",
+        413 => "too_large",
+        422 => "rejected",
+        503 => "unavailable",
+        _ => "internal",
+    }
+}
+
 #[test]
 fn the_service_redeems_refuses_by_kind_batches_and_counts_401s() {
     let (dir, store) = store_copy();
@@ -683,6 +702,7 @@ fn the_service_redeems_refuses_by_kind_batches_and_counts_401s() {
         let (got, e) = post(&a, &server, "/v1/redemptions", body);
         assert_eq!((got, e["error"].as_str()), (status, Some(error)), "{e}");
         assert_eq!(e["kind"], "error");
+        assert_eq!(e["category"], category_of(status), "{e}");
     }
     // A wrong check code says the same whether the unit was redeemed or not.
     let mut wrong_first = first.clone();
@@ -742,8 +762,10 @@ fn the_service_redeems_refuses_by_kind_batches_and_counts_401s() {
     );
     // 401s: no token, a wrong one, a near miss.
     for token in [None, Some("wrong"), Some(&TOKEN[..TOKEN.len() - 1])] {
-        let (status, _) = call(&a, "GET", &server.url("/healthz"), token, None).unwrap();
+        let (status, text) = call(&a, "GET", &server.url("/healthz"), token, None).unwrap();
         assert_eq!(status, 401);
+        let e: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(e["category"], "unauthorized", "{e}");
     }
     let (status, _) = call(
         &a,
@@ -763,6 +785,7 @@ fn the_service_redeems_refuses_by_kind_batches_and_counts_401s() {
         (404, Some("error"), Some("no_route")),
         "{e}"
     );
+    assert_eq!(e["category"], "not_found", "{e}");
     assert!(
         e["message"].as_str().unwrap().contains("/v1/nowhere"),
         "{e}"
@@ -774,6 +797,7 @@ fn the_service_redeems_refuses_by_kind_batches_and_counts_401s() {
         (405, Some("method_not_allowed")),
         "{e}"
     );
+    assert_eq!(e["category"], category_of(405), "{e}");
     let (status, _) = call(&a, "GET", &server.url("/v1/nowhere"), None, None).unwrap();
     assert_eq!(status, 401);
     assert_eq!(get(&a, &server, "/healthz").0, 200);

@@ -165,13 +165,7 @@ fn refusal(status: StatusCode, error: &'static str, message: String) -> Response
         category: &'a str,
         message: String,
     }
-    let category = if status == StatusCode::SERVICE_UNAVAILABLE {
-        "unavailable"
-    } else if status.is_client_error() {
-        "invalid_input"
-    } else {
-        "internal"
-    };
+    let category = category_of(status);
     with_code(
         json_response(
             status,
@@ -184,6 +178,28 @@ fn refusal(status: StatusCode, error: &'static str, message: String) -> Response
         ),
         error,
     )
+}
+
+/// The category of a refusal the service makes, by its status: the kind
+/// whose status it is (API.md §Errors: each category has one status), or,
+/// for the statuses no kind of the library has, the service's own
+/// (`unauthorized` 401, `forbidden` 403, `method_not_allowed` 405,
+/// `timeout` 408, `too_large` 413).
+pub(crate) fn category_of(status: StatusCode) -> &'static str {
+    match status {
+        StatusCode::BAD_REQUEST => "invalid_input",
+        StatusCode::UNAUTHORIZED => "unauthorized",
+        StatusCode::FORBIDDEN => "forbidden",
+        StatusCode::NOT_FOUND => "not_found",
+        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+        StatusCode::REQUEST_TIMEOUT => "timeout",
+        StatusCode::CONFLICT => "conflict",
+        StatusCode::GONE => "gone",
+        StatusCode::PAYLOAD_TOO_LARGE => "too_large",
+        StatusCode::UNPROCESSABLE_ENTITY => "rejected",
+        StatusCode::SERVICE_UNAVAILABLE => "unavailable",
+        _ => "internal",
+    }
 }
 
 /// `response`, marked with its error code for the access log.

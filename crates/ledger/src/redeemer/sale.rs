@@ -404,7 +404,19 @@ impl Redeemer {
         let mut view = match action {
             PlayAction::Step(n) => {
                 let step = &tape.first(n)[(n as usize - 1).min(tape.steps.len())..];
-                PlayView::at(id, &tape, n, false, step)
+                match &played.play.ended {
+                    // A step retried once the play is over (stopped or
+                    // ended since): the step again, and the play as it is
+                    // now, over, so a client that trusts `over` stops.
+                    Some(_) if played.replayed => PlayView::at(
+                        id,
+                        &tape,
+                        played.play.steps,
+                        played.play.stop().is_some(),
+                        step,
+                    ),
+                    _ => PlayView::at(id, &tape, n, false, step),
+                }
             }
             PlayAction::Stop => PlayView::at(id, &tape, played.play.steps, true, &[]),
         };

@@ -134,12 +134,34 @@ impl Batch<'_> {
                     at: why.at.clone(),
                 }));
             }
-            let held = a.block.and_then(|b| gate.suspended(b)).map(|(_, why)| {
-                format!(
-                    "the whole emission is suspended since {}: resume it without --block",
-                    why.at
-                )
-            });
+            let held = match a.block {
+                Some(b) => gate.suspended(b).map(|(_, why)| {
+                    format!(
+                        "the whole emission is suspended since {}: resume it without --block",
+                        why.at
+                    )
+                }),
+                None => gate
+                    .blocks
+                    .iter()
+                    .find_map(|(b, s)| s.suspended.as_ref().map(|why| (b, why)))
+                    .map(|(b, why)| {
+                        format!(
+                            "block {b} is suspended since {}: resume it with --block {b}",
+                            why.at
+                        )
+                    }),
+            };
+            // Nothing suspended at this level nor holding it: resumed
+            // already (a retry, another operator's resume). As a second
+            // suspend is, it is answered, recording nothing (issue 39).
+            if held.is_none() {
+                return Ok(Ok(Done::Acted {
+                    seq: None,
+                    at: self.at.to_string(),
+                    already: true,
+                }));
+            }
             return Ok(Err(Error::NotSuspended {
                 game: game.slug(),
                 emission: a.emission,
