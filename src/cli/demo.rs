@@ -82,7 +82,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     }
     let secrets = store.secrets()?;
     let game = Game::ILE_AU_TRESOR;
-    let number = store.emissions(game).last().map_or(1, |n| n + 1);
+    let number = store.next_emission_number();
     let emission = Emission::new(store, game, number);
     outln!(
         "2. generating emission {number}: one block of {} units of {} at 1 €",

@@ -21,6 +21,10 @@ pub struct Args {
     /// Generate exactly this block number (from 1).
     #[arg(long, conflicts_with_all = ["blocks", "until_block"], value_parser = clap::value_parser!(u32).range(1..))]
     pub block: Option<u32>,
+    /// With --block: make it even past the emission's next block, leaving
+    /// a gap (refused otherwise: `block_gap`).
+    #[arg(long, requires = "block")]
+    pub allow_gap: bool,
     /// Generate this many blocks (at least 1), numbered on from the
     /// emission's last one.
     #[arg(long, conflicts_with = "until_block", value_parser = clap::value_parser!(u32).range(1..))]
@@ -74,12 +78,13 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     }
     let secrets = store.secrets()?;
     let choice = match (args.block, args.until_block, args.blocks) {
+        (Some(b), _, _) if args.allow_gap => BlockChoice::LeavingGap(b),
         (Some(b), _, _) => BlockChoice::Number(b),
         (None, Some(m), _) => BlockChoice::Until(m),
         (None, None, n) => BlockChoice::Count(n.unwrap_or(1)),
     };
     let count = match choice {
-        BlockChoice::Number(_) => 1,
+        BlockChoice::Number(_) | BlockChoice::LeavingGap(_) => 1,
         BlockChoice::Count(n) | BlockChoice::Until(n) => u64::from(n),
     };
     let pool = rayon::ThreadPoolBuilder::new()

@@ -708,3 +708,76 @@ fn a_manifest_being_rewritten_is_never_read_torn() {
         "{sales} sales, {reads} reads while generating"
     );
 }
+
+/// An emission number names one emission in a store: a new emission of
+/// one game whose number another game's has is refused with the next free
+/// number, before anything is written; and `--block B` past the
+/// emission's next block is refused (`block_gap`, naming what to do)
+/// unless `--allow-gap` asks for the gap (issue 39).
+#[test]
+fn generate_refuses_a_taken_emission_number_and_a_gap_unless_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let te = |args: &[&str], code: i32| {
+        let mut all = vec!["generate", "--game", "tresors-ensables", "--units", "1000"];
+        all.extend_from_slice(args);
+        issuer(&store, &all).expect_code(code)
+    };
+    te(&["--emission", "1", "--json"], 0);
+    // L'île au trésor's emission 1 beside Trésors Ensablés' emission 1.
+    let taken = issuer(
+        &store,
+        &[
+            "generate",
+            "--game",
+            "ile-au-tresor",
+            "--emission",
+            "1",
+            "--price",
+            "1",
+            "--json",
+        ],
+    )
+    .expect_code(1)
+    .json();
+    assert_eq!(taken["error"], "emission_number_taken", "{taken}");
+    let message = taken["message"].as_str().unwrap();
+    assert!(
+        message.contains("tresors-ensables") && message.contains("--emission 2"),
+        "{message}"
+    );
+    assert!(
+        !emission_dir_of("ile-au-tresor", &store, 1).exists(),
+        "nothing written"
+    );
+    // A gap: refused, naming the next block; asked for, made.
+    let gap = te(&["--emission", "1", "--block", "3", "--json"], 2).json();
+    assert_eq!(gap["error"], "block_gap", "{gap}");
+    let message = gap["message"].as_str().unwrap();
+    assert!(
+        message.contains("--block 2") && message.contains("--allow-gap"),
+        "{message}"
+    );
+    assert!(!store
+        .join("emissions/tresors-ensables/e000001/b000003.tkb")
+        .exists());
+    te(
+        &["--emission", "1", "--block", "3", "--allow-gap", "--json"],
+        0,
+    );
+    te(&["--emission", "1", "--block", "2", "--json"], 0);
+    let blocks: Vec<u64> = manifest_in(&emission_dir_of("tresors-ensables", &store, 1))["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["block"].as_u64().unwrap())
+        .collect();
+    assert_eq!(blocks.len(), 3, "{blocks:?}");
+    // The demo takes the next number no game has.
+    let demo = issuer(&store, &["demo", "-q"]).expect_code(0);
+    assert!(
+        emission_dir_of("ile-au-tresor", &store, 2).is_dir(),
+        "{}",
+        demo.stdout
+    );
+}

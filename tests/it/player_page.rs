@@ -49,20 +49,30 @@ use crate::redeem::{hash_of, rfc9162_inclusion_root, rfc_leaf_hash, Hash};
 const TE_UNITS: u32 = 300;
 
 /// A store with both games on sale: a copy of the shared L'île au trésor
-/// block (emission 1, 1 €) and a Trésors Ensablés block (emission 1),
+/// block (emission 1, 1 €) and a Trésors Ensablés block (emission
+/// [`TE_EMISSION`]: an emission number names one emission in a store),
 /// both closed.
 fn two_game_store() -> (TempDir, PathBuf) {
     let (dir, store, _) = shared_block(100).copy_store();
-    generate_te(&store, 1, TE_UNITS);
-    for game in ["ile-au-tresor", "tresors-ensables"] {
-        issuer(&store, &["close", "--emission", "1", "--game", game]).expect_code(0);
+    generate_te(&store, TE_EMISSION, TE_UNITS);
+    for emission in ["1", "2"] {
+        issuer(&store, &["close", "--emission", emission]).expect_code(0);
     }
     (dir, store)
 }
 
-/// The ID of unit `index` of block 1 of `game`'s emission 1.
+/// The Trésors Ensablés emission of [`two_game_store`].
+const TE_EMISSION: u32 = 2;
+
+/// The ID of unit `index` of block 1 of `game`'s emission in
+/// [`two_game_store`].
 fn unit_id(store: &Path, game: Game, index: u32) -> String {
-    valid_id_of(store, game, 1, 1, index)
+    let emission = if game == Game::TRESORS_ENSABLES {
+        TE_EMISSION
+    } else {
+        1
+    };
+    valid_id_of(store, game, emission, 1, index)
 }
 
 /// Records units 0 … `index` − 1 of `game` as sold, so the next sale is

@@ -20,6 +20,7 @@ use crate::shares::{Contributions, GivenShares, SeedShares};
 use crate::store::{Secrets, Store};
 use crate::verify::file_sha256;
 
+pub use crate::block_choice::BlockChoice;
 use crate::manifest::MANIFEST_KIND;
 pub use crate::manifest::{claims_deadline, manifest_game, Manifest, ManifestBlock};
 use crate::reveal::REVEAL_KIND;
@@ -47,18 +48,6 @@ impl Pending {
     fn last_block(&self) -> u32 {
         self.first_block + self.count.saturating_sub(1)
     }
-}
-
-/// Which blocks to generate.
-#[derive(Clone, Copy, Debug)]
-pub enum BlockChoice {
-    /// Exactly this block number.
-    Number(u32),
-    /// This many more blocks, numbered on from the emission's last.
-    Count(u32),
-    /// Every block from 1 to this one that the emission lacks; with none
-    /// lacking, nothing is made (safe to rerun).
-    Until(u32),
 }
 
 /// How many times a reader reads a manifest and its signature that do not
@@ -443,6 +432,9 @@ impl<'s> Emission<'s> {
                 emission: self.number,
             });
         }
+        if !self.dir().is_dir() {
+            self.store.check_emission_number_free(game, self.number)?;
+        }
         let trusted = secrets.signing.verifying_key();
         std::fs::create_dir_all(self.dir()).map_err(|e| Error::io(&self.dir(), e))?;
         let _lock = self.lock()?;
@@ -531,7 +523,7 @@ impl<'s> Emission<'s> {
             units: Some(self.units),
         };
         let wanted = match choice {
-            BlockChoice::Number(b) => plan(b, 1, true, false),
+            BlockChoice::Number(b) | BlockChoice::LeavingGap(b) => plan(b, 1, true, false),
             BlockChoice::Count(n) => plan(last + 1, n, false, false),
             BlockChoice::Until(m) => {
                 let first = (1..=m).find(|b| !listed(*b)).unwrap_or(m + 1);
@@ -560,16 +552,24 @@ impl<'s> Emission<'s> {
             return Err(self.unfinished(&saved));
         }
         match choice {
-            BlockChoice::Number(0) | BlockChoice::Until(0) => {
+            BlockChoice::Number(0) | BlockChoice::LeavingGap(0) | BlockChoice::Until(0) => {
                 return Err(Error::InvalidBlockChoice {
                     emission: self.number,
                     reason: "blocks are numbered from 1",
                 })
             }
-            BlockChoice::Number(b) => {
+            BlockChoice::Number(b) | BlockChoice::LeavingGap(b) => {
                 let file = self.store.block_path(self.game, self.number, b);
                 if listed(b) || file.exists() {
                     return Err(Error::AlreadyExists { path: file });
+                }
+                if b > last + 1 && matches!(choice, BlockChoice::Number(_)) {
+                    let (emission, next) = (self.number, last + 1);
+                    return Err(Error::BlockGap {
+                        emission,
+                        block: b,
+                        next,
+                    });
                 }
             }
             BlockChoice::Until(_) if wanted.count == 0 => return Ok(None),

@@ -59,6 +59,7 @@ pub mod analysis;
 
 // The issuer's store and its emissions.
 pub mod audit;
+pub mod block_choice;
 pub mod emission;
 pub mod evidence;
 pub mod export;

@@ -179,6 +179,32 @@ impl Store {
         numbers
     }
 
+    /// Refuses a new emission `number` of `game` whose number another
+    /// game's emission has already: an emission number names one
+    /// emission in a store, so no later command needs `--game` to tell
+    /// them apart (issue 39). The next free number is named.
+    pub fn check_emission_number_free(&self, game: Game, number: u32) -> Result<(), Error> {
+        let Some(taken_by) =
+            Game::all().find(|g| *g != game && self.emission_dir(*g, number).is_dir())
+        else {
+            return Ok(());
+        };
+        Err(Error::EmissionNumberTaken {
+            emission: number,
+            taken_by: taken_by.slug(),
+            next: self.next_emission_number(),
+        })
+    }
+
+    /// The next emission number no game's emission has in this store.
+    pub fn next_emission_number(&self) -> u32 {
+        Game::all()
+            .filter_map(|g| self.emissions(g).last().copied())
+            .max()
+            .unwrap_or(0)
+            + 1
+    }
+
     /// The game of emission `emission`: `game` if given, else the one game
     /// that has such an emission in this store.
     pub fn emission_game(&self, emission: u32, game: Option<Game>) -> Result<Game, Error> {

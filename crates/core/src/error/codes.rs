@@ -137,6 +137,8 @@ codes! {
     PriceNeeded => "price_needed", InvalidInput;
     ParBlockMismatch => "par_block_mismatch", InvalidInput;
     ParOption => "par_option", InvalidInput;
+    EmissionNumberTaken => "emission_number_taken", Conflict;
+    BlockGap => "block_gap", InvalidInput;
 }
 
 /// An I/O error is the input's fault when the named file is missing, not

@@ -388,6 +388,26 @@ pub enum Error {
         /// The game asked for.
         asked: &'static str,
     },
+    /// A new emission whose number another game's emission has.
+    #[error("emission {emission} is {taken_by}'s already: an emission number names one emission in a store; use --emission {next} (the next free number)")]
+    EmissionNumberTaken {
+        /// The number asked for.
+        emission: u32,
+        /// The game whose emission has it.
+        taken_by: &'static str,
+        /// The next number no game's emission has.
+        next: u32,
+    },
+    /// A block asked for past the emission's next one.
+    #[error("emission {emission}: block {block} would leave a gap (the next block is {next}); generate --block {next}, or --blocks N / --until-block {block} to fill it, or add --allow-gap to leave it")]
+    BlockGap {
+        /// The emission.
+        emission: u32,
+        /// The block asked for.
+        block: u32,
+        /// The emission's next block.
+        next: u32,
+    },
     /// A closed emission, asked for more blocks.
     #[error("emission {emission}: it is closed: no more blocks may be added")]
     EmissionClosed {

@@ -91,20 +91,21 @@ impl Outcome {
                 self.position, self.rolls
             ),
             End::Gold => format!(
-                "reached the gold chest in {} rolls with {life}: wins {found} € ({opened})",
-                self.rolls
+                "reached the gold chest in {} with {life}: wins {found} € ({opened})",
+                plural(self.rolls, "roll")
             ),
             End::Stopped => format!(
-                "stopped on square {} after {} rolls with {life}: wins {found} € ({opened})",
-                self.position, self.rolls
+                "stopped on square {} after {} with {life}: wins {found} € ({opened})",
+                self.position,
+                plural(self.rolls, "roll")
             ),
         }
     }
 }
 
 /// "1 chest", "3 chests".
-fn plural(n: u8, what: &str) -> String {
-    match n {
+pub(crate) fn plural(n: impl Into<u64>, what: &str) -> String {
+    match n.into() {
         1 => format!("1 {what}"),
         n => format!("{n} {what}s"),
     }
@@ -137,13 +138,13 @@ pub struct Step {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum StopRefused {
     /// No chest opened yet: the player must roll until a first gain (3.2.4).
-    #[error("cannot stop after {rolls} rolls: no chest opened yet; the player must roll until a first gain (3.2.4, 3.2.6)")]
+    #[error("cannot stop after {}: no chest opened yet; the player must roll until a first gain (3.2.4, 3.2.6)", plural(*.rolls, "roll"))]
     BeforeFirstChest {
         /// The requested stop.
         rolls: u32,
     },
     /// Life fell to 0 at or before the requested stop (3.2.8).
-    #[error("cannot stop after {rolls} rolls: the unit was lost at roll {death_roll} (life 0); play it to the end instead")]
+    #[error("cannot stop after {}: the unit was lost at roll {death_roll} (life 0); play it to the end instead", plural(*.rolls, "roll"))]
     AfterDeath {
         /// The requested stop.
         rolls: u32,
@@ -151,13 +152,13 @@ pub enum StopRefused {
         death_roll: u32,
     },
     /// The gold chest was reached at that roll: the unit is over (3.3.5).
-    #[error("cannot stop after {rolls} rolls: roll {rolls} reached the gold chest and ended the unit; play it to the end instead")]
+    #[error("cannot stop after {}: roll {rolls} reached the gold chest and ended the unit; play it to the end instead", plural(*.rolls, "roll"))]
     AtEnd {
         /// The requested stop, the tape's last roll.
         rolls: u32,
     },
     /// The tape has fewer rolls than asked.
-    #[error("cannot stop after {rolls} rolls: the unit's dice tape has only {tape}; give a stop of at most {tape}")]
+    #[error("cannot stop after {}: the unit's dice tape has only {tape}; give a stop of at most {tape}", plural(*.rolls, "roll"))]
     BeyondTape {
         /// The requested stop.
         rolls: u32,

@@ -49,13 +49,14 @@ impl Batch<'_> {
                 return Ok(Err(Error::BadStop {
                     id: e.unit_id.clone(),
                     reason: format!(
-                        "the ledger's play {} after {} rolls; the unit is paid as played",
+                        "the ledger's play {} after {} step{}; the unit is paid as played",
                         if play.stop().is_some() {
                             "stopped"
                         } else {
                             "ended by itself"
                         },
-                        play.steps
+                        play.steps,
+                        if play.steps == 1 { "" } else { "s" }
                     ),
                 }));
             }
