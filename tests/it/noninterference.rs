@@ -226,6 +226,13 @@ fn script(run: &mut Run, unsold: &[String]) {
     // More play, then the whole surface again.
     run.play(0, &ta[2], u32::MAX, false);
     run.play(0, &ta[4], 3, true);
+    // Units played until a stop is allowed, which is taken: a unit lost
+    // before its first chest allows none, so several (the same sold units
+    // in both worlds, so the same requests).
+    for _ in 0..6 {
+        let id = run.sell(0, TE, None);
+        run.play(0, &id, u32::MAX, true);
+    }
     sweep(run, &known, "2");
 }
 

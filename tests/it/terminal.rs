@@ -159,10 +159,16 @@ fn play_in_the_terminal_ends_where_the_sealed_unit_says_and_gives_the_terminal_b
     // Trésors Ensablés: a unit that reaches the gold chest, stopped right
     // after its first chest; « Arrêter » before it is refused with the
     // rule's words.
+    // A unit a stop pays on (by the library's replay): a winning unit may
+    // reach the gold chest with no chest opened before, and allow none.
+    let replayer = crate::common::store_redeemer(&store, true);
     let te = unit(
         &store,
         &blocks.join("tresors-ensables/e000002/b000001.tkb"),
-        |u| u["prize"] != "0",
+        |u| {
+            let id: ticket_issuer::unit_id::UnitId = u["id"].as_str().unwrap().parse().unwrap();
+            (1..60).any(|s| replayer.replay(&id, Some(s)).is_ok_and(|p| p.prize != "0"))
+        },
     );
     let id = te["id"].as_str().unwrap();
     let tmux = Tmux::start("te", &play_command(&store, id));
