@@ -158,7 +158,21 @@ pub fn sell(store: &Store, args: &SellArgs) -> Result<i32, Error> {
                 ""
             }
         );
-        outln!("{}", sale.unit);
+        // What the player's screen needs is the JSON's (`--json`); a person
+        // reading the terminal gets the next step instead (issue 39).
+        if game.step_by_step() {
+            outln!(
+                "next: the player plays it step by step: issuer play {} (or --terminal); issuer show {} draws the board",
+                sale.id,
+                sale.id
+            );
+        } else {
+            outln!(
+                "next: the player sees the whole unit: issuer show {} draws it; issuer redeem {} pays it",
+                sale.id,
+                sale.id
+            );
+        }
     }
     Ok(0)
 }

@@ -687,3 +687,23 @@ fn times_have_milliseconds_and_an_older_microsecond_row_still_verifies() {
     assert_eq!(verified["ok"], true, "{verified}");
     assert_eq!(verified["log"]["size"], 3);
 }
+
+/// `sell` without `--json` speaks to a person: the sale and the next
+/// step, never the raw JSON of the player's screen (that is `--json`'s).
+#[test]
+fn sell_without_json_prints_the_sale_and_the_next_step() {
+    let (_dir, store) = te_store(10);
+    let text = issuer(&store, &["sell", "--game", "tresors-ensables"])
+        .expect_code(0)
+        .stdout;
+    assert!(text.starts_with("sold TE-1-1-0-"), "{text}");
+    assert!(
+        text.contains("next: the player plays it step by step: issuer play TE-1-1-0-"),
+        "{text}"
+    );
+    assert!(!text.contains('{') && !text.contains("\"board\""), "{text}");
+    let json = issuer(&store, &["sell", "--game", "tresors-ensables", "--json"])
+        .expect_code(0)
+        .json();
+    assert!(json["unit"]["board"].is_array(), "{json}");
+}
