@@ -141,7 +141,10 @@ impl Unit {
         let state = |rolls: u32, position: u8, life: u8, chests: u8, found_cents: u32| {
             let found = Cents::from(found_cents).to_string();
             game::State {
-                text: format!("{rolls} roll(s), square {position}, life {life}, {found} € found"),
+                text: format!(
+                    "{}, square {position}, life {life}, {found} € found",
+                    super::play::plural(rolls, "roll")
+                ),
                 fields: game::Fields::new()
                     .with("position", position)
                     .with("life", life)
