@@ -141,6 +141,11 @@ pub enum KeysCommand {
 pub fn close(store: &Store, args: &CloseArgs) -> Result<i32, Error> {
     let secrets = store.secrets()?;
     let emission = args.emission.open(store)?;
+    // Closed before, and nothing asked of it now: a second close says so.
+    let already = args.claims_until.is_none()
+        && emission
+            .require_manifest(&secrets.signing.verifying_key())
+            .is_ok_and(|m| m.closed);
     let manifest = emission.close_until(&secrets, args.claims_until.as_deref())?;
     if args.json {
         print_json(
@@ -151,15 +156,25 @@ pub fn close(store: &Store, args: &CloseArgs) -> Result<i32, Error> {
                 block: None,
                 blocks: Some(manifest.blocks.len()),
                 out: None,
+                already: Some(already),
             },
         );
         return Ok(0);
     }
-    outln!(
-        "emission {} is closed: {} block(s); no more may be added",
-        args.emission.emission,
-        manifest.blocks.len()
-    );
+    let blocks = super::out::plural(manifest.blocks.len() as u64, "block");
+    if already {
+        outln!(
+            "{} emission {} was closed already ({blocks}): nothing changed",
+            emission.game.slug(),
+            args.emission.emission
+        );
+    } else {
+        outln!(
+            "{} emission {} is closed: {blocks}; no more may be added",
+            emission.game.slug(),
+            args.emission.emission
+        );
+    }
     Ok(0)
 }
 
@@ -175,6 +190,9 @@ struct Written {
     blocks: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     out: Option<String>,
+    /// `close`: the emission was closed before this run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    already: Option<bool>,
 }
 
 /// Runs `reveal`.
@@ -237,6 +255,7 @@ pub fn reveal(store: &Store, args: &RevealArgs) -> Result<i32, Error> {
                 block: None,
                 blocks: Some(reveal.blocks.len()),
                 out: Some(to.clone()),
+                already: None,
             },
         );
     }
@@ -333,6 +352,7 @@ pub fn keys(store: &Store, cmd: &KeysCommand) -> Result<i32, Error> {
                 block: *block,
                 blocks: None,
                 out: Some(to.clone()),
+                already: None,
             },
         );
     }

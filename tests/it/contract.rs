@@ -823,7 +823,7 @@ fn every_reporting_command_takes_json() {
     assert_eq!(again.json()["kind"], "error", "{}", again.stdout);
 
     let closed = issuer(s, &["close", "--emission", "1", "--json"]).expect_code(0);
-    let closed = envelope(&closed, "close", &["game", "emission", "blocks"]);
+    let closed = envelope(&closed, "close", &["game", "emission", "blocks", "already"]);
     assert_eq!(
         (closed["emission"].as_u64(), closed["blocks"].as_u64()),
         (Some(1), Some(1))

@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::{issuer, names, Run, ISSUER};
-use serde_json::Value;
+use serde_json::{json, Value};
 use tempfile::TempDir;
 use ticket_issuer::derive;
 use ticket_issuer::game::Game;
@@ -779,5 +779,45 @@ fn generate_refuses_a_taken_emission_number_and_a_gap_unless_asked() {
         emission_dir_of("ile-au-tresor", &store, 2).is_dir(),
         "{}",
         demo.stdout
+    );
+}
+
+/// `close` names the game, counts in the right number, and a second
+/// close says it changed nothing (exit 0 both times; `already` in JSON).
+#[test]
+fn close_names_the_game_and_a_second_close_says_nothing_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let args = [
+        "generate",
+        "--game",
+        "tresors-ensables",
+        "--emission",
+        "3",
+        "--units",
+        "100",
+    ];
+    issuer(&store, &args).expect_code(0);
+    let first = issuer(&store, &["close", "--emission", "3"])
+        .expect_code(0)
+        .stdout;
+    assert_eq!(
+        first.trim(),
+        "tresors-ensables emission 3 is closed: 1 block; no more may be added"
+    );
+    let again = issuer(&store, &["close", "--emission", "3"])
+        .expect_code(0)
+        .stdout;
+    assert_eq!(
+        again.trim(),
+        "tresors-ensables emission 3 was closed already (1 block): nothing changed"
+    );
+    let json = issuer(&store, &["close", "--emission", "3", "--json"])
+        .expect_code(0)
+        .json();
+    assert_eq!(
+        (&json["already"], &json["blocks"]),
+        (&json!(true), &json!(1)),
+        "{json}"
     );
 }
