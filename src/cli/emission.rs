@@ -197,6 +197,15 @@ struct Written {
 
 /// Runs `reveal`.
 pub fn reveal(store: &Store, args: &RevealArgs) -> Result<i32, Error> {
+    // The seeds go to a file, or to standard output when asked (`-o -`)
+    // or piped: never onto a terminal's screen by default (issue 39).
+    // Refused before anything is revealed.
+    if args.out.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return Err(Error::SecretToTerminal {
+            what: "the seeds",
+            remedy: "give -o FILE, or -o - to print them",
+        });
+    }
     let secrets = store.secrets()?;
     // The output is checked (not in keys/, not existing) before anything
     // is revealed.

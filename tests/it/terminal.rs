@@ -226,3 +226,39 @@ fn play_in_the_terminal_refuses_without_a_terminal() {
     assert!(run.stderr.contains("needs a terminal"), "{}", run.stderr);
     assert!(run.stderr.contains("--steps DIR"), "{}", run.stderr);
 }
+
+/// `reveal` without `-o` never prints the seeds onto a terminal: refused
+/// (`secret_to_terminal`, exit 2) before anything is revealed, naming
+/// `-o FILE` and `-o -`; piped, the seeds go to standard output as asked.
+#[test]
+fn reveal_refuses_to_print_the_seeds_onto_a_terminal() {
+    let (_dir, store) = crate::common::te_store(20);
+    issuer(
+        &store,
+        &[
+            "end-claims",
+            "--emission",
+            "1",
+            "--force",
+            "--reason",
+            "test",
+        ],
+    )
+    .expect_code(0);
+    let command = format!(
+        "{} --store {} reveal --emission 1; echo EXIT=$?; sleep 60",
+        env!("CARGO_BIN_EXE_issuer"),
+        store.display()
+    );
+    let tmux = Tmux::start("reveal", &command);
+    let pane = tmux.wait_for("EXIT=");
+    assert!(pane.contains("EXIT=2"), "{pane}");
+    assert!(
+        pane.contains("secret until published") && pane.contains("-o -"),
+        "{pane}"
+    );
+    assert!(!pane.contains("\"seed"), "no seed on the screen: {pane}");
+    // Piped (not a terminal): the reveal file on standard output.
+    let piped = issuer(&store, &["reveal", "--emission", "1"]).expect_code(0);
+    assert!(piped.stdout.contains("\"blocks\""), "{}", piped.stdout);
+}

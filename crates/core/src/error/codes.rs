@@ -139,6 +139,7 @@ codes! {
     ParOption => "par_option", InvalidInput;
     EmissionNumberTaken => "emission_number_taken", Conflict;
     BlockGap => "block_gap", InvalidInput;
+    SecretToTerminal => "secret_to_terminal", InvalidInput;
 }
 
 /// An I/O error is the input's fault when the named file is missing, not

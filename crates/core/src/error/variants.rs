@@ -388,6 +388,14 @@ pub enum Error {
         /// The game asked for.
         asked: &'static str,
     },
+    /// Secrets asked for with no output named, onto a terminal.
+    #[error("{what} are secret until published and standard output is a terminal: {remedy}")]
+    SecretToTerminal {
+        /// What would have been printed.
+        what: &'static str,
+        /// What to do instead.
+        remedy: &'static str,
+    },
     /// A new emission whose number another game's emission has.
     #[error("emission {emission} is {taken_by}'s already: an emission number names one emission in a store; use --emission {next} (the next free number)")]
     EmissionNumberTaken {
