@@ -7,7 +7,8 @@
 #              emission 1, one closed 450,000-unit block at 1 €); N IDs
 #              spread over the block in "$work/ids"
 #   serve STORE [serve args…]   starts `issuer serve` on 127.0.0.1:0 with
-#              $token; appends its pid to servers and its URL to $urls
+#              $token; appends its pid to servers and its URL to $urls;
+#              with SERVE_BUDGET=NAME, in that CPU budget (cpu_budget.sh)
 #   stop_servers   SIGTERM to each server, waits
 #   mark_sold STORE [--ledger URL]   records those IDs as sold in that
 #              ledger, untimed (a redemption requires a sale, issue 13)
@@ -53,8 +54,13 @@ serve() { # store [serve args…]; appends the node's URL to $urls
     local store=$1; shift
     echo "bench:$token" >"$store.tokens"
     chmod 600 "$store.tokens"
-    "$ISSUER" --store "$store" serve --listen 127.0.0.1:0 --token-file "$store.tokens" "$@" \
-        >"$store.out" 2>"$store.err" &
+    # A URL left by an earlier run of this store is not this server's.
+    rm -f "$store.out"
+    (
+        [ -z "${SERVE_BUDGET:-}" ] || budget_enter "$SERVE_BUDGET"
+        exec "$ISSUER" --store "$store" serve --listen 127.0.0.1:0 --token-file "$store.tokens" "$@" \
+            >"$store.out" 2>"$store.err"
+    ) &
     servers+=($!)
     for _ in $(seq 200); do [ -s "$store.out" ] && break; sleep 0.05; done
     [ -s "$store.out" ] || { cat "$store.err" >&2; exit 1; }

@@ -77,9 +77,9 @@ phase() {
     urls=""
     for ((i = 1; i <= n; i++)); do
         budget_make "node$i" "$cpus"
-        # `serve` appends to servers and urls in this shell: the budget is
-        # entered by the server's own subshell.
-        serve_in "node$i" "${nodes[i - 1]}" --ledger "$url"
+        # `serve` appends to servers and urls in this shell; the budget
+        # is entered by the server's own subshell.
+        SERVE_BUDGET="node$i" serve "${nodes[i - 1]}" --ledger "$url"
     done
     local pg0 pg1 n0=0 n1=0 out
     pg0=$(budget_usage pg)
@@ -100,18 +100,6 @@ phase() {
     [ "$(psql_q 'SELECT COUNT(*) FROM redemptions')" = "$redeemed" ] \
         || { echo "the ledger holds another count of redemptions than the $redeemed answered" >&2; exit 1; }
     for ((i = 1; i <= n; i++)); do budget_drop "node$i"; done
-}
-serve_in() { # group store [serve args…]: `serve` with the server in the group
-    local group=$1 store=$2; shift 2
-    echo "bench:$token" >"$store.tokens"
-    chmod 600 "$store.tokens"
-    rm -f "$store.out"
-    (budget_enter "$group" && exec "$ISSUER" --store "$store" serve --listen 127.0.0.1:0 \
-        --token-file "$store.tokens" "$@" >"$store.out" 2>"$store.err") &
-    servers+=($!)
-    for _ in $(seq 200); do [ -s "$store.out" ] && break; sleep 0.05; done
-    [ -s "$store.out" ] || { cat "$store.err" >&2; exit 1; }
-    urls="${urls:+$urls,}$(sed 's/^listening on //' "$store.out")"
 }
 
 printf '\n%-34s %14s %12s %12s %10s\n' "phase" "redemptions/s" "node µs/red" "PG µs/red" "p99 ms"

@@ -161,7 +161,7 @@ pub fn close(store: &Store, args: &CloseArgs) -> Result<i32, Error> {
         );
         return Ok(0);
     }
-    let blocks = super::out::plural(manifest.blocks.len() as u64, "block");
+    let blocks = ticket_issuer::words::plural(manifest.blocks.len() as u64, "block");
     if already {
         outln!(
             "{} emission {} was closed already ({blocks}): nothing changed",

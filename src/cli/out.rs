@@ -72,11 +72,3 @@ macro_rules! out {
         $crate::cli::out::fmt(format_args!($($arg)*), false)
     };
 }
-
-/// "1 block", "3 blocks": a count and its noun, in the right number.
-pub fn plural(n: impl Into<u64>, noun: &str) -> String {
-    match n.into() {
-        1 => format!("1 {noun}"),
-        n => format!("{n} {noun}s"),
-    }
-}

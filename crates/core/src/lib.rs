@@ -48,6 +48,7 @@ pub mod record;
 pub mod rng;
 pub mod seal;
 pub mod verify;
+pub mod words;
 
 // The games, their money and their unit IDs.
 pub mod game;

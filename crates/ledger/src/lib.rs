@@ -10,7 +10,7 @@
 // The core's modules, under the names this crate's modules use.
 pub(crate) use ticket_issuer_core::{
     block, derive, emission, error, evidence, fsutil, game, merkle, money, record, records_key,
-    seal, stats, store, unit_id, verify,
+    seal, stats, store, unit_id, verify, words,
 };
 
 pub mod governance;

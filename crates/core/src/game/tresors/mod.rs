@@ -135,7 +135,7 @@ impl super::GameRules for Rules {
     fn early_stop_refusal(&self, rolls: u32) -> String {
         format!(
             "no chest opened after {}; the player must roll until a first gain (3.2.4, 3.2.6)",
-            play::plural(rolls, "roll")
+            crate::words::plural(rolls, "roll")
         )
     }
 }

@@ -1,6 +1,7 @@
 //! The play engine: a unit played one roll at a time (life, chests, the
 //! gold chest), the stops the rules allow (3.2.4, 3.2.6) and the outcome.
 
+use crate::words::plural;
 use serde::Serialize;
 
 use super::{Square, Unit, GOLD_SQUARE, MAX_LIFE};
@@ -100,14 +101,6 @@ impl Outcome {
                 plural(self.rolls, "roll")
             ),
         }
-    }
-}
-
-/// "1 chest", "3 chests".
-pub(crate) fn plural(n: impl Into<u64>, what: &str) -> String {
-    match n.into() {
-        1 => format!("1 {what}"),
-        n => format!("{n} {what}s"),
     }
 }
 

@@ -143,7 +143,7 @@ impl Unit {
             game::State {
                 text: format!(
                     "{}, square {position}, life {life}, {found} € found",
-                    super::play::plural(rolls, "roll")
+                    crate::words::plural(rolls, "roll")
                 ),
                 fields: game::Fields::new()
                     .with("position", position)

@@ -49,14 +49,13 @@ impl Batch<'_> {
                 return Ok(Err(Error::BadStop {
                     id: e.unit_id.clone(),
                     reason: format!(
-                        "the ledger's play {} after {} step{}; the unit is paid as played",
+                        "the ledger's play {} after {}; the unit is paid as played",
                         if play.stop().is_some() {
                             "stopped"
                         } else {
                             "ended by itself"
                         },
-                        play.steps,
-                        if play.steps == 1 { "" } else { "s" }
+                        crate::words::plural(play.steps, "step")
                     ),
                 }));
             }

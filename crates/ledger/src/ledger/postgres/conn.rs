@@ -42,6 +42,21 @@ pub(super) type Pool = r2d2::Pool<Manager>;
 /// per connection, not once per transaction (a prepare is a round trip).
 pub(super) type Statements = HashMap<&'static str, postgres::Statement>;
 
+/// `sql` prepared on `client`, once a connection: from `statements`, or
+/// prepared now and kept there.
+pub(super) fn prepared(
+    client: &mut impl postgres::GenericClient,
+    statements: &mut Statements,
+    sql: &'static str,
+) -> Result<postgres::Statement, postgres::Error> {
+    if let Some(s) = statements.get(sql) {
+        return Ok(s.clone());
+    }
+    let s = client.prepare(sql)?;
+    statements.insert(sql, s.clone());
+    Ok(s)
+}
+
 /// A pooled connection with its prepared statements.
 pub(super) struct PgConn {
     pub(super) client: postgres::Client,

@@ -2,8 +2,8 @@
 //! errors, and a unit's row looked up.
 
 use super::conn::{
-    db_text, redact, refusal, small, writers, Manager, PgConn, Pool, CONNECT_TIMEOUT, POOL_SIZE,
-    SESSION_TIMEOUTS,
+    db_text, prepared, redact, refusal, small, writers, Manager, PgConn, Pool, CONNECT_TIMEOUT,
+    POOL_SIZE, SESSION_TIMEOUTS,
 };
 use super::sql::{sale_row, SALE_ROW};
 use std::path::PathBuf;
@@ -159,8 +159,7 @@ impl PgLedger {
         }))
     }
 
-    /// The first row of `sql` whose first four parameters are the unit `u`.
-    /// One row of the unit `u` by `sql` (its four key parameters), a
+    /// The first row of `sql` whose four parameters are the unit `u`, a
     /// statement prepared once a connection, outside any transaction.
     pub(super) fn unit_row(
         &self,
@@ -169,14 +168,7 @@ impl PgLedger {
     ) -> Result<Option<postgres::Row>, Error> {
         let mut conn = self.conn()?;
         let PgConn { client, statements } = &mut *conn;
-        let statement = match statements.get(sql) {
-            Some(s) => s.clone(),
-            None => {
-                let s = client.prepare(sql).map_err(|e| self.read_error(&e))?;
-                statements.insert(sql, s.clone());
-                s
-            }
-        };
+        let statement = prepared(client, statements, sql).map_err(|e| self.read_error(&e))?;
         client
             .query_opt(
                 &statement,

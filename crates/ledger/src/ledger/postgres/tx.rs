@@ -1,7 +1,7 @@
 //! [`PgTx`]: one transaction's [`LedgerTx`], each entry committed queued
 //! for the sequencer.
 
-use super::conn::{small, Statements};
+use super::conn::{prepared, small, Statements};
 use super::ledger::PgLedger;
 use super::sql::{sale_row, FIRST_UNSOLD, INSERT_REDEMPTION, INSERT_REDEMPTIONS, SALE_ROW};
 use std::collections::HashMap;
@@ -85,12 +85,7 @@ pub(super) fn owned(p: Place) -> OwnedPlace {
 
 impl PgTx<'_, '_> {
     pub(super) fn statement(&mut self, sql: &'static str) -> Result<postgres::Statement, Error> {
-        if let Some(s) = self.statements.get(sql) {
-            return Ok(s.clone());
-        }
-        let s = self.tx.prepare(sql).map_err(|e| self.ledger.db_error(&e))?;
-        self.statements.insert(sql, s.clone());
-        Ok(s)
+        prepared(self.tx, self.statements, sql).map_err(|e| self.ledger.db_error(&e))
     }
 
     pub(super) fn query_opt(
