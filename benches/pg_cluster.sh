@@ -1,8 +1,9 @@
 # Sourced by benches/pg_ledger.sh and benches/pg_service.sh: a throwaway
 # PostgreSQL (its default settings, fsync on) in the folder "$work" on a
 # free loopback port, run as the `postgres` user when we are root.
-#   pg_start   initdb + start; sets $url (fails if PostgreSQL is not installed)
-#   pg_stop    stops it at once (call it from the caller's EXIT trap)
+#   pg_start [NAME]   initdb + start in $work/NAME (default data); sets $url
+#              (fails if PostgreSQL is not installed)
+#   pg_stop    stops every cluster at once (call it from the caller's EXIT trap)
 #   node_store N   a store $a ("$work/node-a": keys, L'île au trésor
 #              emission 1, one closed 450,000-unit block at 1 €); N IDs
 #              spread over the block in "$work/ids"
@@ -17,17 +18,22 @@
 #              signs with the one key (docs/DEPLOY.md §Machines and secrets)
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-pg_start() {
+pg_start() { # [NAME]: the cluster's folder under $work (default data)
     [ -n "$PGBIN" ] || { echo "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin)" >&2; exit 1; }
     [ "$(id -u)" = 0 ] && chown postgres "$work"
-    local port
+    local port data=$work/${1:-data}
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-    as_pg "$PGBIN/initdb" -D "$work/data" -A trust -U postgres >/dev/null
-    as_pg "$PGBIN/pg_ctl" -D "$work/data" -l "$work/data/log" -w \
+    as_pg "$PGBIN/initdb" -D "$data" -A trust -U postgres >/dev/null
+    as_pg "$PGBIN/pg_ctl" -D "$data" -l "$data/log" -w \
         -o "-p $port -k $work -c listen_addresses=127.0.0.1" start >/dev/null
     url="postgres://postgres@127.0.0.1:$port/postgres"
 }
-pg_stop() { as_pg "$PGBIN/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1 || true; }
+pg_stop() { # every cluster pg_start made
+    local data
+    for data in "$work"/data*; do
+        [ -d "$data" ] && as_pg "$PGBIN/pg_ctl" -D "$data" -m immediate stop >/dev/null 2>&1 || true
+    done
+}
 node_store() {
     a=$work/node-a
     "$ISSUER" --store "$a" keygen >/dev/null

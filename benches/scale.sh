@@ -15,6 +15,11 @@
 #                   µs per redemption
 #   database bound  PostgreSQL at PG_CPUS, 2 nodes unbounded: redemptions/s
 #                   and p99 against pgbench's one-row rate
+#   two databases   two PostgreSQL clusters, each at PG_CPUS, 2 nodes
+#                   unbounded given both (serve --ledger-routes): emission 1
+#                   routed to one, emission 2 to the other, IDS units of
+#                   each: redemptions/s against the database-bound phase's,
+#                   and each database's CPU µs per redemption
 #   pgbench         PostgreSQL at PG_CPUS: one INSERT … ON CONFLICT DO
 #                   NOTHING a transaction, CLIENTS clients, PGBENCH_SECONDS:
 #                   tps and PostgreSQL CPU µs per transaction, the yardstick
@@ -44,7 +49,7 @@ servers=()
 stop() {
     for pid in "${servers[@]}"; do kill "$pid" 2>/dev/null || true; done
     pg_stop
-    for g in pg node1 node2 node3; do budget_drop "$g"; done
+    for g in pg pg2 node1 node2 node3; do budget_drop "$g"; done
     rm -rf "$work"
 }
 trap stop EXIT
@@ -113,6 +118,52 @@ phase 2 max
 db_rate=$rate db_p99=$p99
 printf '%-34s %14s %12s %12s %10s\n' "database bound: 2 nodes unbounded" "$rate" "$node_us" "$pg_us" "$p99"
 
+# Two databases, each in its own budget, emissions split between them.
+budget_make pg2 "$PG_CPUS"
+(budget_enter pg2 && pg_start data2 && echo "$url" >"$work/url2")
+url2=$(cat "$work/url2")
+"$ISSUER" --store "$a" generate --game ile-au-tresor --emission 2 --block 1 --price 1 --quiet --json >/dev/null
+"$ISSUER" --store "$a" close --emission 2 >/dev/null
+"$ISSUER" --store "$a" export "$a/emissions/ile-au-tresor/e000002/b000001.tkb" \
+    | awk -v step=$((450000 / IDS)) -v max="$IDS" 'NR % step == 1 && n < max { print; n++ }' \
+    | sed -E 's/^\{"id":"([^"]+)".*/\1/' >"$work/ids2"
+for node in "${nodes[@]:1:2}"; do rm -rf "$node/emissions/ile-au-tresor/e000002" && cp -a "$a/emissions/ile-au-tresor/e000002" "$node/emissions/ile-au-tresor/"; done
+fresh_ledger
+"$ISSUER" --store "$a" ledger migrate --ledger "$url2" >/dev/null
+"$ISSUER" --store "$a" mark-sold --emission 2 --ids "$work/ids2" --platform bench --ledger "$url2" >/dev/null
+cat >"$work/routes.json" <<JSON
+{"kind": "ticket-issuer ledger routes",
+ "ledgers": [{"name": "one", "url": "$url"}, {"name": "two", "url": "$url2"}],
+ "emissions": [{"game": "ile-au-tresor", "emission": 1, "ledger": "one"},
+               {"game": "ile-au-tresor", "emission": 2, "ledger": "two"}]}
+JSON
+share_log_key "$a" "${nodes[@]:0:2}"
+cp "$work/ids" "$work/ids1"
+paste -d '\n' "$work/ids1" "$work/ids2" >"$work/ids"
+urls=""
+serve "$a" --ledger-routes "$work/routes.json"
+serve "$work/node-b" --ledger-routes "$work/routes.json"
+pa0=$(budget_usage pg) pb0=$(budget_usage pg2)
+out=$("$LOAD" "$urls" "$token" "$work/ids" "$CLIENTS" "$MAX_SECONDS")
+pa1=$(budget_usage pg) pb1=$(budget_usage pg2)
+stop_servers
+two_redeemed=$(echo "$out" | sed -E 's/.*: ([0-9]+) redeemed.*/\1/')
+two_rate=$(echo "$out" | sed -E 's/.* ([0-9]+) durable redemptions\/s.*/\1/')
+two_p99=$(echo "$out" | sed -E 's/.*p99 ([0-9.]+) ms.*/\1/')
+[ "$two_redeemed" -gt 0 ] || { echo "no redemption: $out" >&2; exit 1; }
+in_one=$(psql_q 'SELECT COUNT(*) FROM redemptions')
+in_two=$(PGOPTIONS='-c client_min_messages=warning' "$PGBIN/psql" "$url2" -qAtc 'SELECT COUNT(*) FROM redemptions')
+[ "$((in_one + in_two))" = "$two_redeemed" ] \
+    || { echo "the two ledgers hold $in_one + $in_two redemptions, not the $two_redeemed answered" >&2; exit 1; }
+for u in "$url" "$url2"; do
+    "$ISSUER" --store "$a" ledger verify --ledger "$u" --json --ledger-key "$a/keys/ledger.pub.pem" | grep -q '"ok":true' \
+        || { echo "the ledger $u does not verify" >&2; exit 1; }
+done
+pa_us=$(((pa1 - pa0) / (in_one > 0 ? in_one : 1)))
+pb_us=$(((pb1 - pb0) / (in_two > 0 ? in_two : 1)))
+printf '%-34s %14s %12s %12s %10s\n' "two databases: 2 nodes unbounded" "$two_rate" "-" "$pa_us / $pb_us" "$two_p99"
+cp "$work/ids1" "$work/ids"
+
 # pgbench's yardstick under the same budget.
 psql_q 'DROP TABLE IF EXISTS floor; CREATE TABLE floor (k BIGINT PRIMARY KEY)'
 echo '\set k random(1, 1000000000)
@@ -143,4 +194,6 @@ verdict "3 nodes ≥ 2.7 × one node (nodes bound)" \
     "$(awk -v a="${R[1]}" -v b="${R[3]}" 'BEGIN { printf "%.2f ×", b / a }')"
 verdict "database bound ≥ pgbench's one-row tps" "$([ "$db_rate" -ge "$tps" ] && echo 1)" "$db_rate against $tps"
 verdict "database bound p99 ≤ 50 ms" "$(awk -v p="$db_p99" 'BEGIN { print (p <= 50) ? 1 : 0 }')" "$db_p99 ms"
-echo "  not run  two databases ≥ 1.8 × one: a node routes each emission to one ledger of several (not built yet)"
+verdict "two databases ≥ 1.8 × one (database bound)" \
+    "$(awk -v a="$db_rate" -v b="$two_rate" 'BEGIN { print (b >= 1.8 * a) ? 1 : 0 }')" \
+    "$(awk -v a="$db_rate" -v b="$two_rate" 'BEGIN { printf "%.2f ×", b / a }') ($two_rate against $db_rate; each database's CPU a redemption $pa_us / $pb_us µs against ${P[1]} µs alone)"

@@ -25,7 +25,7 @@ pub mod cli;
 
 pub use ticket_issuer_core::*;
 pub use ticket_issuer_ledger::{
-    approval, binding, closing, ledger, reconcile, redeem, redeemer, status, witness,
+    approval, binding, closing, ledger, reconcile, redeem, redeemer, routing, status, witness,
 };
 pub use ticket_issuer_ledger::{
     store_status, Ledger, OwnedKeys, RedeemKeys, Redeemer, Redemption, StoreStatus,

@@ -5,8 +5,12 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use ticket_issuer::witness::note::Vkey;
 
+use std::sync::Arc;
 use ticket_issuer::error::Error;
+
+use ticket_issuer::ledger::target::LedgerTarget;
 use ticket_issuer::redeem::Redeemer;
+use ticket_issuer::routing::Routes;
 use ticket_issuer::service::{self, ServiceConfig};
 use ticket_issuer::store::Store;
 
@@ -112,6 +116,11 @@ pub struct Args {
     /// The ledger (any number of nodes may share one PostgreSQL ledger).
     #[command(flatten)]
     pub ledger: LedgerArg,
+    /// Several PostgreSQL ledgers: a routing table naming them and the
+    /// one ledger each emission goes through (docs/REDEMPTION.md §Several
+    /// ledgers); a unit of an emission it routes nowhere is refused.
+    #[arg(long, value_name = "FILE", conflicts_with = "url")]
+    pub ledger_routes: Option<PathBuf>,
 }
 
 /// The witnesses of `--witness` and the quorum policy.
@@ -172,24 +181,35 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     } else {
         "http"
     };
-    let redeemer =
-        Redeemer::new(store.clone(), keys.owned()).with_ledger(args.ledger.target(store)?);
-    // A ledger restored from an older copy is served, so that /readyz and
-    // /metrics say so, but every sale, play and payment is refused.
-    if let Err(e @ Error::LedgerRolledBack { .. }) = redeemer.check_rollback() {
-        eprintln!("serve: {e}");
-    }
-    // A shared ledger's write path (and its sequencer) opened at start: a
-    // ledger key that is not the log's stops the node here; a database
-    // not answering yet is retried by the first write.
-    if args.ledger.url.is_some() {
-        match redeemer.open_writer() {
-            Err(e @ Error::BadKey { .. }) => return Err(e),
-            Err(Error::LedgerRolledBack { .. }) | Ok(()) => {}
-            Err(e) => eprintln!("serve: {e} (retried at the first write)"),
+    let shared = args.ledger.url.is_some() || args.ledger_routes.is_some();
+    let ledgers = match &args.ledger_routes {
+        None => service::NodeLedgers::one(
+            Redeemer::new(store.clone(), keys.owned()).with_ledger(args.ledger.target(store)?),
+        ),
+        Some(path) => service::NodeLedgers::routed(Arc::new(Routes::read(path)?), |_, url| {
+            let target = LedgerTarget::new(store, Some(url))?;
+            let keys = LoadedKeys::load(store, &args.keys)?;
+            Ok(Redeemer::new(store.clone(), keys.owned()).with_ledger(target))
+        })?,
+    };
+    for redeemer in ledgers.redeemers() {
+        // A ledger restored from an older copy is served, so that /readyz
+        // and /metrics say so, but every sale, play and payment is refused.
+        if let Err(e @ Error::LedgerRolledBack { .. }) = redeemer.check_rollback() {
+            eprintln!("serve: {e}");
+        }
+        // A shared ledger's write path (and its sequencer) opened at
+        // start: a ledger key that is not the log's stops the node here; a
+        // database not answering yet is retried by the first write.
+        if shared {
+            match redeemer.open_writer() {
+                Err(e @ Error::BadKey { .. }) => return Err(e),
+                Err(Error::LedgerRolledBack { .. }) | Ok(()) => {}
+                Err(e) => eprintln!("serve: {e} (retried at the first write)"),
+            }
         }
     }
-    service::serve(redeemer, &config, |bound| {
+    service::serve(ledgers, &config, |bound| {
         // Scripts and tests read the bound address (with port 0) from here.
         let url = format!("{scheme}://{bound}");
         if args.json {

@@ -34,6 +34,7 @@ mod noninterference;
 mod operator;
 mod par;
 mod pg;
+mod pg_routes;
 mod picture;
 mod player_modules;
 mod player_page;

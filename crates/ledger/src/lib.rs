@@ -17,7 +17,7 @@ pub mod governance;
 pub mod ledger;
 pub mod redeem;
 pub mod redeemer;
-pub use governance::{approval, binding, closing, reconcile, status};
+pub use governance::{approval, binding, closing, reconcile, routing, status};
 pub use ticket_issuer_log::witness;
 
 pub use governance::reconcile::reconcile;

@@ -10,27 +10,27 @@ use axum::middleware::from_fn_with_state;
 use axum::routing::get;
 use axum::Router;
 use ticket_issuer_ledger::ledger::published::Publication;
-use ticket_issuer_ledger::redeemer::Redeemer;
 
 use crate::access_log::AccessLog;
 use crate::config::ServiceConfig;
 use crate::cosigning::Cosigning;
+use crate::ledgers::NodeLedgers;
 use crate::metrics::Metrics;
 use crate::middleware::{count_answer, panicked, read_body, require_token, shed, time_work};
 use crate::routes::{method_not_allowed, no_route, table, OPENAPI_PATH};
-use crate::state::{RemainingCache, Shared};
+use crate::state::{NthLedger, RemainingCache, Shared};
 use crate::tokens::TokenSet;
 use crate::top_lots::Watch;
 use crate::{openapi, player};
 
-/// The service's routes over `redeemer`, accepting `tokens`, as `config`
+/// The service's routes over `ledgers`, accepting `tokens`, as `config`
 /// says: `public_health`: `/healthz` and `/readyz` need none;
 /// `public_log`: `/v1/log/…` (the log's checkpoint and tiles) need none;
 /// `player_page`: the reference player page under `/player/`, with the
-/// redeemer's public key pinned in it; `top_lots`: the top-lots watch;
+/// issuer's public key pinned in it; `top_lots`: the top-lots watch;
 /// each request is written to `access_log`, if given.
 pub fn router(
-    redeemer: Redeemer,
+    ledgers: NodeLedgers,
     tokens: TokenSet,
     access_log: Option<AccessLog>,
     config: &ServiceConfig,
@@ -44,15 +44,21 @@ pub fn router(
         ref witnessing,
         ..
     } = *config;
-    let page = player_page.then(|| player::routes(redeemer.public_key().to_bytes()));
+    let page = player_page.then(|| {
+        let key = ledgers
+            .redeemers()
+            .next()
+            .map(|r| r.public_key().to_bytes());
+        player::routes(key.unwrap_or_default())
+    });
     // A node failing closed publishes, and makes receipts against, only
     // witnessed heads.
-    let redeemer = match witnessing {
-        Some(w) if !w.fails_open() => redeemer.with_publication(Publication::Witnessed),
-        _ => redeemer,
+    let ledgers = match witnessing {
+        Some(w) if !w.fails_open() => ledgers.map(|r| r.with_publication(Publication::Witnessed)),
+        _ => ledgers,
     };
     let state = Arc::new(Shared {
-        redeemer,
+        ledgers: ledgers.into_running(),
         tokens,
         access_log,
         metrics: Metrics::default(),
@@ -64,9 +70,11 @@ pub fn router(
         top_lots: top_lots.map(|c| Arc::new(Watch::new(c))),
         cosigning: witnessing.clone().map(|c| Arc::new(Cosigning::new(c))),
         remaining: RemainingCache::default(),
-        health: Arc::default(),
     });
-    tokio::spawn(Arc::clone(&state.health).run(Arc::clone(&state)));
+    for (n, ledger) in state.ledgers.all().iter().enumerate() {
+        let probed = Arc::new(NthLedger(Arc::clone(&state), n));
+        tokio::spawn(Arc::clone(&ledger.health).run(probed));
+    }
     if let Some(watch) = &state.top_lots {
         tokio::spawn(Arc::clone(watch).run(Arc::clone(&state)));
     }
@@ -74,7 +82,7 @@ pub fn router(
         // One round before the node serves: a witness that cosigned a head
         // this log does not extend stops the money path before the first
         // sale (a machine restored whole, its remembered head with it).
-        if let Err(e) = cosigning.round(&state.redeemer) {
+        if let Err(e) = cosigning.round(&state.ledgers.first().redeemer) {
             eprintln!("serve: witnessing: {e}");
         }
         tokio::spawn(Arc::clone(cosigning).run(Arc::clone(&state)));

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ticket_issuer_core::error::Error;
-use ticket_issuer_ledger::redeemer::Redeemer;
 
 use crate::access_log::AccessLog;
 use crate::app::router;
 use crate::config::{ServiceConfig, ANSWER_WITHIN, LEDGER_WAIT};
+use crate::ledgers::NodeLedgers;
 use crate::tokens::{read_tokens, TokenSet};
 
 /// How long SIGTERM waits for in-flight requests.
@@ -22,7 +22,7 @@ const DRAIN: Duration = Duration::from_secs(10);
 /// ten seconds) and returns; `ready` is told the bound address. Runs its
 /// own tokio runtime.
 pub fn serve(
-    redeemer: Redeemer,
+    ledgers: NodeLedgers,
     config: &ServiceConfig,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), Error> {
@@ -42,10 +42,16 @@ pub fn serve(
             ),
         });
     }
+    if ledgers.several() && (config.witnessing.is_some() || config.top_lots.is_some()) {
+        return Err(Error::ServiceConfig {
+            reason: "a node with several ledgers (--ledger-routes) takes no --witness and no --alert-top-lots yet: run one node per ledger for those (docs/REDEMPTION.md §Several ledgers)".into(),
+        });
+    }
     // A PostgreSQL connection closes with a blocking call, which panics
-    // inside the runtime: this handle on the pool outlives the runtime, so
-    // the connections close after it (SIGTERM had aborted a PostgreSQL node).
-    let ledger = redeemer.ledger().clone();
+    // inside the runtime: these handles on the pools outlive the runtime,
+    // so the connections close after it (SIGTERM had aborted a PostgreSQL
+    // node).
+    let kept: Vec<_> = ledgers.redeemers().map(|r| r.ledger().clone()).collect();
     let access_log = config
         .access_log
         .as_deref()
@@ -56,9 +62,10 @@ pub fn serve(
     let entered = runtime.enter();
     let tokens: TokenSet = Arc::new(std::sync::RwLock::new(config.tokens.clone()));
     let app = router(
-        redeemer
-            .with_busy_timeout(LEDGER_WAIT)
-            .with_answer_deadline(ANSWER_WITHIN),
+        ledgers.map(|r| {
+            r.with_busy_timeout(LEDGER_WAIT)
+                .with_answer_deadline(ANSWER_WITHIN)
+        }),
         Arc::clone(&tokens),
         access_log,
         config,
@@ -104,7 +111,7 @@ pub fn serve(
     // or unknown, by then); a ledger that stopped answering keeps nothing
     // of ours waiting past it.
     runtime.shutdown_timeout(ANSWER_WITHIN);
-    drop(ledger);
+    drop(kept);
     served
 }
 

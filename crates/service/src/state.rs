@@ -7,18 +7,19 @@ use std::time::Duration;
 
 use ticket_issuer_core::error::Error;
 use ticket_issuer_core::game::Game;
-use ticket_issuer_ledger::redeemer::{Redeemer, RevealedPrizes, Window};
+use ticket_issuer_ledger::redeemer::{Redeemer, RevealedPrizes};
 
 use crate::access_log::AccessLog;
 use crate::cosigning::Cosigning;
-use crate::health::LedgerHealth;
+use crate::ledgers::Ledgers;
 use crate::metrics::Metrics;
 use crate::tokens::TokenSet;
 use crate::top_lots::Watch;
 
 /// What every handler shares.
 pub(crate) struct Shared {
-    pub(crate) redeemer: Redeemer,
+    /// The node's ledgers (one, or several with a routing table).
+    pub(crate) ledgers: Ledgers,
     /// The accepted tokens (replaced whole on SIGHUP).
     pub(crate) tokens: TokenSet,
     /// The access log, if one was asked for.
@@ -40,16 +41,17 @@ pub(crate) struct Shared {
     pub(crate) cosigning: Option<Arc<Cosigning>>,
     /// Prizes remaining as last computed (`GET /v1/remaining`).
     pub(crate) remaining: RemainingCache,
-    /// Whether the ledger answers, as last probed.
-    pub(crate) health: Arc<LedgerHealth>,
 }
 
 /// The state every handler is given.
 pub(crate) type AppState = Arc<Shared>;
 
+/// The first ledger's redeemer: the background tasks a node with several
+/// ledgers does not run (the top-lots watch, the witnesses' cosigning)
+/// take it.
 impl AsRef<Redeemer> for Shared {
     fn as_ref(&self) -> &Redeemer {
-        &self.redeemer
+        &self.ledgers.first().redeemer
     }
 }
 
@@ -73,7 +75,12 @@ type SlotLock = std::sync::Mutex<Option<(std::time::Instant, RevealedPrizes)>>;
 impl RemainingCache {
     /// `game`'s figures at `price` no older than [`REMAINING_TTL`]; one
     /// computation at a time per game and price, the others wait for it.
-    pub(crate) fn get(&self, w: &Window, game: Game, price: u32) -> Result<RevealedPrizes, Error> {
+    pub(crate) fn get(
+        &self,
+        game: Game,
+        price: u32,
+        compute: impl FnOnce() -> Result<RevealedPrizes, Error>,
+    ) -> Result<RevealedPrizes, Error> {
         game.check_price(price)?;
         let slot = Arc::clone(
             self.slots
@@ -88,8 +95,18 @@ impl RemainingCache {
                 return Ok(figures.clone());
             }
         }
-        let figures = w.prizes_remaining(game, price)?;
+        let figures = compute()?;
         *held = Some((std::time::Instant::now(), figures.clone()));
         Ok(figures)
+    }
+}
+
+/// The redeemer of a node's `n`th ledger, for the background tasks that
+/// take one (the health probe).
+pub(crate) struct NthLedger(pub(crate) AppState, pub(crate) usize);
+
+impl AsRef<Redeemer> for NthLedger {
+    fn as_ref(&self) -> &Redeemer {
+        &self.0.ledgers.all()[self.1].redeemer
     }
 }

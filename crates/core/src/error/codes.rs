@@ -85,6 +85,7 @@ codes! {
     BadLedgerUrl => "bad_ledger_url", InvalidInput;
     LedgerLoginRefused => "ledger_login_refused", InvalidInput;
     EmissionOfAnotherLedger => "emission_of_another_ledger", InvalidInput;
+    EmissionNotRouted => "emission_not_routed", Unavailable;
     IdempotencyKeyReused => "idempotency_key_reused", Rejected;
     BadIdempotencyKey => "bad_idempotency_key", InvalidInput;
     NoSaleUnderKey => "no_sale_under_key", NotFound;

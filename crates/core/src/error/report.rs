@@ -205,6 +205,7 @@ impl Error {
             | Error::SigningKeyMismatch { private: path, .. }
             | Error::ParBlockMismatch { path, .. }
             | Error::EmissionOfAnotherLedger { file: path, .. }
+            | Error::EmissionNotRouted { routes: path, .. }
             | Error::NoStore { store: path } => r.path = Some(path.clone()),
             // The rest carry nothing beyond their message.
             _ => {}

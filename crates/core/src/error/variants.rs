@@ -328,6 +328,19 @@ pub enum Error {
         /// The ledger this command uses (name, identity).
         this: String,
     },
+    /// A node given several ledgers has none for an emission: its routing
+    /// table names no ledger for it (docs/REDEMPTION.md §Several ledgers).
+    #[error("{game} emission {emission} has no ledger on this node: {} routes it to {routed}; the operator adds it to the routing table (or sells it through a node that has its ledger); nothing was recorded", routes.display())]
+    EmissionNotRouted {
+        /// Game slug.
+        game: String,
+        /// The emission.
+        emission: u32,
+        /// The routing table.
+        routes: PathBuf,
+        /// Where the table routes it ("no ledger", or another ledger's name).
+        routed: String,
+    },
     /// The ledger's log does not extend the head this node signed or saw
     /// (docs/REDEMPTION.md §The log never goes backwards): it was restored
     /// from an older copy, or a standby lost transactions. Nothing is sold,

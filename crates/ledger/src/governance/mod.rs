@@ -9,6 +9,8 @@
 //! - [`reconcile`]: the ledger against an audit's blocks (a folder: the
 //!   per-block comparison, the rows read, the findings, the ledger's own
 //!   checks);
+//! - [`routing`]: several ledgers on one node, each emission routed to
+//!   one (the operator's routing table);
 //! - [`status`]: what a store holds (`issuer status`).
 //!
 //! The reports (reconcile, status, closing) are not a folder of their own:
@@ -22,4 +24,5 @@ pub mod approval;
 pub mod binding;
 pub mod closing;
 pub mod reconcile;
+pub mod routing;
 pub mod status;

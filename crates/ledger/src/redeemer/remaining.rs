@@ -123,6 +123,63 @@ pub struct Remaining {
     pub emissions: Vec<EmissionRemaining>,
 }
 
+impl Remaining {
+    /// The figures of `emissions` (the totals summed over them), as of
+    /// the log size `as_of`.
+    #[must_use]
+    pub fn of(
+        game: Game,
+        price_cents: u32,
+        emissions: Vec<EmissionRemaining>,
+        as_of: Option<u64>,
+    ) -> Remaining {
+        Remaining {
+            game: game.slug(),
+            price: Cents::from(price_cents).to_string(),
+            counted_by: counted_by(game),
+            as_of,
+            unsold: emissions.iter().map(|e| e.unsold).sum(),
+            prizes: sum_lines(emissions.iter().map(|e| &e.prizes)),
+            emissions,
+        }
+    }
+
+    /// The figures of several ledgers' emissions as one (a node with
+    /// several ledgers): their emissions in order, the totals summed;
+    /// `as_of` is `null` (each ledger's log has its own size).
+    #[must_use]
+    pub fn merged(game: Game, price_cents: u32, parts: Vec<Remaining>) -> Remaining {
+        let (emissions, as_of) = merge(parts, |p| p.as_of, |p| p.emissions, |e| e.emission);
+        Remaining::of(game, price_cents, emissions, as_of)
+    }
+}
+
+/// Several ledgers' figures as one list of emissions, in order, and the
+/// log size they are of: the one part's, none of several (each ledger's
+/// log has its own size).
+fn merge<P, E>(
+    parts: Vec<P>,
+    as_of: impl Fn(&P) -> Option<u64>,
+    emissions: impl Fn(P) -> Vec<E>,
+    number: impl Fn(&E) -> u32,
+) -> (Vec<E>, Option<u64>) {
+    let size = match parts.as_slice() {
+        [one] => as_of(one),
+        _ => None,
+    };
+    let mut all: Vec<E> = parts.into_iter().flat_map(emissions).collect();
+    all.sort_by_key(number);
+    (all, size)
+}
+
+/// How a game's prizes are counted: by lot or by band.
+fn counted_by(game: Game) -> &'static str {
+    match game.prize_model() {
+        PrizeModel::FixedTable => "lots",
+        PrizeModel::Drawn => "bands",
+    }
+}
+
 /// Whether a game's top lots are left to win (`status --alert-top-lots K`).
 #[derive(Clone, Debug, Serialize)]
 pub struct TopLots {
@@ -214,19 +271,7 @@ impl Redeemer {
     fn remaining_by(&self, game: Game, price_cents: u32, taken: Taken) -> Result<Remaining, Error> {
         game.check_price(price_cents)?;
         let (emissions, as_of) = self.as_of(|| self.remaining_once(game, price_cents, taken))?;
-        let prizes = sum_lines(emissions.iter().map(|e| &e.prizes));
-        Ok(Remaining {
-            game: game.slug(),
-            price: Cents::from(price_cents).to_string(),
-            counted_by: match game.prize_model() {
-                PrizeModel::FixedTable => "lots",
-                PrizeModel::Drawn => "bands",
-            },
-            as_of,
-            unsold: emissions.iter().map(|e| e.unsold).sum(),
-            prizes,
-            emissions,
-        })
+        Ok(Remaining::of(game, price_cents, emissions, as_of))
     }
 
     /// `read`, tried until the log's size is the same before and after
@@ -277,6 +322,9 @@ impl Redeemer {
         let mut out = Vec::new();
         let store = &self.units.store;
         for number in store.emissions(game) {
+            if !self.routes_here(game, number) {
+                continue;
+            }
             let emission = Emission::new(store, game, number);
             let Some(manifest) = emission.load_manifest(&self.units.keys.public_key)? else {
                 continue;
@@ -588,6 +636,43 @@ pub struct RevealedPrizes {
     pub emissions: Vec<EmissionRevealed>,
 }
 
+impl RevealedPrizes {
+    /// The figures of `emissions` (totals over their blocks not
+    /// withdrawn), as of the log size `as_of`.
+    #[must_use]
+    pub fn of(
+        game: Game,
+        price_cents: u32,
+        emissions: Vec<EmissionRevealed>,
+        as_of: Option<u64>,
+    ) -> RevealedPrizes {
+        let counted = || {
+            emissions
+                .iter()
+                .flat_map(|e| &e.blocks)
+                .filter(|b| b.standing != Standing::Withdrawn)
+        };
+        RevealedPrizes {
+            game: game.slug(),
+            price: Cents::from(price_cents).to_string(),
+            counted_by: counted_by(game),
+            as_of,
+            units: counted().map(|b| b.units).sum(),
+            sold: counted().map(|b| b.sold).sum(),
+            revealed: counted().map(|b| b.revealed).sum(),
+            prizes: sum_revealed(emissions.iter().map(|e| &e.prizes)),
+            emissions,
+        }
+    }
+
+    /// Several ledgers' figures as one, as [`Remaining::merged`].
+    #[must_use]
+    pub fn merged(game: Game, price_cents: u32, parts: Vec<RevealedPrizes>) -> RevealedPrizes {
+        let (emissions, as_of) = merge(parts, |p| p.as_of, |p| p.emissions, |e| e.emission);
+        RevealedPrizes::of(game, price_cents, emissions, as_of)
+    }
+}
+
 impl Redeemer {
     /// The prizes of `game` at `price_cents` as players are shown them:
     /// the outcomes revealed so far, and for a fixed-table game its lot
@@ -614,26 +699,7 @@ impl Redeemer {
                 }))
             })
         })?;
-        let counted = || {
-            emissions
-                .iter()
-                .flat_map(|e| &e.blocks)
-                .filter(|b| b.standing != Standing::Withdrawn)
-        };
-        Ok(RevealedPrizes {
-            game: game.slug(),
-            price: Cents::from(price_cents).to_string(),
-            counted_by: match game.prize_model() {
-                PrizeModel::FixedTable => "lots",
-                PrizeModel::Drawn => "bands",
-            },
-            as_of,
-            units: counted().map(|b| b.units).sum(),
-            sold: counted().map(|b| b.sold).sum(),
-            revealed: counted().map(|b| b.revealed).sum(),
-            prizes: sum_revealed(emissions.iter().map(|e| &e.prizes)),
-            emissions,
-        })
+        Ok(RevealedPrizes::of(game, price_cents, emissions, as_of))
     }
 
     /// One block's revealed figures: each revealed unit played as it was

@@ -87,7 +87,7 @@ impl Redeemer {
         let emissions = self.units.store.emissions(game);
         for number in emissions
             .into_iter()
-            .filter(|n| only.is_none_or(|o| o == *n))
+            .filter(|n| only.is_none_or(|o| o == *n) && self.routes_here(game, *n))
         {
             let emission = Emission::new(&self.units.store, game, number);
             let Some(manifest) = emission.load_manifest(&self.units.keys.public_key)? else {

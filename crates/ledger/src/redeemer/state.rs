@@ -13,11 +13,13 @@ use super::redemption::OwnedKeys;
 use super::units::{lock, Units};
 use crate::binding::Bindings;
 use crate::error::Error;
+use crate::game::Game;
 use crate::ledger::ops::{Done, Op};
 use crate::ledger::published::Publication;
 use crate::ledger::target::LedgerTarget;
 use crate::ledger::writer::GroupCommit;
 use crate::ledger::BUSY_TIMEOUT;
+use crate::routing::Routes;
 use crate::store::Store;
 
 /// Redeems units of one store with one set of keys, for as long as it
@@ -37,6 +39,10 @@ pub struct Redeemer {
     pub(super) ledger: LedgerTarget,
     /// The head receipts are made against.
     pub(super) publication: Publication,
+    /// On a node with several ledgers: the routing table and this
+    /// ledger's name in it (only emissions routed here are sold or
+    /// written about).
+    route: Option<(Arc<Routes>, String)>,
 }
 
 impl Redeemer {
@@ -53,6 +59,7 @@ impl Redeemer {
             bindings: Bindings::new(&store, &ledger),
             ledger,
             publication: Publication::Latest,
+            route: None,
             units: Arc::new(Units::new(store, keys)),
         }
     }
@@ -64,6 +71,23 @@ impl Redeemer {
         self.ledger = ledger;
         self.head_memory = std::sync::OnceLock::new();
         self
+    }
+
+    /// One ledger of a node's several: this redeemer sells and writes
+    /// about only the emissions `routes` routes to `name`.
+    #[must_use]
+    pub fn with_route(mut self, routes: Arc<Routes>, name: &str) -> Redeemer {
+        self.route = Some((routes, name.to_string()));
+        self
+    }
+
+    /// Whether `game`'s `emission` is sold through this redeemer's ledger
+    /// (always, on a node with one ledger).
+    #[must_use]
+    pub fn routes_here(&self, game: Game, emission: u32) -> bool {
+        self.route
+            .as_ref()
+            .is_none_or(|(routes, name)| routes.routes_to(name, game, emission))
     }
 
     /// Answers a write `ledger_outcome_unknown` once `within` has passed
@@ -122,7 +146,14 @@ impl Redeemer {
         let mut outcomes = Vec::with_capacity(ops.len());
         let mut passing = Vec::new();
         for op in ops {
-            match self.bindings.check_ops(std::slice::from_ref(&op)) {
+            let routed = match &self.route {
+                Some((routes, name)) => op
+                    .emissions()
+                    .into_iter()
+                    .try_for_each(|(game, emission)| routes.check(name, game, emission)),
+                None => Ok(()),
+            };
+            match routed.and_then(|()| self.bindings.check_ops(std::slice::from_ref(&op))) {
                 Ok(()) => {
                     outcomes.push(None);
                     passing.push(op);

@@ -15,6 +15,7 @@ use ticket_issuer_ledger::redeemer::{Asker, Redeemer, Window};
 
 use crate::config::ANSWER_WITHIN;
 use crate::error::ApiError;
+use crate::ledgers::{NodeLedger, Route};
 use crate::response::{Answer, Worked};
 use crate::state::{AppState, Shared};
 
@@ -44,7 +45,7 @@ pub(crate) async fn bounded_work<T: Send + 'static>(
     match tokio::time::timeout(ANSWER_WITHIN + Duration::from_secs(1), blocking(work)).await {
         Ok(done) => done,
         Err(_) => Ok(Err(Error::LedgerOutcomeUnknown {
-            path: PathBuf::from(state.redeemer.ledger().describe()),
+            path: PathBuf::from(state.ledgers.first().redeemer.ledger().describe()),
             reason: format!(
                 "no outcome within {} s: the ledger does not answer; the operation may yet be recorded: retry it under the same idempotency key, or look it up",
                 (ANSWER_WITHIN + Duration::from_secs(1)).as_secs()
@@ -53,14 +54,14 @@ pub(crate) async fn bounded_work<T: Send + 'static>(
     }
 }
 
-/// Refuses `asker` at once while the ledger does not answer the node's
+/// Refuses `asker` at once while `ledger` does not answer the node's
 /// probe (health.rs), or its log was rolled back: nothing recorded.
-pub(crate) fn ledger_down(state: &Shared, asker: &Asker) -> Result<(), ApiError> {
+pub(crate) fn ledger_down(ledger: &NodeLedger, asker: &Asker) -> Result<(), ApiError> {
     // A log that does not extend what was signed or witnessed answers no
     // platform from its stale rows (a unit sold since would read unsold);
     // the operator still reads them, to recover.
     if asker.own_units_only() {
-        if let Some(finding) = state.redeemer.known_rollback() {
+        if let Some(finding) = ledger.redeemer.known_rollback() {
             return Err(ApiError::refused(
                 asker,
                 Error::LedgerRolledBack {
@@ -70,19 +71,38 @@ pub(crate) fn ledger_down(state: &Shared, asker: &Asker) -> Result<(), ApiError>
             ));
         }
     }
-    let Some(down) = state.health.down_for() else {
+    let Some(down) = ledger.health.down_for() else {
         return Ok(());
     };
     Err(ApiError::refused(
         asker,
         Error::LedgerUnavailable {
-            path: PathBuf::from(state.redeemer.ledger().describe()),
+            path: PathBuf::from(ledger.redeemer.ledger().describe()),
             reason: format!(
                 "the ledger has not answered this node for {} s",
                 down.as_secs()
             ),
         },
     ))
+}
+
+/// The ledgers `route` goes to that answer, in order: refused at once
+/// when the emission is routed nowhere, or when none answers.
+pub(crate) fn routed(state: &Shared, asker: &Asker, route: &Route) -> Result<Vec<usize>, ApiError> {
+    let each = state
+        .ledgers
+        .route(route)
+        .map_err(|e| ApiError::refused(asker, e))?;
+    let all = state.ledgers.all();
+    let up: Vec<usize> = each
+        .iter()
+        .copied()
+        .filter(|&n| ledger_down(&all[n], asker).is_ok())
+        .collect();
+    match up.is_empty() {
+        true => ledger_down(&all[each[0]], asker).map(|()| each),
+        false => Ok(up),
+    }
 }
 
 /// One unit's outcome answered as `kind` for `asker`: a redemption, sale
@@ -98,33 +118,65 @@ pub(crate) fn outcome<T: Serialize>(
     Ok(Answer(kind, done).into_response())
 }
 
-/// Runs `work` on `asker`'s window off the async threads, then answers
-/// its outcome as `kind`: every answer to a token is built through a
-/// [`Window`], so what it may learn is decided in one place.
+/// Whether a ledger's answer leaves the question to the next one (a node
+/// with several ledgers: none left to sell here, no sale under the key
+/// here).
+fn none_here(e: &Error) -> bool {
+    matches!(e.code(), "sold_out" | "no_sale_under_key")
+}
+
+/// Runs `work` on `asker`'s window of the ledger `route` goes to, off the
+/// async threads, then answers its outcome as `kind`: every answer to a
+/// token is built through a [`Window`], so what it may learn is decided
+/// in one place. [`Route::Each`] tries each ledger until one has it.
 pub(crate) async fn answer<T: Serialize + Send + 'static>(
     state: AppState,
     asker: Asker,
     kind: &'static str,
-    work: impl FnOnce(&Window) -> Result<T, Error> + Send + 'static,
+    route: Route,
+    work: impl Fn(&Window) -> Result<T, Error> + Send + 'static,
 ) -> Answered {
-    ledger_down(&state, &asker)?;
+    let ledgers = routed(&state, &asker, &route)?;
     let worker = Arc::clone(&state);
     let seen = asker.clone();
-    let done = bounded_work(&state, move || work(&worker.redeemer.window(seen))).await?;
+    let done = bounded_work(&state, move || {
+        let mut last = None;
+        for n in ledgers {
+            let done = work(&worker.ledgers.all()[n].redeemer.window(seen.clone()));
+            match done {
+                Err(e) if none_here(&e) => last = Some(Err(e)),
+                done => return done,
+            }
+        }
+        last.unwrap_or_else(|| {
+            Err(Error::Internal {
+                what: "a request was routed to no ledger".into(),
+            })
+        })
+    })
+    .await?;
     Ok(Worked(outcome(&state, &asker, kind, done)))
 }
 
 /// [`answer`] for an operator's route, whose work needs the whole
-/// redeemer (the token middleware lets only the operator role through).
+/// redeemer of the ledger `route` goes to (the token middleware lets only
+/// the operator role through).
 pub(crate) async fn answer_operator<T: Serialize + Send + 'static>(
     state: AppState,
     kind: &'static str,
+    route: Route,
     work: impl FnOnce(&Redeemer) -> Result<T, Error> + Send + 'static,
 ) -> Answered {
-    ledger_down(&state, &Asker::Operator)?;
+    let n = routed(&state, &Asker::Operator, &route)?[0];
     let worker = Arc::clone(&state);
-    let done = bounded_work(&state, move || work(&worker.redeemer)).await?;
+    let done = bounded_work(&state, move || work(&worker.ledgers.all()[n].redeemer)).await?;
     Ok(Worked(outcome(&state, &Asker::Operator, kind, done)))
+}
+
+/// The route of a request naming a game by `slug` and an emission (an
+/// unknown game: the first ledger, whose work refuses it).
+pub(crate) fn emission_route(slug: &str, emission: u32) -> Route {
+    Game::from_slug(slug).map_or(Route::First, |game| Route::Emission(game, emission))
 }
 
 /// The game whose slug is `slug`.

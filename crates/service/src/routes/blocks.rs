@@ -4,7 +4,7 @@
 use axum::extract::{Path, State};
 use axum::routing::get;
 
-use super::answer::{answer, game_of, Answered};
+use super::answer::{answer, emission_route, game_of, Answered};
 use super::doc::{doc, Row};
 use crate::error::ApiError;
 use crate::extract::Asking;
@@ -24,7 +24,8 @@ async fn block_seal(
             ),
         ));
     };
-    answer(state, asker, "block_seal", move |w| {
+    let route = emission_route(&game, emission);
+    answer(state, asker, "block_seal", route, move |w| {
         w.block_seal(game_of(&game)?, emission, block)
     })
     .await

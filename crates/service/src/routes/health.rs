@@ -48,7 +48,14 @@ async fn readyz(State(state): State<AppState>) -> Response {
         // A read of the log, checked against the head this node remembers
         // (a restored or failed-over database that lost entries is not
         // ready: docs/DEPLOY.md §Restore).
-        blocking(move || state.redeemer.check_rollback()),
+        // Every ledger of the node's.
+        blocking(move || {
+            state
+                .ledgers
+                .all()
+                .iter()
+                .try_for_each(|l| l.redeemer.check_rollback())
+        }),
     )
     .await;
     // The answer may be public (--public-health): it names the failure by
@@ -103,7 +110,13 @@ async fn metrics(State(state): State<AppState>) -> Response {
     let worker = Arc::clone(&state);
     let rolled_back = tokio::time::timeout(
         Duration::from_secs(1),
-        blocking(move || worker.redeemer.rollback_finding()),
+        blocking(move || {
+            worker
+                .ledgers
+                .all()
+                .iter()
+                .find_map(|l| l.redeemer.rollback_finding())
+        }),
     )
     .await
     .ok()

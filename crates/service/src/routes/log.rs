@@ -1,7 +1,9 @@
 //! The ledger's head and its log as C2SP tlog-tiles (docs/API.md §The log
 //! as tiles): `GET /v1/ledger/head`, `/v1/log/checkpoint` and
 //! `/v1/log/tile/…`, open without a token with `--public-log` (the log's
-//! routes).
+//! routes). A node with several ledgers serves its first ledger's log
+//! here; each ledger's own is read with `issuer ledger verify --ledger URL`
+//! (docs/REDEMPTION.md §Several ledgers).
 
 use axum::extract::{Path, State};
 use axum::http::header;
@@ -25,7 +27,7 @@ pub(crate) const LOG_PREFIX: &str = "/v1/log/";
 const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 
 async fn ledger_head(State(state): State<AppState>) -> Result<impl IntoResponse, ApiError> {
-    match blocking(move || state.redeemer.ledger().head()).await?? {
+    match blocking(move || state.ledgers.first().redeemer.ledger().head()).await?? {
         Some(head) => Ok(Answer("ledger_head", head)),
         None => Err(ApiError::Failed(Error::NotInLedger {
             what: "no signed head yet (nothing was redeemed)".into(),
@@ -39,7 +41,7 @@ fn published<'s>(
     state: &Shared,
     source: &'s dyn LogSource,
 ) -> Result<Option<PublishedLog<'s>>, Error> {
-    state.redeemer.publication().of(source)
+    state.ledgers.first().redeemer.publication().of(source)
 }
 
 /// `GET /v1/log/checkpoint`: the published head as a signed note (with
@@ -48,8 +50,10 @@ async fn log_checkpoint(State(state): State<AppState>) -> Result<impl IntoRespon
     let note = blocking(move || {
         // Never a checkpoint older than one signed or seen: a rolled-back
         // log is refused (ledger_rolled_back), not published backwards.
-        state.redeemer.check_rollback()?;
+        state.ledgers.first().redeemer.check_rollback()?;
         state
+            .ledgers
+            .first()
             .redeemer
             .ledger()
             .with_log(|source| Ok(published(&state, source)?.map(|log| log.checkpoint())))
@@ -78,7 +82,7 @@ async fn log_tile(
     let resource = Resource::from_path(&format!("tile/{path}"))
         .map_err(|e| ApiError::bad_request("invalid_request", e.to_string()))?;
     let read = blocking(move || {
-        state.redeemer.ledger().with_log(|source| {
+        state.ledgers.first().redeemer.ledger().with_log(|source| {
             let Some(log) = published(&state, source)? else {
                 return Ok((0, None));
             };

@@ -15,10 +15,13 @@ use ticket_issuer_core::game::Game;
 use ticket_issuer_ledger::closing::EarlyEnd;
 use ticket_issuer_ledger::ledger::operator::Action;
 
-use super::answer::{answer, answer_operator, game_of, Answered};
+use ticket_issuer_ledger::redeemer::{Remaining, RevealedPrizes};
+
+use super::answer::{answer, answer_operator, emission_route, game_of, Answered};
 use super::doc::{doc, Row};
 use crate::error::ApiError;
 use crate::extract::{Asking, Caller, JsonBody, Shape};
+use crate::ledgers::Route;
 use crate::openapi::RouteDoc;
 use crate::state::AppState;
 
@@ -74,7 +77,8 @@ async fn end_claims(
     Extension(Caller(by, _)): Extension<Caller>,
     JsonBody(request): JsonBody<EndClaimsRequest>,
 ) -> Answered {
-    answer_operator(state, "end_of_claims", move |r| {
+    let route = emission_route(&request.game, request.emission);
+    answer_operator(state, "end_of_claims", route, move |r| {
         let game = game_of(&request.game)?;
         let approvals = numbered(&request.approvals);
         let early = request.reason.as_deref().map(|reason| EarlyEnd {
@@ -117,7 +121,8 @@ async fn control_by(
     by: String,
     request: ControlRequest,
 ) -> Answered {
-    answer_operator(state, "operator_action", move |r| {
+    let route = emission_route(&request.game, request.emission);
+    answer_operator(state, "operator_action", route, move |r| {
         let game = game_of(&request.game)?;
         r.control(
             action,
@@ -137,7 +142,8 @@ async fn void(
     Extension(Caller(by, _)): Extension<Caller>,
     JsonBody(request): JsonBody<VoidRequest>,
 ) -> Answered {
-    answer_operator(state, "operator_action", move |r| {
+    let route = Route::Unit(request.id.clone());
+    answer_operator(state, "operator_action", route, move |r| {
         r.void(&request.id.parse()?, &request.reason, &by)
     })
     .await
@@ -188,9 +194,16 @@ async fn remaining(
     let Ok(Query(query)) = query else {
         return Err(bad_query());
     };
-    answer_operator(state, "remaining", move |r| {
+    let shared = Arc::clone(&state);
+    answer_operator(state, "remaining", Route::First, move |_| {
         let (game, price) = query.game_and_price()?;
-        r.remaining(game, price)
+        let parts = shared
+            .ledgers
+            .all()
+            .iter()
+            .map(|l| l.redeemer.remaining(game, price))
+            .collect::<Result<Vec<_>, Error>>()?;
+        Ok(Remaining::merged(game, price, parts))
     })
     .await
 }
@@ -207,9 +220,23 @@ async fn public_remaining(
         return Err(bad_query());
     };
     let shared = Arc::clone(&state);
-    answer(state, asker, "remaining", move |w| {
+    let each = Arc::clone(&state);
+    answer(state, asker.clone(), "remaining", Route::First, move |_| {
         let (game, price) = query.game_and_price()?;
-        shared.remaining.get(w, game, price)
+        // Every ledger's figures, as one (a node with several ledgers).
+        shared.remaining.get(game, price, || {
+            let parts = each
+                .ledgers
+                .all()
+                .iter()
+                .map(|l| {
+                    l.redeemer
+                        .window(asker.clone())
+                        .prizes_remaining(game, price)
+                })
+                .collect::<Result<Vec<_>, Error>>()?;
+            Ok(RevealedPrizes::merged(game, price, parts))
+        })
     })
     .await
 }

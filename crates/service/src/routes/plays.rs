@@ -11,10 +11,11 @@ use ticket_issuer_core::error::Error;
 use ticket_issuer_ledger::ledger::ops::PlayAction;
 use ticket_issuer_ledger::redeemer::Asker;
 
-use super::answer::{answer, blocking, Answered};
+use super::answer::{answer, blocking, routed, Answered};
 use super::doc::{doc, Row};
 use crate::error::ApiError;
 use crate::extract::{Asking, IdempotencyKey, JsonBody, Shape};
+use crate::ledgers::Route;
 use crate::openapi::RouteDoc;
 use crate::response::Worked;
 use crate::state::AppState;
@@ -43,7 +44,7 @@ async fn play_step(
     key: Option<String>,
 ) -> Answered {
     let watch = state.top_lots.clone();
-    answer(state, asker, "play", move |w| {
+    answer(state, asker, "play", Route::Unit(id.clone()), move |w| {
         let view = w.play(&id.parse()?, action, key.as_deref())?;
         if let (Some(watch), Some(shown)) = (&watch, &view.first_shown) {
             watch.after_reveal(shown);
@@ -77,9 +78,13 @@ async fn play_state(
     Asking(asker): Asking,
     Path(id): Path<String>,
 ) -> Answered {
-    answer(state, asker, "play_state", move |w| {
-        w.play_state(&id.parse()?)
-    })
+    answer(
+        state,
+        asker,
+        "play_state",
+        Route::Unit(id.clone()),
+        move |w| w.play_state(&id.parse()?),
+    )
     .await
 }
 
@@ -91,9 +96,10 @@ async fn play_picture(
     Asking(asker): Asking,
     Path(id): Path<String>,
 ) -> Answered {
+    let n = routed(&state, &asker, &Route::Unit(id.clone()))?[0];
     let seen = asker.clone();
     let drawn = blocking(move || -> Result<String, Error> {
-        Ok(state
+        Ok(state.ledgers.all()[n]
             .redeemer
             .window(seen)
             .play_picture(&id.parse()?)?

@@ -7,6 +7,7 @@ use axum::routing::get;
 use super::answer::{answer, Answered};
 use super::doc::{doc, Row};
 use crate::extract::Asking;
+use crate::ledgers::Route;
 use crate::openapi::RouteDoc;
 use crate::state::AppState;
 
@@ -17,7 +18,14 @@ async fn receipts(
     Asking(asker): Asking,
     Path(id): Path<String>,
 ) -> Answered {
-    answer(state, asker, "receipts", move |w| w.receipts(&id.parse()?)).await
+    answer(
+        state,
+        asker,
+        "receipts",
+        Route::Unit(id.clone()),
+        move |w| w.receipts(&id.parse()?),
+    )
+    .await
 }
 
 /// The receipts' row of the route table.

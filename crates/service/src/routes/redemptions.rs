@@ -10,13 +10,14 @@ use serde_json::json;
 use ticket_issuer_core::error::Error;
 use ticket_issuer_core::unit_id::UnitId;
 use ticket_issuer_ledger::redeem::Redemption;
-use ticket_issuer_ledger::redeemer::batch_parts;
+use ticket_issuer_ledger::redeemer::{batch_parts, Asker};
 
-use super::answer::{bounded_work, ledger_down, outcome, Answered};
+use super::answer::{bounded_work, ledger_down, outcome, routed, Answered};
 use super::doc::{doc, Row, RECEIPT_QUERY};
 use crate::config::MAX_BATCH;
 use crate::error::{report, ApiError};
 use crate::extract::{Asking, IdempotencyKey, JsonBody, ReceiptAsked, Shape};
+use crate::ledgers::Route;
 use crate::openapi::RouteDoc;
 use crate::response::{Answer, Envelope, Worked};
 use crate::state::AppState;
@@ -57,11 +58,11 @@ async fn redeem_one(
         .id
         .parse()
         .map_err(|e| ApiError::refused(&asker, e))?;
-    ledger_down(&state, &asker)?;
+    let n = routed(&state, &asker, &Route::Unit(request.id.clone()))?[0];
     let worker = Arc::clone(&state);
     let seen = asker.clone();
     let redeemed = bounded_work(&state, move || {
-        let window = worker.redeemer.window(seen);
+        let window = worker.ledgers.all()[n].redeemer.window(seen);
         let r = window.redeem(&id, request.stopped_after_steps, key.as_deref())?;
         if with_receipt {
             return window.with_receipt(r);
@@ -117,19 +118,34 @@ async fn redeem_batch(
             .iter()
             .map(|u| (u.id.as_str(), u.stopped_after_steps)),
     );
-    ledger_down(&state, &asker)?;
+    let (shares, unrouted) = split_by_ledger(&state, &asker, &valid, key.is_some())?;
     let worker = Arc::clone(&state);
     let seen = asker.clone();
     // A batch refused whole is answered untimed, as it always was.
-    let redeemed = bounded_work(&state, move || {
-        worker
-            .redeemer
-            .window(seen)
-            .redeem_batch(&valid, key.as_deref().map(|k| (k, request.as_str())))
+    let mut redeemed = bounded_work(&state, move || {
+        let mut outcomes: Vec<Option<Result<Redemption, Error>>> = unrouted;
+        for (n, places) in shares {
+            let units: Vec<_> = places.iter().map(|&p| valid[p]).collect();
+            let done = worker.ledgers.all()[n]
+                .redeemer
+                .window(seen.clone())
+                .redeem_batch(&units, key.as_deref().map(|k| (k, request.as_str())))?;
+            for (p, outcome) in places.into_iter().zip(done) {
+                outcomes[p] = Some(outcome);
+            }
+        }
+        Ok(outcomes)
     })
     .await?
-    .map_err(|e| ApiError::refused(&asker, e))?;
-    let mut redeemed = redeemed.into_iter();
+    .map_err(|e| ApiError::refused(&asker, e))?
+    .into_iter()
+    .map(|o| {
+        o.unwrap_or_else(|| {
+            Err(Error::Internal {
+                what: "a batch unit got no ledger's outcome".into(),
+            })
+        })
+    });
     let mut results = Vec::with_capacity(parsed.len());
     for p in parsed {
         let outcome = match p {
@@ -157,6 +173,51 @@ async fn redeem_batch(
 }
 
 /// The JSON Schema of a unit to redeem.
+/// Where each unit of a batch goes.
+type Shares = Vec<(usize, Vec<usize>)>;
+
+/// A batch's valid units by the ledger each goes to (the ledger, and the
+/// units' places in `valid`), and an outcome slot per unit, filled
+/// already for a unit whose emission is routed nowhere. A keyed batch is
+/// recorded under its key in one ledger: one that spans several is
+/// refused whole (`batch_spans_ledgers`; split it by emission).
+#[allow(clippy::type_complexity)]
+fn split_by_ledger(
+    state: &AppState,
+    asker: &Asker,
+    valid: &[(UnitId, Option<u32>)],
+    keyed: bool,
+) -> Result<(Shares, Vec<Option<Result<Redemption, Error>>>), ApiError> {
+    let mut shares: Shares = Vec::new();
+    let mut outcomes = Vec::with_capacity(valid.len());
+    for (place, (id, _)) in valid.iter().enumerate() {
+        match state.ledgers.route(&Route::Emission(id.game, id.emission)) {
+            Ok(to) => {
+                outcomes.push(None);
+                match shares.iter_mut().find(|(n, _)| *n == to[0]) {
+                    Some((_, places)) => places.push(place),
+                    None => shares.push((to[0], vec![place])),
+                }
+            }
+            Err(e) => outcomes.push(Some(Err(e))),
+        }
+    }
+    if keyed && shares.len() > 1 {
+        return Err(ApiError::bad_request(
+            "batch_spans_ledgers",
+            "this batch's units are sold through several of the node's ledgers, and a batch under an idempotency key is recorded in one: send one batch per emission (docs/API.md §Several ledgers); nothing was recorded".into(),
+        ));
+    }
+    if shares.is_empty() {
+        // No unit to redeem: the batch goes to the first ledger, as ever.
+        shares.push((0, Vec::new()));
+    }
+    for (n, _) in &shares {
+        ledger_down(&state.ledgers.all()[*n], asker)?;
+    }
+    Ok((shares, outcomes))
+}
+
 fn unit_schema() -> serde_json::Value {
     json!({
         "type": "object", "required": ["id"], "additionalProperties": false,

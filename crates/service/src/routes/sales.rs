@@ -10,6 +10,7 @@ use ticket_issuer_core::game::Game;
 use super::answer::{answer, game_of, Answered};
 use super::doc::{doc, Row, RECEIPT_QUERY};
 use crate::extract::{Asking, IdempotencyKey, JsonBody, ReceiptAsked, Shape};
+use crate::ledgers::Route;
 use crate::openapi::RouteDoc;
 use crate::state::AppState;
 
@@ -40,7 +41,8 @@ async fn sell(
         other => other.to_string(),
     });
     let watch = state.top_lots.clone();
-    answer(state, asker, "sale", move |w| {
+    // Each ledger in the table's order, until one has a unit to sell.
+    answer(state, asker, "sale", Route::Each, move |w| {
         let game = game_of(&request.game)?;
         let sale = w.sell(game, game.price_cents(price.as_deref())?, key.as_deref())?;
         if let (Some(watch), Some(shown)) = (&watch, &sale.first_shown) {
@@ -59,7 +61,10 @@ async fn sale_under_key(
     Asking(asker): Asking,
     Path(key): Path<String>,
 ) -> Answered {
-    answer(state, asker, "sale_lookup", move |w| w.sale_under_key(&key)).await
+    answer(state, asker, "sale_lookup", Route::Each, move |w| {
+        w.sale_under_key(&key)
+    })
+    .await
 }
 
 /// The sales' rows of the route table.

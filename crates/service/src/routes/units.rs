@@ -10,6 +10,7 @@ use super::answer::{answer, Answered};
 use super::doc::{doc, Row};
 use crate::error::ApiError;
 use crate::extract::Asking;
+use crate::ledgers::Route;
 use crate::openapi::RouteDoc;
 use crate::state::AppState;
 
@@ -33,7 +34,7 @@ async fn check_unit(
             "the query is not ?stopped_after_steps=<number of steps>".into(),
         ));
     };
-    answer(state, asker, "check", move |w| {
+    answer(state, asker, "check", Route::Unit(id.clone()), move |w| {
         w.check(&id.parse()?, query.stopped_after_steps)
     })
     .await
