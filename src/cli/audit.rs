@@ -26,6 +26,7 @@ use ticket_issuer::game::Game;
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
 use ticket_issuer::verify::{verify_block, Scope, VerifyOptions};
+use ticket_issuer::words::plural;
 
 /// Arguments of `audit`.
 #[derive(clap::Args, Debug)]
@@ -140,10 +141,10 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
                 "the manifest is signed by the issuer key",
                 report.manifest_signature_ok,
                 format!(
-                    "emission {} of {}, {} block(s), {}",
+                    "emission {} of {}, {}, {}",
                     report.emission,
                     report.game,
-                    report.blocks.len(),
+                    plural(report.blocks.len(), "block"),
                     if report.closed { "closed" } else { "open" }
                 ),
             ));
@@ -538,16 +539,16 @@ fn print_summary(report: &AuditReport, out: &Path, quiet: bool) {
         }
     }
     outln!(
-        "audit of {}{}: {} block(s), {} tests run ({} could not run), {} failing at {} after Holm's correction ({} before), {} check(s) failing",
+        "audit of {}{}: {}, {} run ({} could not run), {} failing at {} after Holm's correction ({} before), {} failing",
         report.game,
         report.emission.map_or(String::new(), |e| format!(" emission {e}")),
-        report.blocks.len(),
-        s.tests_run,
+        plural(report.blocks.len(), "block"),
+        plural(s.tests_run, "test"),
         s.tests_not_run,
         s.failed_adjusted,
         report.level,
         s.failed_raw,
-        s.checks_failed
+        plural(s.checks_failed, "check")
     );
     for c in report
         .provenance

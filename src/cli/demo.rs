@@ -21,6 +21,7 @@ use ticket_issuer::redeem::{OwnedKeys, Redeemer};
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
 use ticket_issuer::verify::VerifyOptions;
+use ticket_issuer::words::plural;
 use ticket_issuer::Output;
 
 /// Arguments of `demo`.
@@ -231,8 +232,8 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         );
     }
     outln!(
-        "8. ledger: {} unit(s) redeemed, {} € paid, digest {}, {}",
-        summary.units,
+        "8. ledger: {} redeemed, {} € paid, digest {}, {}",
+        plural(summary.units, "unit"),
         summary.paid,
         summary.digest,
         if summary.reconciled {

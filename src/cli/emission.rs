@@ -269,8 +269,8 @@ pub fn reveal(store: &Store, args: &RevealArgs) -> Result<i32, Error> {
         );
     }
     eprintln!(
-        "revealed {} seed(s) of emission {} to {to}; its redemption is now closed",
-        reveal.blocks.len(),
+        "revealed {} of emission {} to {to}; its redemption is now closed",
+        ticket_issuer::words::plural(reveal.blocks.len(), "seed"),
         args.emission.emission,
     );
     Ok(0)

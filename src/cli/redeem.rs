@@ -16,6 +16,7 @@ use ticket_issuer::redeem::Redemption;
 use ticket_issuer::redeemer::{Check, UnitInPlay};
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
+use ticket_issuer::words::plural;
 
 /// Arguments of `redeem`.
 #[derive(clap::Args, Debug)]
@@ -203,12 +204,12 @@ pub fn ledger(store: &Store, args: &LedgerArgs) -> Result<i32, Error> {
         outln!("ledger {}", summary.path);
         for b in &summary.blocks {
             outln!(
-                "  {} emission {} block {}: {} unit(s) redeemed, {} winner(s), {} € paid{}",
+                "  {} emission {} block {}: {} redeemed, {}, {} € paid{}",
                 b.game,
                 b.emission,
                 b.block,
-                b.units,
-                b.winners,
+                plural(b.units, "unit"),
+                plural(b.winners, "winner"),
                 b.paid,
                 if b.reconciled {
                     ""
@@ -218,8 +219,8 @@ pub fn ledger(store: &Store, args: &LedgerArgs) -> Result<i32, Error> {
             );
         }
         outln!(
-            "  total: {} unit(s), {} € paid",
-            summary.units,
+            "  total: {}, {} € paid",
+            plural(summary.units, "unit"),
             summary.paid
         );
         outln!("  digest {}", summary.digest);

@@ -8,6 +8,7 @@ use ticket_issuer::error::Error;
 use ticket_issuer::redeemer::PrizeLine;
 use ticket_issuer::status::Standing;
 use ticket_issuer::store::Store;
+use ticket_issuer::words::plural;
 
 /// Arguments of `remaining`.
 #[derive(clap::Args, Debug)]
@@ -44,31 +45,34 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         |n| format!("log size {n}"),
     );
     outln!(
-        "{} at {} €: {} unit(s) left to sell ({as_of})",
+        "{} at {} €: {} left to sell ({as_of})",
         r.game,
         r.price,
-        r.unsold
+        plural(r.unsold, "unit")
     );
     print_lines("  ", &r.prizes);
     for e in &r.emissions {
         outln!(
-            "  emission {}: {} unit(s) left to sell",
+            "  emission {}: {} left to sell",
             e.emission,
-            e.unsold
+            plural(e.unsold, "unit")
         );
         for b in &e.blocks {
             let standing = match b.standing {
                 Standing::OnSale => String::new(),
                 Standing::Suspended => " (suspended)".into(),
                 Standing::Withdrawn => {
-                    format!(" (withdrawn: {} unsold unit(s) never sold)", b.withdrawn)
+                    format!(
+                        " (withdrawn: {} never sold)",
+                        plural(b.withdrawn, "unsold unit")
+                    )
                 }
             };
             outln!(
-                "    block {}{standing}: {} of {} unit(s) left",
+                "    block {}{standing}: {} of {} left",
                 b.block,
                 b.unsold,
-                b.units
+                plural(b.units, "unit")
             );
             print_lines("      ", &b.prizes);
         }

@@ -12,6 +12,7 @@ use ticket_issuer::ledger::ops::PlayAction;
 use ticket_issuer::redeemer::{Asker, PlayView};
 use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
+use ticket_issuer::words::plural;
 
 /// Arguments of `sell`.
 #[derive(clap::Args, Debug)]
@@ -220,10 +221,10 @@ pub fn mark_sold(store: &Store, args: &MarkSoldArgs) -> Result<i32, Error> {
         print_json("mark_sold", &marked);
     } else {
         outln!(
-            "{} emission {}: {} unit(s) marked sold, {} sold already",
+            "{} emission {}: {} marked sold, {} sold already",
             emission.game.slug(),
             args.emission.emission,
-            marked.marked,
+            plural(marked.marked, "unit"),
             marked.already_sold
         );
     }

@@ -6,6 +6,7 @@ use ticket_issuer::error::Error;
 use ticket_issuer::redeemer::TopLots;
 use ticket_issuer::status::{store_status, EmissionState, SignatureCheck, Standing, StoreStatus};
 use ticket_issuer::store::Store;
+use ticket_issuer::words::plural;
 
 /// Arguments of `status`.
 #[derive(clap::Args, Debug)]
@@ -55,16 +56,17 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         let top = a.top.join(", ");
         match a.gone {
             true => outln!(
-                "ALERT: {} at {} €: the top lots are gone ({top}) while {} unit(s) are still on sale; `issuer suspend` stops selling",
+                "ALERT: {} at {} €: the top lots are gone ({top}) while {} {} still on sale; `issuer suspend` stops selling",
                 a.game,
                 a.price,
-                a.unsold
+                plural(a.unsold, "unit"),
+                if a.unsold == 1 { "is" } else { "are" }
             ),
             false => outln!(
-                "{} at {} €: {} unit(s) of the top lots ({top}) left to win",
+                "{} at {} €: {} of the top lots ({top}) left to win",
                 a.game,
                 a.price,
-                a.remaining
+                plural(a.remaining, "unit")
             ),
         }
     }
@@ -98,39 +100,60 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         };
         if let Some(at) = &e.suspended_since {
             claims += &format!("; SUSPENDED since {at}");
+            if let Some(why) = &e.suspended_reason {
+                claims += &format!(" ({why})");
+            }
         }
         if e.withdrawn > 0 {
-            claims += &format!("; {} unsold unit(s) withdrawn", e.withdrawn);
+            claims += &format!("; {} withdrawn", plural(e.withdrawn, "unsold unit"));
         }
+        let voided = match e.voided {
+            0 => String::new(),
+            n => format!(" ({} voided)", plural(n, "sale")),
+        };
         outln!(
-            "  {} emission {}: {state}{claims}, {} block(s), {} units at {} €; sold {}, unsold {}, played {}, redeemed {} unit(s), {} € paid{signature}",
+            "  {} emission {}: {state}{claims}, {}, {} at {} €; sold {}{voided}, unsold {}, played {}, redeemed {}, {} € paid{signature}",
             e.game,
             e.emission,
-            e.blocks,
-            e.units,
+            plural(u64::try_from(e.blocks).unwrap_or(u64::MAX), "block"),
+            plural(e.units, "unit"),
             if e.prices.is_empty() { "-".to_string() } else { e.prices.join(", ") },
             e.sold,
             e.unsold,
             e.played,
-            e.redeemed_units,
+            plural(e.redeemed_units, "unit"),
             e.redeemed_amount,
         );
+        for v in &e.voids {
+            outln!(
+                "    voided: block {} unit {} at {}: {}",
+                v.block,
+                v.index,
+                v.at,
+                v.reason
+            );
+        }
         if args.blocks {
             for b in &e.block_status {
+                let why = b.reason.as_deref().unwrap_or("no reason recorded");
                 let standing = match (b.standing, &b.since) {
-                    (Standing::Suspended, Some(at)) => format!(" (suspended since {at})"),
+                    (Standing::Suspended, Some(at)) => format!(" (suspended since {at}: {why})"),
                     (Standing::Withdrawn, Some(at)) => {
                         format!(
-                            " (withdrawn since {at}: {} unsold unit(s) never sold)",
-                            b.withdrawn
+                            " (withdrawn since {at}: {why}; {} never sold)",
+                            plural(b.withdrawn, "unsold unit")
                         )
                     }
                     _ => String::new(),
                 };
+                let voided = match b.voided {
+                    0 => String::new(),
+                    n => format!(" ({n} voided)"),
+                };
                 outln!(
-                    "    block {}{standing}: {} units at {} €; sold {}, unsold {}, played {}, redeemed {}, {} € paid",
+                    "    block {}{standing}: {} at {} €; sold {}{voided}, unsold {}, played {}, redeemed {}, {} € paid",
                     b.block,
-                    b.units,
+                    plural(b.units, "unit"),
                     b.price,
                     b.sold,
                     b.unsold,

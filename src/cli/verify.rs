@@ -11,6 +11,7 @@ use ticket_issuer::emission::{Emission, Manifest, Reveal};
 use ticket_issuer::error::Error;
 use ticket_issuer::store::Store;
 use ticket_issuer::verify::{verify_block, BlockReport, Scope, Status, VerifyOptions};
+use ticket_issuer::words::plural;
 
 /// Arguments of `verify`.
 #[derive(clap::Args, Debug)]
@@ -199,17 +200,17 @@ pub fn print_block(r: &BlockReport, quiet: bool) {
             "INCOMPLETE: no check failed, but those marked 'not done' were not made (give the keys they need, or name a smaller --scope)"
                 .to_string()
         }
-        (false, _, _) => format!("FAILED: {} failure(s)", r.failure_count),
+        (false, _, _) => format!("FAILED: {}", plural(r.failure_count, "failure")),
     };
     outln!("  {verdict}");
 }
 
 fn print_emission(r: &EmissionReport, quiet: bool) {
     outln!(
-        "emission {} ({}), {} block(s), {}, manifest signature {}",
+        "emission {} ({}), {}, {}, manifest signature {}",
         r.emission,
         r.game,
-        r.blocks.len(),
+        plural(r.blocks.len(), "block"),
         if r.closed { "closed" } else { "open" },
         if r.manifest_signature_ok {
             "ok"
@@ -243,9 +244,9 @@ fn print_emission(r: &EmissionReport, quiet: bool) {
             )
         } else {
             format!(
-                "emission {}: FAILED ({} problem(s))",
+                "emission {}: FAILED ({})",
                 r.emission,
-                r.problems.len()
+                plural(r.problems.len(), "problem")
             )
         }
     );

@@ -470,7 +470,7 @@ fn demo_runs_the_whole_job_and_can_run_again() {
             "its player redeems it".to_string(),
             "a second redemption is refused".to_string(),
             // Two units a run: the one sold, the one marked sold.
-            format!("8. ledger: {} unit(s)", 2 * run),
+            format!("8. ledger: {} units", 2 * run),
             "reconciled".to_string(),
         ] {
             assert!(text.contains(&step), "run {run} lacks {step:?}:\n{text}");

@@ -317,12 +317,15 @@ fn every_json_output_is_one_line_with_kind_schema_and_the_documented_fields() {
             "units",
             "prices",
             "sold",
+            "voided",
             "unsold",
             "withdrawn",
             "played",
             "redeemed_units",
             "redeemed_amount",
             "suspended_since",
+            "suspended_reason",
+            "voids",
             "claims_ended_at",
             "block_status"
         ]
@@ -335,10 +338,12 @@ fn every_json_output_is_one_line_with_kind_schema_and_the_documented_fields() {
             "price",
             "units",
             "sold",
+            "voided",
             "unsold",
             "withdrawn",
             "standing",
             "since",
+            "reason",
             "played",
             "redeemed_units",
             "redeemed_amount"
@@ -543,7 +548,7 @@ fn status_lists_game_blocks_prices_state_and_redemptions() {
     );
     assert!(
         words.contains(
-            "ile-au-tresor emission 1: open, 1 block(s), 450000 units at 1 €; sold 0, unsold 450000, played 0, redeemed 0 unit(s), 0 € paid"
+            "ile-au-tresor emission 1: open, 1 block, 450000 units at 1 €; sold 0, unsold 450000, played 0, redeemed 0 units, 0 € paid"
         ),
         "{words}"
     );
@@ -563,7 +568,7 @@ fn status_lists_game_blocks_prices_state_and_redemptions() {
     );
     assert!(
         words.contains(&format!(
-            "sold 1, unsold 449999, played 0, redeemed 1 unit(s), {prize} € paid"
+            "sold 1, unsold 449999, played 0, redeemed 1 unit, {prize} € paid"
         )),
         "{words}"
     );

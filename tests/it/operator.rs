@@ -536,7 +536,7 @@ fn voids_chosen_among_losers_are_flagged_by_the_audit() {
     assert_eq!(voids["ok"], false, "{voids}");
     let detail = voids["detail"].as_str().unwrap();
     assert!(
-        detail.starts_with(&format!("0 of {} voided sale(s) won", losers.len())),
+        detail.starts_with(&format!("0 of {} voided sales won", losers.len())),
         "{detail}"
     );
     // Every other ledger check holds: the voids are recorded as they should.
@@ -1108,4 +1108,62 @@ fn dual_control_needs_two_approvers_for_each_covered_action() {
     );
     let verify = run(&["ledger", "verify", "--json"], 0).json();
     assert_eq!(verify["ok"], true, "{verify}");
+}
+
+#[test]
+fn status_shows_voids_and_suspensions_with_their_reasons_and_a_voided_sale_is_not_sold() {
+    let (_dir, store) = te_store(6);
+    let run = |args: &[&str], code| issuer(&store, args).expect_code(code);
+    let sold: Vec<String> = (0..2)
+        .map(|_| {
+            run(&["sell", "--game", "tresors-ensables", "--json"], 0).json()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    run(&["void", &sold[0], "--reason", "card refused"], 0);
+    run(
+        &["suspend", "--emission", "1", "--reason", "audit visit"],
+        0,
+    );
+    let status = run(&["status", "--blocks", "--json"], 0).json();
+    let e = &status["emissions"][0];
+    assert_eq!(
+        (&e["sold"], &e["voided"], &e["unsold"]),
+        (&json!(1), &json!(1), &json!(4)),
+        "one sale stands, one voided (never sold again), four unsold: {e}"
+    );
+    assert_eq!(e["suspended_reason"], "audit visit", "{e}");
+    assert_eq!(e["voids"][0]["reason"], "card refused", "{e}");
+    assert_eq!(e["voids"].as_array().unwrap().len(), 1, "{e}");
+    let block = &e["block_status"][0];
+    assert_eq!(
+        (
+            &block["standing"],
+            &block["reason"],
+            &block["sold"],
+            &block["voided"]
+        ),
+        (
+            &json!("suspended"),
+            &json!("audit visit"),
+            &json!(1),
+            &json!(1)
+        ),
+        "{block}"
+    );
+    let words = run(&["status", "--blocks"], 0).stdout;
+    for said in [
+        "SUSPENDED since",
+        "(audit visit)",
+        "sold 1 (1 sale voided)",
+        "voided: block 1 unit",
+        "card refused",
+        "(suspended since",
+        "1 block, 6 units",
+    ] {
+        assert!(words.contains(said), "{said:?} in {words}");
+    }
+    assert!(!words.contains("(s)"), "{words}");
 }

@@ -179,8 +179,9 @@ pub fn verify_emission(
                 ProblemKind::BlockFails,
                 Some(entry.block),
                 format!(
-                    "block {} fails {} check(s); see its report",
-                    entry.block, report.failure_count
+                    "block {} fails {}; see its report",
+                    entry.block,
+                    crate::words::plural(report.failure_count, "check")
                 ),
             );
         }
@@ -246,8 +247,8 @@ fn unsigned_manifest_report(
                 ProblemKind::BlockFails,
                 Some(report.summary.block),
                 format!(
-                    "{name} fails {} check(s); see its report",
-                    report.failure_count
+                    "{name} fails {}; see its report",
+                    crate::words::plural(report.failure_count, "check")
                 ),
             );
         }

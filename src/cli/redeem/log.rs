@@ -15,6 +15,7 @@ use ticket_issuer::store::Store;
 use ticket_issuer::unit_id::UnitId;
 
 use crate::cli::json::print_json;
+use ticket_issuer::words::{counted, plural};
 
 /// `ledger` subcommands (docs/REDEMPTION.md §Tamper-evident log).
 #[derive(clap::Subcommand, Debug)]
@@ -251,10 +252,10 @@ pub fn run(
                 print_json("ledger_tiles", &report);
             } else {
                 outln!(
-                    "{}: the log of size {} as C2SP tlog-tiles: {} file(s) written, {} kept, checkpoint last",
+                    "{}: the log of size {} as C2SP tlog-tiles: {} written, {} kept, checkpoint last",
                     report.out,
                     report.size,
-                    report.written,
+                    plural(report.written, "file"),
                     report.kept
                 );
             }
@@ -303,8 +304,8 @@ pub fn run(
                 );
                 if !report.sales_without_lane.is_empty() {
                     outln!(
-                        "{} sale(s) put back in no platform's lane (the log does not name it; rerun on a fresh restore with --lane, or the platforms reach them through the operator): {}",
-                        report.sales_without_lane.len(),
+                        "{} put back in no platform's lane (the log does not name it; rerun on a fresh restore with --lane, or the platforms reach them through the operator): {}",
+                        plural(report.sales_without_lane.len(), "sale"),
                         report.sales_without_lane.join("; ")
                     );
                 }
@@ -401,10 +402,10 @@ fn print_verify(
         );
     } else {
         outln!(
-            "ledger {name}: {} entries, root {}, {} signed head(s) checked",
-            report.size,
+            "ledger {name}: {}, root {}, {} checked",
+            counted(report.size, "entry", "entries"),
             report.root,
-            report.heads_checked
+            plural(report.heads_checked, "signed head")
         );
         for f in &report.findings {
             match f.entry {

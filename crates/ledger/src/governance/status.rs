@@ -13,6 +13,7 @@ use crate::emission::{Emission, Manifest};
 use crate::error::Error;
 use crate::fsutil;
 use crate::game::Game;
+use crate::ledger::emission_rows::EmissionRow;
 use crate::ledger::operator::Gate;
 use crate::ledger::target::LedgerTarget;
 use crate::ledger::BlockActivity;
@@ -60,8 +61,10 @@ pub struct EmissionStatus {
     pub units: u64,
     /// The unit prices of its blocks, euros.
     pub prices: Vec<String>,
-    /// Units the ledger has sold.
+    /// Units the ledger has sold, voided sales not counted.
     pub sold: u64,
+    /// Sales voided (refunded, never paid; the units never sold again).
+    pub voided: u64,
     /// Units not sold yet, on sale or suspended (not withdrawn).
     pub unsold: u64,
     /// Units never to be sold: the unsold units of withdrawn blocks.
@@ -74,6 +77,10 @@ pub struct EmissionStatus {
     pub redeemed_amount: String,
     /// When the operator suspended the whole emission, if it is.
     pub suspended_since: Option<String>,
+    /// Why (the reason the suspension was recorded with).
+    pub suspended_reason: Option<String>,
+    /// Each sale voided: the unit's place, the reason and when.
+    pub voids: Vec<VoidLine>,
     /// When the issuer's end of claims was published in the ledger, if it
     /// was: no unit of the emission is sold, played or paid since.
     pub claims_ended_at: Option<String>,
@@ -90,8 +97,10 @@ pub struct BlockStatus {
     pub price: String,
     /// Units in the block.
     pub units: u64,
-    /// Units sold.
+    /// Units sold, voided sales not counted.
     pub sold: u64,
+    /// Sales voided.
+    pub voided: u64,
     /// Units not sold yet, on sale or suspended (0 once withdrawn).
     pub unsold: u64,
     /// Unsold units never to be sold: the block (or its emission) is
@@ -101,12 +110,27 @@ pub struct BlockStatus {
     pub standing: Standing,
     /// Since when it is suspended or withdrawn.
     pub since: Option<String>,
+    /// Why it is suspended or withdrawn (the reason recorded).
+    pub reason: Option<String>,
     /// Plays ended.
     pub played: u64,
     /// Units redeemed.
     pub redeemed_units: u64,
     /// Amount paid, euros.
     pub redeemed_amount: String,
+}
+
+/// A sale voided (docs/REDEMPTION.md §Suspend, withdraw and void).
+#[derive(Clone, Debug, Serialize)]
+pub struct VoidLine {
+    /// Block number.
+    pub block: u32,
+    /// The unit's index in its block.
+    pub index: u32,
+    /// Why, as recorded.
+    pub reason: String,
+    /// When.
+    pub at: String,
 }
 
 /// Whether a block's units are on sale (docs/REDEMPTION.md §Suspend,
@@ -182,11 +206,18 @@ pub fn store_status(store: &Store, ledger: &LedgerTarget) -> Result<StoreStatus,
                         .cloned()
                         .unwrap_or_default();
                     let mut line = block_status(b.block, &b.price, u64::from(b.units), &a);
-                    if let Some((_, why)) = gate.withdrawn(b.block) {
-                        (line.standing, line.since) = (Standing::Withdrawn, Some(why.at.clone()));
-                        (line.withdrawn, line.unsold) = (line.unsold, 0);
-                    } else if let Some((_, why)) = gate.suspended(b.block) {
-                        (line.standing, line.since) = (Standing::Suspended, Some(why.at.clone()));
+                    let standing = match (gate.withdrawn(b.block), gate.suspended(b.block)) {
+                        (Some((_, why)), _) => {
+                            (line.withdrawn, line.unsold) = (line.unsold, 0);
+                            Some((Standing::Withdrawn, why))
+                        }
+                        (None, Some((_, why))) => Some((Standing::Suspended, why)),
+                        (None, None) => None,
+                    };
+                    if let Some((standing, why)) = standing {
+                        line.standing = standing;
+                        (line.since, line.reason) =
+                            (Some(why.at.clone()), Some(why.reason.clone()));
                     }
                     line
                 })
@@ -213,12 +244,18 @@ pub fn store_status(store: &Store, ledger: &LedgerTarget) -> Result<StoreStatus,
                     .map(|c| Cents::from(c).to_string())
                     .collect(),
                 sold: sum(|b| b.sold),
+                voided: sum(|b| b.voided),
                 unsold: sum(|b| b.unsold),
                 withdrawn: sum(|b| b.withdrawn),
                 played: sum(|b| b.played),
                 redeemed_units: sum(|b| b.redeemed_units),
                 redeemed_amount: Cents::from(paid).to_string(),
                 suspended_since: gate.emission.suspended.as_ref().map(|w| w.at.clone()),
+                suspended_reason: gate.emission.suspended.as_ref().map(|w| w.reason.clone()),
+                voids: match sum(|b| b.voided) {
+                    0 => Vec::new(),
+                    _ => voids(ledger, game, number)?,
+                },
                 claims_ended_at,
                 block_status,
             });
@@ -232,17 +269,38 @@ pub fn store_status(store: &Store, ledger: &LedgerTarget) -> Result<StoreStatus,
     })
 }
 
-/// A block's line from its manifest entry and ledger activity.
+/// The sales of `game`'s `emission` voided, with their reasons (read
+/// only for an emission that has some).
+fn voids(ledger: &LedgerTarget, game: Game, emission: u32) -> Result<Vec<VoidLine>, Error> {
+    let mut voids = Vec::new();
+    ledger.emission_rows(game, emission, &mut |row| {
+        if let EmissionRow::Void(v) = row {
+            voids.push(VoidLine {
+                block: v.at.block,
+                index: v.at.index,
+                reason: v.reason,
+                at: v.when,
+            });
+        }
+        Ok(())
+    })?;
+    Ok(voids)
+}
+
+/// A block's line from its manifest entry and ledger activity: a voided
+/// sale is not counted sold, and its unit is never sold again.
 fn block_status(block: u32, price: &str, units: u64, a: &BlockActivity) -> BlockStatus {
     BlockStatus {
         block,
         price: price.to_string(),
         units,
-        sold: a.sold,
+        sold: a.sold.saturating_sub(a.voided),
+        voided: a.voided,
         unsold: units.saturating_sub(a.sold),
         withdrawn: 0,
         standing: Standing::OnSale,
         since: None,
+        reason: None,
         played: a.played,
         redeemed_units: a.redeemed,
         redeemed_amount: Cents::from(a.paid_cents).to_string(),

@@ -29,6 +29,17 @@ pub struct PlayRead {
     pub ended: Option<String>,
 }
 
+/// A void: the unit, and the operator's reason and time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VoidRead {
+    /// The unit.
+    pub at: At,
+    /// Why (the operator's reason, kept in the ledger).
+    pub reason: String,
+    /// When.
+    pub when: String,
+}
+
 /// A `redemptions` row: what was paid, and what it was paid for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PaidRow {
@@ -63,7 +74,7 @@ pub enum EmissionRow {
     Redemption(PaidRow),
     /// A unit whose sale was voided (docs/REDEMPTION.md §Suspend, withdraw
     /// and void).
-    Void(At),
+    Void(VoidRead),
 }
 
 /// What [`super::backend::Backend::emission_rows`] hands each row to.
@@ -99,7 +110,7 @@ impl Kind {
                  FROM redemptions WHERE game = ?1 AND emission = ?2 ORDER BY block, unit_index"
             }
             Kind::Voids => {
-                "SELECT block, unit_index FROM operator_actions
+                "SELECT block, unit_index, reason, at FROM operator_actions
                  WHERE game = ?1 AND emission = ?2 AND action = 'void' ORDER BY block, unit_index"
             }
         }
@@ -116,7 +127,11 @@ impl Kind {
         };
         Ok(match self {
             Kind::Sales => EmissionRow::Sale(at),
-            Kind::Voids => EmissionRow::Void(at),
+            Kind::Voids => EmissionRow::Void(VoidRead {
+                at,
+                reason: c.text(2)?.unwrap_or_default(),
+                when: c.text(3)?.unwrap_or_default(),
+            }),
             Kind::Plays => EmissionRow::Play(PlayRead {
                 at,
                 rolls: int(2)?,

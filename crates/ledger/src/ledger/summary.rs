@@ -69,16 +69,20 @@ impl Summary {
 /// same text for every database.
 pub(crate) const ACTIVITY: &str = "
 SELECT game, emission, block, CAST(SUM(sold) AS BIGINT), CAST(SUM(played) AS BIGINT),
-       CAST(SUM(redeemed) AS BIGINT), CAST(SUM(paid) AS BIGINT)
+       CAST(SUM(redeemed) AS BIGINT), CAST(SUM(paid) AS BIGINT), CAST(SUM(voided) AS BIGINT)
 FROM (
-    SELECT game, emission, block, COUNT(*) AS sold, 0 AS played, 0 AS redeemed, 0 AS paid
+    SELECT game, emission, block, COUNT(*) AS sold, 0 AS played, 0 AS redeemed, 0 AS paid,
+           0 AS voided
     FROM sales GROUP BY game, emission, block
     UNION ALL
-    SELECT game, emission, block, 0, COUNT(*), 0, 0
+    SELECT game, emission, block, 0, COUNT(*), 0, 0, 0
     FROM plays WHERE ended IS NOT NULL GROUP BY game, emission, block
     UNION ALL
-    SELECT game, emission, block, 0, 0, COUNT(*), SUM(prize_cents)
+    SELECT game, emission, block, 0, 0, COUNT(*), SUM(prize_cents), 0
     FROM redemptions GROUP BY game, emission, block
+    UNION ALL
+    SELECT game, emission, block, 0, 0, 0, 0, COUNT(*)
+    FROM operator_actions WHERE action = 'void' GROUP BY game, emission, block
 ) AS t
 GROUP BY game, emission, block ORDER BY game, emission, block";
 
@@ -99,6 +103,8 @@ pub struct BlockActivity {
     pub redeemed: u64,
     /// Amount paid, cents.
     pub paid_cents: u64,
+    /// Sales voided (refunded, never paid; counted in `sold`).
+    pub voided: u64,
 }
 
 /// Every redemption in key order, as the summary reads it (the same text

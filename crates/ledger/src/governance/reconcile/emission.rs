@@ -2,6 +2,7 @@
 //! per kind, each block tallied against its audit, and the checks that
 //! come of it, with the ledger's own, in one [`LedgerEvidence`].
 
+use crate::words::plural;
 use ed25519_dalek::VerifyingKey;
 
 use super::block::{open_block, tally};
@@ -156,10 +157,11 @@ pub fn reconcile(
             "every row of the emission names a unit of its blocks",
             &read.stray,
             format!(
-                "{} sale(s), {plays} play(s), {} payment(s), each of a unit of the {} block(s)",
-                read.rows[0],
-                read.rows[2],
-                blocks.len()
+                "{}, {}, {}, each of a unit of the {}",
+                plural(read.rows[0], "sale"),
+                plural(plays, "play"),
+                plural(read.rows[2], "payment"),
+                plural(blocks.len(), "block")
             ),
             false,
         ),
@@ -167,63 +169,63 @@ pub fn reconcile(
             "sold-once",
             "no unit is sold twice",
             &read.sold_twice,
-            format!("{sold} unit(s) sold, each once"),
+            format!("{} sold, each once", plural(sold, "unit")),
             false,
         ),
         (
             "paid-once",
             "no unit is paid twice",
             &read.paid_twice,
-            format!("{paid} unit(s) paid, each once"),
+            format!("{} paid, each once", plural(paid, "unit")),
             false,
         ),
         (
             "played-once",
             "no unit has two plays",
             &read.played_twice,
-            format!("{plays} play(s), one per unit"),
+            format!("{}, one per unit", plural(plays, "play")),
             true,
         ),
         (
             "paid-units-sold",
             "every unit paid was sold",
             &found.paid_unsold,
-            format!("the {paid} unit(s) paid were all sold"),
+            format!("the {} paid were all sold", plural(paid, "unit")),
             false,
         ),
         (
             "played-units-sold",
             "every unit played was sold",
             &found.played_unsold,
-            format!("the {plays} unit(s) played were all sold"),
+            format!("the {} played were all sold", plural(plays, "unit")),
             true,
         ),
         (
             "plays-allowed",
             "every play recorded is one its unit allows",
             &found.plays,
-            format!("{plays} play(s) replayed from the sealed records: each ended at its unit's end or at a stop its rules allow, or goes on before its end"),
+            format!("{} replayed from the sealed records: each ended at its unit's end or at a stop its rules allow, or goes on before its end", plural(plays, "play")),
             true,
         ),
         (
             "paid-as-played",
             "every payment is of a play over, at its recorded stop or end",
             &found.as_played,
-            format!("the {paid} payment(s) follow their plays as recorded"),
+            format!("the {} follow their plays as recorded", plural(paid, "payment")),
             true,
         ),
         (
             "voided-never-paid",
             "every unit whose sale was voided was sold, and is never played or paid",
             &found.voided,
-            format!("{voids} sale(s) voided, none played or paid"),
+            format!("{} voided, none played or paid", plural(voids, "sale")),
             false,
         ),
         (
             "payments-match-units",
             "every payment is what its unit gives",
             &found.payments,
-            format!("the {paid} payment(s) carry their units' {paid_as}"),
+            format!("the {} carry their units' {paid_as}", plural(paid, "payment")),
             false,
         ),
     ];

@@ -154,7 +154,7 @@ impl Read {
             EmissionRow::Sale(at) => (*at, "sale", 0),
             EmissionRow::Play(play) => (play.at, "play", 1),
             EmissionRow::Redemption(paid) => (paid.at, "payment", 2),
-            EmissionRow::Void(at) => (*at, "void", 3),
+            EmissionRow::Void(void) => (void.at, "void", 3),
         };
         self.rows[n] += 1;
         let Some(b) = Read::block(&self.by_number, &mut self.blocks, &mut self.stray, at, kind)

@@ -38,9 +38,9 @@ impl Voids {
         (
             p >= SELECTIVE_VOIDS,
             format!(
-                "{} of {} voided sale(s) won (expected {:.1} at the blocks' rate {:.4}); P(at most {}) = {p:.2e}{}",
+                "{} of {} won (expected {:.1} at the blocks' rate {:.4}); P(at most {}) = {p:.2e}{}",
                 self.winners,
-                self.units,
+                crate::words::plural(self.units, "voided sale"),
                 self.expected,
                 rate,
                 self.winners,

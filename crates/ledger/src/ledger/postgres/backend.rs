@@ -149,6 +149,7 @@ impl Backend for PgLedger {
                 played: r.get::<_, i64>(4).unsigned_abs(),
                 redeemed: r.get::<_, i64>(5).unsigned_abs(),
                 paid_cents: r.get::<_, i64>(6).unsigned_abs(),
+                voided: r.get::<_, i64>(7).unsigned_abs(),
             })
             .collect())
     }

@@ -197,6 +197,7 @@ impl Ledger {
                     played: r.get(4)?,
                     redeemed: r.get(5)?,
                     paid_cents: r.get(6)?,
+                    voided: r.get(7)?,
                 })
             })
             .map_err(|e| self.err(e))?;
