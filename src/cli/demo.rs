@@ -27,7 +27,8 @@ use ticket_issuer::Output;
 /// Arguments of `demo`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// No progress bar.
+    /// No progress bar and no steps: only the last line (the ledger's
+    /// totals) or what failed.
     #[arg(short, long)]
     pub quiet: bool,
     /// Print a JSON report on stdout (the steps' words go to stderr).
@@ -69,6 +70,9 @@ impl<W: Write> Write for Preview<W> {
 pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     if args.json {
         super::out::words_to_stderr();
+    }
+    if args.quiet {
+        super::out::quiet();
     }
     if store.ensure_keys()? {
         outln!(
@@ -112,7 +116,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         print_block(b, false);
     }
     if !report.ok {
-        outln!("   emission {number} FAILED verification; stopping");
+        concludeln!("demo: emission {number} FAILED verification; stopping");
         return Ok(1);
     }
 
@@ -205,7 +209,7 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
         }
         Err(e) => return Err(e),
         Ok(_) => {
-            outln!("   a second redemption was accepted: this is a bug");
+            concludeln!("demo: a second redemption was accepted: this is a bug");
             return Ok(1);
         }
     }
@@ -231,8 +235,9 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
             },
         );
     }
-    outln!(
-        "8. ledger: {} redeemed, {} € paid, digest {}, {}",
+    concludeln!(
+        "{}ledger: {} redeemed, {} € paid, digest {}, {}",
+        if args.quiet { "demo: " } else { "8. " },
         plural(summary.units, "unit"),
         summary.paid,
         summary.digest,

@@ -303,16 +303,14 @@ pub fn end_claims(store: &Store, args: &EndClaimsArgs) -> Result<i32, Error> {
     if args.json {
         print_json("end_of_claims", &ended);
     } else {
-        out!("{}", stored.statement);
-        out!("{}", closing.statement);
-        eprintln!(
+        outln!(
             "{} emission {}: claims ended at {} (published in {}); every node refuses its units from now on",
             stored.game,
             stored.emission,
             stored.ended_at,
             ledger.describe()
         );
-        eprintln!(
+        outln!(
             "closing statement (signed, in the ledger's log): {}{}",
             closing.totals(),
             if closing.reconciled {
@@ -320,6 +318,9 @@ pub fn end_claims(store: &Store, args: &EndClaimsArgs) -> Result<i32, Error> {
             } else {
                 "; THE LEDGER DOES NOT RECONCILE WITH THE BLOCKS: run `issuer audit --emission`"
             }
+        );
+        outln!(
+            "the two signed statements: rerun with --json (the first ones stand: rerunning prints them)"
         );
     }
     Ok(0)

@@ -50,7 +50,7 @@ pub struct Args {
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,
-    /// No progress bar.
+    /// No progress bar, and a line a block (its file) without the roots.
     #[arg(short, long)]
     pub quiet: bool,
 }
@@ -103,7 +103,20 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
     if args.json {
         print_json("generate", &Report { blocks: &blocks });
     } else {
-        for b in &blocks {
+        for b in blocks.iter().filter(|_| args.quiet) {
+            outln!(
+                "{} block {} of emission {}: {}",
+                if b.fresh {
+                    "sealed"
+                } else {
+                    "kept already sealed"
+                },
+                b.summary.block,
+                b.summary.emission,
+                b.summary.path
+            );
+        }
+        for b in blocks.iter().filter(|_| !args.quiet) {
             outln!(
                 "{} block {} of emission {} ({} €, {} units): {}\n  merkle root {}\n  file sha256 {}",
                 if b.fresh { "sealed" } else { "kept already sealed" },

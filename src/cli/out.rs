@@ -11,9 +11,23 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// (`demo --json`).
 static WORDS_TO_STDERR: AtomicBool = AtomicBool::new(false);
 
+/// The command's steps are not said (`-q`): only its conclusion.
+static QUIET: AtomicBool = AtomicBool::new(false);
+
 /// From now on, the command's words go to standard error.
 pub fn words_to_stderr() {
     WORDS_TO_STDERR.store(true, Ordering::Relaxed);
+}
+
+/// From now on, the command says only its conclusion ([`conclude`]):
+/// `-q`. JSON and the errors are written as ever.
+pub fn quiet() {
+    QUIET.store(true, Ordering::Relaxed);
+}
+
+/// Writes the command's conclusion, a line, even under `-q`.
+pub fn conclude(args: std::fmt::Arguments) {
+    write(args, true);
 }
 
 /// Writes `text` to standard output.
@@ -24,8 +38,15 @@ pub fn bytes(text: &[u8]) {
     }
 }
 
-/// Writes formatted text, with a newline when `newline`.
+/// Writes formatted text, with a newline when `newline` (nothing under
+/// `-q`).
 pub fn fmt(args: std::fmt::Arguments, newline: bool) {
+    if !QUIET.load(Ordering::Relaxed) {
+        write(args, newline);
+    }
+}
+
+fn write(args: std::fmt::Arguments, newline: bool) {
     if WORDS_TO_STDERR.load(Ordering::Relaxed) {
         let end = if newline { "\n" } else { "" };
         eprint!("{args}{end}");
@@ -63,6 +84,13 @@ macro_rules! outln {
     };
     ($($arg:tt)*) => {
         $crate::cli::out::fmt(format_args!($($arg)*), true)
+    };
+}
+
+/// A conclusion's line, said even under `-q` ([`conclude`]).
+macro_rules! concludeln {
+    ($($arg:tt)*) => {
+        $crate::cli::out::conclude(format_args!($($arg)*))
     };
 }
 

@@ -472,18 +472,34 @@ fn closed_emission_reveals_seeds_that_regenerate_every_block() {
 
     let open_manifest = std::fs::read(dir.join("manifest.json")).unwrap();
     issuer(&store, &["close", "--emission", "1"]).expect_code(0);
-    issuer(
-        &store,
-        &[
-            "end-claims",
-            "--emission",
-            "1",
-            "--force",
-            "--reason",
-            "no claim deadline set",
-        ],
-    )
-    .expect_code(0);
+    let end_claims = [
+        "end-claims",
+        "--emission",
+        "1",
+        "--force",
+        "--reason",
+        "no claim deadline set",
+    ];
+    // In words: when, and the closing totals; the signed statements only
+    // as JSON, the first ones again on a rerun.
+    let said = issuer(&store, &end_claims).expect_code(0).stdout;
+    assert!(said.contains("emission 1: claims ended at"), "{said}");
+    assert!(said.contains("closing statement (signed"), "{said}");
+    assert!(
+        !said.contains("ticket-issuer"),
+        "no raw signed note: {said}"
+    );
+    let mut json_args = end_claims.to_vec();
+    json_args.push("--json");
+    let again = issuer(&store, &json_args).expect_code(0).json();
+    assert!(
+        again["statement"]
+            .as_str()
+            .unwrap()
+            .contains("\nsignature "),
+        "{again}"
+    );
+    assert!(again["closing"]["statement"].is_string(), "{again}");
     assert_eq!(manifest(&store, 1)["closed"], true);
     let refused = issuer(
         &store,
