@@ -80,7 +80,7 @@ export function check(record, header, redemption, shown, pass) {
   if (answered !== prizeCents || shown.playPrize !== prizeCents || redemption.lot !== lot) {
     throw new Refusal('prize', `the redemption answers a lot or prize other than the sealed record's played as shown (${lot || 'no lot'})`);
   }
-  pass('prize', `${lot || 'no lot'}: ${euros(prizeCents)}`);
+  pass('prize', `${lot || 'aucun lot'} : ${euros(prizeCents)}`);
   const text = prizeCents > 0 ? `Gagné : ${euros(prizeCents)}` : 'Perdu : aucun gain';
   return { prizeCents, text };
 }

@@ -139,10 +139,14 @@ pub fn play(redeemer: &Redeemer, id: &UnitId) -> Result<i32, Error> {
         "Entrée : lancer suivant · q : quitter"
     };
     let screen = Screen::enter()?;
-    let page =
-        |picture: &Picture, note: &str| format!("unit {id}\n{}\n{note}\n", picture.text(true));
+    let page = |picture: &Picture, note: &str| {
+        format!("unité de jeu {id}\n{}\n{note}\n", picture.text(true))
+    };
     let mut steps = 0;
     let mut note = String::new();
+    // What stays on the terminal once the screen is left: the last
+    // picture shown, in words.
+    let mut last;
     loop {
         // The play is over when the game draws no further step (its rules
         // refuse the moment); any other failure is an error.
@@ -154,11 +158,13 @@ pub fn play(redeemer: &Redeemer, id: &UnitId) -> Result<i32, Error> {
         if over {
             let end = redeemer.picture(id, paid(None))?;
             screen.show(&page(&end, "fin de la partie · une touche pour quitter"))?;
+            last = end;
             any_key()?;
             break;
         }
         let now = redeemer.picture(id, after(steps))?;
         screen.show(&page(&now, &format!("{note}\n{help}")))?;
+        last = now;
         note.clear();
         match key()? {
             Key::Quit => break,
@@ -166,14 +172,19 @@ pub fn play(redeemer: &Redeemer, id: &UnitId) -> Result<i32, Error> {
             Key::Stop if step_by_step => match redeemer.picture(id, paid(Some(steps))) {
                 Ok(stopped) => {
                     screen.show(&page(&stopped, "« Arrêter » · une touche pour quitter"))?;
+                    last = stopped;
                     any_key()?;
                     break;
                 }
-                Err(e) => note = format!("refusé : {e}"),
+                // The rules refuse it now (before a first gain, after the
+                // end): said as the player's screen says it.
+                Err(_) => note = "« Arrêter » n'est pas possible à ce moment de la partie : il l'est une fois un premier gain trouvé, jusqu'au dernier lancer (règlement, 3.2.6)".into(),
             },
             Key::Stop => note = "ce jeu n'a pas de bouton « Arrêter »".into(),
         }
     }
     drop(screen);
+    // The screen is left; the game as it stood stays on the terminal.
+    print!("{}", page(&last, ""));
     Ok(0)
 }

@@ -829,3 +829,23 @@ pub fn generate_te(store: &Path, emission: u32, units: u32) {
     ];
     issuer(store, &args).expect_code(0);
 }
+
+/// English words no French player should read, as whole words in any
+/// case (French words English shares, "or", "on", "lot", "case", are not
+/// in it).
+const ENGLISH: &[&str] = &[
+    "unit", "units", "outcome", "roll", "rolls", "throw", "throws", "chest", "chests", "compass",
+    "win", "wins", "won", "winner", "winning", "lost", "lose", "losing", "step", "steps",
+    "refused", "the", "and", "of", "play", "played", "stop", "stopped", "price", "prices", "sold",
+    "verified", "signer", "leaf", "hash", "rules", "prize", "error", "buy", "cash", "check",
+    "over", "next", "left", "found", "gold", "silver", "life", "trap", "none", "paid", "redeem",
+    "redeemed", "emission", "block", "close", "open", "opened", "nothing", "sale", "sell",
+];
+
+/// The English words of `text` a French player would read ([`ENGLISH`]).
+pub fn english_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| ENGLISH.contains(&w.to_lowercase().as_str()))
+        .map(String::from)
+        .collect()
+}

@@ -40,8 +40,8 @@ use ticket_issuer::unit_id::UnitId;
 
 use crate::browser::{screenshot_dir, Browser, Tab};
 use crate::common::{
-    agent, call, generate_te, get, issuer, issuer_within, shared_block, sold, store_redeemer,
-    valid_id_of, Server, TOKEN,
+    agent, call, english_words, generate_te, get, issuer, issuer_within, shared_block, sold,
+    store_redeemer, valid_id_of, Server, TOKEN,
 };
 use crate::redeem::{hash_of, rfc9162_inclusion_root, rfc_leaf_hash, Hash};
 
@@ -132,6 +132,29 @@ fn first_winner(store: &Path) -> (u32, String, String) {
     panic!("no winner in the first 1,000 units")
 }
 
+/// The first losing L'île au trésor unit from `from` on: its index.
+fn first_loser(store: &Path, from: u32) -> u32 {
+    let redeemer = store_redeemer(store, true);
+    (from..from + 1000)
+        .find(|&index| {
+            let id: UnitId = unit_id(store, Game::ILE_AU_TRESOR, index).parse().unwrap();
+            redeemer.replay(&id, None).unwrap().lot.is_none()
+        })
+        .expect("a loser in 1,000 units")
+}
+
+/// A lot of article 4.5 in the player's words: "singe-2" → "2 singes".
+fn lot_words(lot: &str) -> String {
+    let (symbol, n) = lot.rsplit_once('-').unwrap();
+    let (one, many) = match symbol {
+        "chandelier" => ("chandelier", "chandeliers"),
+        "singe" => ("singe", "singes"),
+        "saphir" => ("saphir", "saphirs"),
+        _ => ("tête de mort", "têtes de mort"),
+    };
+    format!("{n} {}", if n == "1" { one } else { many })
+}
+
 /// What the page says, for a failure's message.
 const REPORT: &str = r#"JSON.stringify({
   phase: document.body.dataset.phase,
@@ -219,16 +242,18 @@ impl<'b> Page<'b> {
             self.eval("document.getElementById('verdict').dataset.verdict"),
             json!("verified")
         );
-        assert!(self.text("verdict").starts_with("verified"));
+        assert!(self.text("verdict").starts_with("Vérifié : "));
         let cents = self.eval("document.getElementById('outcome-text').dataset.prizeCents");
         let cents: u32 = cents.as_str().unwrap().parse().unwrap();
         // The panel shows what was checked: the signer, the sealed root
         // and the leaf's hash, and every check passed.
         let facts = self.text("facts");
-        for fact in ["signer", "sealed root", "leaf hash"] {
+        for fact in ["signataire", "racine scellée", "empreinte du ticket"] {
             assert!(facts.contains(fact), "{facts}");
         }
-        let checks = self.eval("[...document.querySelectorAll('#checks li')].map(li => li.className + ' ' + li.textContent)");
+        let checks = self.eval(
+            "[...document.querySelectorAll('#checks li')].map(li => li.className + ' ' + li.dataset.check + ':')",
+        );
         let checks: Vec<&str> = checks
             .as_array()
             .unwrap()
@@ -250,7 +275,20 @@ impl<'b> Page<'b> {
                 "check {name} passed: {checks:?}"
             );
         }
+        self.in_french();
         (self.text("outcome-text"), cents)
+    }
+
+    /// Every word the page shows its player is French: no word of the
+    /// English list (common.rs `english_words`) in its visible text.
+    fn in_french(&mut self) {
+        let shown = self.eval("document.body.innerText");
+        let shown = shown.as_str().unwrap();
+        let english = english_words(shown);
+        assert!(
+            english.is_empty(),
+            "English on the page {english:?}:\n{shown}"
+        );
     }
 
     /// Plays the Trésors Ensablés unit just bought: rolls until a stop is
@@ -258,7 +296,7 @@ impl<'b> Page<'b> {
     /// the rolls.
     fn play_tresors(&mut self, stop: bool) -> u32 {
         for _ in 0..=60 {
-            if self.phase() == "ended" {
+            if self.phase() != "playing" {
                 break;
             }
             if stop && self.enabled("stop") {
@@ -266,20 +304,43 @@ impl<'b> Page<'b> {
                 break;
             }
             self.click("roll");
+            self.in_french();
         }
-        assert_eq!(self.phase(), "ended", "{}", self.report());
+        self.play_over();
         let rolls = self.text("rolls");
         rolls.strip_prefix("Lancers : ").unwrap().parse().unwrap()
     }
 
-    /// Reveals the four throws of the L'île au trésor unit just bought.
+    /// Reveals the four throws of the L'île au trésor unit just bought:
+    /// its « Lancers restants » count down, and it has no « Arrêter ».
     fn play_ile(&mut self) {
-        for _ in 0..4 {
+        for thrown in 0..4 {
             assert_eq!(self.phase(), "playing", "{}", self.report());
+            let left = self.eval("document.getElementById('rolls').dataset.left");
+            assert_eq!(left, json!((4 - thrown).to_string()), "{}", self.report());
+            assert!(self.text("rolls").starts_with("Lancers restants"));
+            assert_eq!(
+                self.eval("document.getElementById('stop').hidden"),
+                json!(true)
+            );
             self.click("roll");
+            self.in_french();
         }
-        assert_eq!(self.phase(), "ended", "{}", self.report());
+        self.play_over();
         assert!(!self.enabled("roll"));
+    }
+
+    /// The play is over, in French: a win waits to be cashed (`ended`), a
+    /// loss was verified at once (`verified`, or `refused` when its
+    /// answers were tampered).
+    fn play_over(&mut self) {
+        self.in_french();
+        let phase = self.phase();
+        assert!(
+            ["ended", "verified", "refused"].contains(&phase.as_str()),
+            "{}",
+            self.report()
+        );
     }
 
     /// The page did nothing but talk to `origin`, and logged no error.
@@ -340,7 +401,7 @@ fn the_player_page_plays_both_games_and_shows_the_verified_prize_the_ledger_paid
     assert_eq!(Cents::from(cents).to_string(), te_prize, "{text}");
     assert_eq!(ledger_prize(&server, &te_id), te_prize);
     assert!(
-        cents > 0 && text.starts_with("Gagné : arrêt après"),
+        cents > 0 && text.starts_with("Gagné : « Arrêter » après"),
         "{text}"
     );
     page.browser
@@ -357,7 +418,7 @@ fn the_player_page_plays_both_games_and_shows_the_verified_prize_the_ledger_paid
     let (text, cents) = page.verified_outcome();
     assert_eq!(Cents::from(cents).to_string(), gold_prize, "{text}");
     assert_eq!(ledger_prize(&server, &gold_id), gold_prize);
-    assert!(text.starts_with("Gagné : coffre d'or atteint"), "{text}");
+    assert!(text.starts_with("Gagné : coffre or atteint"), "{text}");
 
     // L'île au trésor: buy a winner, reveal its four throws, redeem.
     page.click("buy-ile-au-tresor-100");
@@ -376,9 +437,51 @@ fn the_player_page_plays_both_games_and_shows_the_verified_prize_the_ledger_paid
     let (text, cents) = page.verified_outcome();
     assert_eq!(Cents::from(cents).to_string(), iat_prize, "{text}");
     assert_eq!(ledger_prize(&server, &iat_id), iat_prize);
-    assert!(text.contains(&lot), "{text} names {lot}");
+    // The lot in the regulation's words, never its code.
+    assert!(
+        text.starts_with(&format!("Gagné : {}, ", lot_words(&lot))),
+        "{text}"
+    );
+    assert!(!text.contains(&lot), "{text}");
     page.browser
         .save_screenshot(&page.tab, &shots.join("ile-au-tresor-verified.png"));
+
+    // A losing unit: its result verified as soon as its four throws are
+    // played, with nothing to cash (no « Encaisser »); nothing is paid.
+    page.click("again");
+    let loser = first_loser(&store, iat_index + 1);
+    sell_up_to(&store, Game::ILE_AU_TRESOR, loser);
+    page.click("buy-ile-au-tresor-100");
+    let loser_id = unit_id(&store, Game::ILE_AU_TRESOR, loser);
+    assert_eq!(page.text("unit-id"), loser_id);
+    page.play_ile();
+    let (text, cents) = page.verified_outcome();
+    assert_eq!(
+        (text.as_str(), cents),
+        ("Perdu : aucun lot (article 4.6)", 0)
+    );
+    assert_eq!(
+        page.eval("document.getElementById('redeem').hidden"),
+        json!(true)
+    );
+    let (status, unit) = get(&agent(), &server, &format!("/v1/units/{loser_id}"));
+    assert_eq!(status, 200, "{unit}");
+    assert!(!unit.contains("already_redeemed_at"), "not cashed: {unit}");
+    page.browser
+        .save_screenshot(&page.tab, &shots.join("ile-au-tresor-lost-verified.png"));
+
+    // Only the prices with units on sale are offered: the store has
+    // L'île au trésor at 1 € only.
+    for price in [50, 200] {
+        assert_eq!(
+            page.eval(&format!(
+                "document.getElementById('buy-ile-au-tresor-{price}') === null"
+            )),
+            json!(true),
+            "no {price} cents button: {}",
+            page.report()
+        );
+    }
 
     let origin = server.base.clone();
     page.assert_quiet(&origin);
@@ -542,8 +645,11 @@ fn relay(client: TcpStream, upstream: SocketAddr, mode: &Mutex<Tamper>) -> std::
 fn tampered(tamper: Tamper, method: &str, path: &str, answer: Vec<u8>) -> Vec<u8> {
     let about = match tamper {
         Tamper::Nothing => false,
+        // A loss is verified from the unit's own answer, a win from its
+        // redemption's: both are tampered.
         Tamper::RecordByte | Tamper::ForgedRoot | Tamper::Prize => {
-            method == "POST" && path == "/v1/redemptions"
+            (method == "POST" && path == "/v1/redemptions")
+                || (method == "GET" && path.starts_with("/v1/units/"))
         }
         Tamper::HeaderByte | Tamper::SealByte => path.starts_with("/v1/blocks/"),
         Tamper::SoldMap | Tamper::SoldBoard => method == "POST" && path == "/v1/sales",
@@ -646,61 +752,61 @@ fn a_tampered_answer_is_refused_by_the_page_naming_the_check_and_no_win_is_shown
             Tamper::RecordByte,
             "buy-ile-au-tresor-100",
             "inclusion proof",
-            "record",
+            "enregistrement",
         ),
         (
             Tamper::ForgedRoot,
             "buy-ile-au-tresor-100",
             "inclusion proof",
-            "sealed Merkle root",
+            "racine de Merkle scellée",
         ),
         (
             Tamper::Prize,
             "buy-ile-au-tresor-100",
             "prize",
-            "redemption answers",
+            "la réponse annonce",
         ),
         (
             Tamper::HeaderByte,
             "buy-ile-au-tresor-100",
             "seal",
-            "seal does not verify",
+            "sceau du bloc ne se vérifie pas",
         ),
         (
             Tamper::SealByte,
             "buy-ile-au-tresor-100",
             "seal",
-            "seal does not verify",
+            "sceau du bloc ne se vérifie pas",
         ),
         (
             Tamper::SoldMap,
             "buy-ile-au-tresor-100",
             "display",
-            "map shown",
+            "carte affichée",
         ),
         (
             Tamper::RecordByte,
             "buy-tresors-ensables-100",
             "inclusion proof",
-            "record",
+            "enregistrement",
         ),
         (
             Tamper::Prize,
             "buy-tresors-ensables-100",
             "prize",
-            "redemption answers",
+            "la réponse annonce",
         ),
         (
             Tamper::SoldBoard,
             "buy-tresors-ensables-100",
             "display",
-            "board shown",
+            "plateau affiché",
         ),
         (
             Tamper::FirstRollLife,
             "buy-tresors-ensables-100",
             "display",
-            "roll 1 as shown",
+            "lancer 1 affiché",
         ),
     ];
     for (tamper, buy, check, words) in cases {
@@ -712,27 +818,37 @@ fn a_tampered_answer_is_refused_by_the_page_naming_the_check_and_no_win_is_shown
         } else {
             page.play_ile();
         }
-        page.click("redeem");
+        // A win is cashed, then checked; a loss was checked at once.
+        let cashed = page.eval("!document.getElementById('redeem').hidden") == json!(true);
+        if cashed {
+            page.click("redeem");
+        }
         let report = page.report();
         assert_eq!(page.phase(), "refused", "{tamper:?}: {report}");
         assert_eq!(
             page.eval("document.getElementById('verdict').dataset.verdict"),
             json!("refused")
         );
-        let failed = page
-            .eval("[...document.querySelectorAll('#checks li.failed')].map(li => li.textContent)");
+        let failed = page.eval(
+            "[...document.querySelectorAll('#checks li.failed')].map(li => li.dataset.check + '|' + li.textContent)",
+        );
         let failed = failed.as_array().unwrap();
         assert_eq!(failed.len(), 1, "{tamper:?}: {report}");
         let failed = failed[0].as_str().unwrap();
         assert!(
-            failed.starts_with(&format!("{check}: ")) && failed.contains(words),
+            failed.starts_with(&format!("{check}|")) && failed.contains(words),
             "{tamper:?}: the refusal names {check} ({words}): {failed}"
+        );
+        assert_eq!(
+            page.eval("document.getElementById('verdict').dataset.check"),
+            json!(check)
         );
         let verdict = page.text("verdict");
         assert!(
-            verdict.starts_with(&format!("refused: the check \"{check}\" failed")),
+            verdict.starts_with("Refusé : la vérification « "),
             "{tamper:?}: {verdict}"
         );
+        page.in_french();
         // No outcome is shown, and no win anywhere on the page.
         assert_eq!(
             page.eval("document.getElementById('outcome').hidden"),
@@ -746,8 +862,10 @@ fn a_tampered_answer_is_refused_by_the_page_naming_the_check_and_no_win_is_shown
             !shown.contains("10\u{202f}000,00"),
             "{tamper:?}: the amount claimed is not shown: {shown}"
         );
-        // The service did pay: only the page's display was refused.
-        ledger_prize(&server, &id);
+        // The service did pay a win: only the page's display was refused.
+        if cashed {
+            ledger_prize(&server, &id);
+        }
         page.browser.save_screenshot(
             &page.tab,
             &shots.join(format!("refused-{tamper:?}-{buy}.png").to_lowercase()),
@@ -759,7 +877,9 @@ fn a_tampered_answer_is_refused_by_the_page_naming_the_check_and_no_win_is_shown
     proxy.set(Tamper::Nothing);
     page.click("buy-ile-au-tresor-100");
     page.play_ile();
-    page.click("redeem");
+    if page.eval("!document.getElementById('redeem').hidden") == json!(true) {
+        page.click("redeem");
+    }
     page.verified_outcome();
 
     let origin = proxy.base.clone();

@@ -9,7 +9,34 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::issuer;
+use crate::common::{english_words, issuer};
+
+/// What the player reads on the pane: every line but the shell's (the
+/// command line and the exit status).
+fn player_lines(pane: &str) -> String {
+    pane.lines()
+        .filter(|l| !l.contains("--terminal") && !l.contains("EXIT="))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Asserts the pane shows the player no English word.
+fn in_french(pane: &str) {
+    let text = player_lines(pane);
+    let english = english_words(&text);
+    assert!(
+        english.is_empty(),
+        "English on the player's screen {english:?}:\n{text}"
+    );
+}
+
+/// "1 lancer", "3 lancers".
+fn lancers(n: u32) -> String {
+    match n {
+        1 => "1 lancer".into(),
+        n => format!("{n} lancers"),
+    }
+}
 
 /// A tmux server of its own (tests run in parallel), killed on drop.
 struct Tmux {
@@ -141,19 +168,34 @@ fn play_in_the_terminal_ends_where_the_sealed_unit_says_and_gives_the_terminal_b
         |u| u["lot"].is_string(),
     );
     let tmux = Tmux::start("ile", &play_command(&store, ile["id"].as_str().unwrap()));
-    tmux.wait_for("Entrée : lancer suivant");
+    in_french(&tmux.wait_for("Entrée : lancer suivant"));
     for throw in 1..=4 {
         tmux.keys("Enter");
         if throw < 4 {
-            tmux.wait_for(&format!("lancer {throw} :"));
+            in_french(&tmux.wait_for(&format!("lancer {throw} :")));
         }
     }
     let end = tmux.wait_for("fin de la partie");
+    in_french(&end);
+    // The lot in the regulation's words (article 4.5), not its code.
     let lot = ile["lot"].as_str().unwrap();
-    assert!(end.contains(&format!("lot {lot}")), "{lot}:\n{end}");
+    let (symbol, count) = lot.rsplit_once('-').unwrap();
+    let symbol = symbol.replace("tete_de_mort", "tête de mort");
+    let found = match count {
+        "1" => format!("1 symbole « {symbol} » découvert : gagnante"),
+        n => format!("{n} symboles « {symbol} » découverts : gagnante"),
+    };
+    assert!(end.contains(&found), "{found}:\n{end}");
+    assert!(!end.contains(lot), "no lot code on the screen: {end}");
+    // Compass letters as a French player reads them.
+    for english in [" SW,", " W,", " NW,"] {
+        assert!(!end.contains(&format!("boussole{english}")), "{end}");
+    }
     tmux.keys("x");
-    tmux.wait_for("EXIT=0");
+    let after = tmux.wait_for("EXIT=0");
     assert_eq!(tmux.run(&["display", "-p", "#{alternate_on}"]).trim(), "0");
+    // The outcome stays on the terminal once the game is left.
+    assert!(after.contains(&found), "{after}");
     drop(tmux);
 
     // Trésors Ensablés: a unit that reaches the gold chest, stopped right
@@ -172,18 +214,19 @@ fn play_in_the_terminal_ends_where_the_sealed_unit_says_and_gives_the_terminal_b
     );
     let id = te["id"].as_str().unwrap();
     let tmux = Tmux::start("te", &play_command(&store, id));
-    tmux.wait_for("Arrêter · q : quitter");
+    in_french(&tmux.wait_for("Arrêter · q : quitter"));
     let mut rolls = 0;
     let stopped = loop {
         tmux.keys("l");
         rolls += 1;
-        tmux.wait_for(&format!("après {rolls} lancers"));
+        in_french(&tmux.wait_for(&format!("après {}", lancers(rolls))));
         tmux.keys("a");
-        let pane = tmux.wait_for_any(&["refusé", "« Arrêter » après"]);
+        let pane = tmux.wait_for_any(&["n'est pas possible", "« Arrêter » après"]);
+        in_french(&pane);
         if pane.contains("« Arrêter » après") {
             break pane;
         }
-        assert!(pane.contains("no chest opened yet"), "{pane}");
+        assert!(pane.contains("premier gain"), "{pane}");
         assert!(rolls < 60, "no chest before the end");
     };
     let replay = issuer(
@@ -199,15 +242,20 @@ fn play_in_the_terminal_ends_where_the_sealed_unit_says_and_gives_the_terminal_b
     )
     .expect_code(0)
     .json();
+    // The prize in French: "0,50 €", not "0.5 €".
     let prize = replay["prize"].as_str().unwrap();
+    let cents = ticket_issuer::money::Cents::parse_price(prize).unwrap();
+    let french = ticket_issuer::money::Cents::from(cents).french();
     assert!(
-        stopped.contains(&format!("gagne {prize} €")),
-        "{prize}:\n{stopped}"
+        stopped.contains(&format!("gagne {french} €")),
+        "{prize} as {french}:\n{stopped}"
     );
-    // Ctrl-C in raw mode is a key: the terminal is given back all the same.
+    // Ctrl-C in raw mode is a key: the terminal is given back all the
+    // same, the outcome left on it.
     tmux.keys("C-c");
-    tmux.wait_for("EXIT=0");
+    let after = tmux.wait_for("EXIT=0");
     assert_eq!(tmux.run(&["display", "-p", "#{alternate_on}"]).trim(), "0");
+    assert!(after.contains(&format!("gagne {french} €")), "{after}");
 }
 
 #[test]

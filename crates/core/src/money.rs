@@ -40,6 +40,26 @@ impl Cents {
         }
     }
 
+    /// The amount as a French player reads it, without the unit: a comma
+    /// and two decimals when there are cents, groups of three digits
+    /// apart (a no-break space): "0,10", "2", "2,50", "10 000".
+    #[must_use]
+    pub fn french(self) -> String {
+        let (euros, rest) = (self.0 / 100, self.0 % 100);
+        let digits = euros.to_string();
+        let mut grouped = String::new();
+        for (i, d) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                grouped.push('\u{a0}');
+            }
+            grouped.push(d);
+        }
+        match rest {
+            0 => grouped,
+            _ => format!("{grouped},{rest:02}"),
+        }
+    }
+
     /// Parses a price in euros ("0.5", "1", "2", "0,5") exactly: a positive
     /// whole number of cents that fits a block header's 32 bits, else None.
     pub fn parse_price(text: &str) -> Option<u32> {
@@ -97,6 +117,22 @@ pub fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn french_amounts_take_a_comma_two_decimals_and_spaced_thousands() {
+        for (cents, french) in [
+            (0u64, "0"),
+            (10, "0,10"),
+            (50, "0,50"),
+            (105, "1,05"),
+            (200, "2"),
+            (100_000, "1\u{a0}000"),
+            (1_000_000, "10\u{a0}000"),
+            (200_000_050, "2\u{a0}000\u{a0}000,50"),
+        ] {
+            assert_eq!(Cents(cents).french(), french);
+        }
+    }
 
     #[test]
     fn euros_are_written_as_display_writes_them() {

@@ -13,12 +13,17 @@ export class Refusal extends Error {
   }
 }
 
-/** A request that failed, or an answer the page cannot use. */
-export class Failure extends Error {}
+/** A request that failed (`code`: the API's error code), or an answer the page cannot use. */
+export class Failure extends Error {
+  constructor(message, code) {
+    super(message);
+    this.code = code;
+  }
+}
 
 export function bytesOfHex(hex, what, check) {
   if (typeof hex !== 'string' || hex.length % 2 !== 0 || /[^0-9a-f]/i.test(hex)) {
-    throw new Refusal(check, `${what} is not hexadecimal bytes`);
+    throw new Refusal(check, `${what} n'est pas une suite d'octets en hexadécimal`);
   }
   const bytes = new Uint8Array(hex.length / 2);
   for (let i = 0; i < bytes.length; i += 1) {
@@ -57,7 +62,7 @@ export function concat(...parts) {
 export function centsOf(euros, what, check) {
   const m = typeof euros === 'string' ? /^(0|[1-9][0-9]{0,9})(?:\.([0-9]{1,2}))?$/.exec(euros) : null;
   if (!m) {
-    throw new Refusal(check, `${what} (${JSON.stringify(euros)}) is not an amount in euros`);
+    throw new Refusal(check, `${what} (${JSON.stringify(euros)}) n'est pas un montant en euros`);
   }
   return Number(m[1]) * 100 + Number((m[2] || '').padEnd(2, '0'));
 }
@@ -85,14 +90,14 @@ export function parseUnitId(text, games) {
   const parts = String(text).trim().split('-');
   const number = (s) => (/^[0-9]{1,10}$/.test(s) ? Number(s) : NaN);
   if (parts.length !== 5) {
-    throw new Refusal('unit ID', `${text} is not PREFIX-emission-block-index-check`);
+    throw new Refusal('unit ID', `${text} n'est pas de la forme PRÉFIXE-émission-bloc-rang-contrôle`);
   }
   const [prefix, emission, block, index] = [parts[0].toUpperCase(), ...parts.slice(1, 4).map(number)];
   const slug = slugWhere(games, (f) => f.prefix === prefix);
   const check = parts[4].toUpperCase().replace(/[IL]/g, '1').replace(/O/g, '0');
   if (!slug || [emission, block, index].some((n) => !Number.isSafeInteger(n) || n > 0xffffffff)
     || check.length !== 8 || [...check].some((c) => !CROCKFORD.includes(c))) {
-    throw new Refusal('unit ID', `${text} is not a unit ID`);
+    throw new Refusal('unit ID', `${text} n'est pas un identifiant de ticket`);
   }
   let v = 0n;
   for (const c of check) {
@@ -109,18 +114,18 @@ export function parseUnitId(text, games) {
 export function parseHeader(h, games) {
   const magic = 'TKTBLOCK';
   if (h.length < 213 || [...magic].some((c, i) => h[i] !== c.charCodeAt(0))) {
-    throw new Refusal('header', 'the sealed header does not start with TKTBLOCK');
+    throw new Refusal('header', "l'en-tête scellé ne commence pas par TKTBLOCK");
   }
   if (u16(h, 8) !== 1) {
-    throw new Refusal('header', `the block has format version ${u16(h, 8)}; this page reads version 1`);
+    throw new Refusal('header', `le bloc est au format ${u16(h, 8)} ; cette page lit le format 1`);
   }
   if (u16(h, 10) !== h.length || h.length !== 213 + 9 * h[212]) {
-    throw new Refusal('header', `the header is ${h.length} bytes, its header_len says ${u16(h, 10)}`);
+    throw new Refusal('header', `l'en-tête fait ${h.length} octets, son champ header_len dit ${u16(h, 10)}`);
   }
   const code = u16(h, 12);
   const slug = slugWhere(games, (f) => f.code === code && f.rulesVersion === u16(h, 14));
   if (!slug) {
-    throw new Refusal('header', `game code ${code}, rules version ${u16(h, 14)}: not a game this page plays`);
+    throw new Refusal('header', `jeu de code ${code}, règles version ${u16(h, 14)} : cette page ne sait pas y jouer`);
   }
   return {
     slug,

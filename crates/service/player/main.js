@@ -39,6 +39,19 @@ const modules = () => ({
 /** What this page bought and displayed: what the checks compare. */
 let shown = null;
 
+/** Each check's name as the player reads it (verify.js names them). */
+const CHECK_LABEL = {
+  seal: 'sceau',
+  signer: 'signataire',
+  header: 'en-tête du bloc',
+  'unit ID': 'identifiant du ticket',
+  'inclusion proof': "preuve d'inclusion",
+  rules: 'règles du jeu',
+  display: 'affichage',
+  prize: 'gain',
+};
+const label = (check) => CHECK_LABEL[check] || check;
+
 const request = (method, path, body) => api(method, path, body, $('token').value.trim());
 
 /** Runs `work` for a button, one at a time, saying what failed. */
@@ -52,8 +65,15 @@ function act(work) {
     try {
       await work();
     } catch (e) {
-      setPhase('error');
-      say(e instanceof Failure ? e.message : `Erreur : ${e.message}`);
+      // A refusal the player can act on (sold out, suspended…) leaves the
+      // page as it was; anything else is an error of this page.
+      if (!(e instanceof Failure && e.code)) {
+        setPhase('error');
+      }
+      say(e instanceof Failure ? e.message : "Cette page a rencontré une erreur ; rechargez-la et réessayez.");
+      if (!(e instanceof Failure)) {
+        console.error(e);
+      }
     } finally {
       document.body.dataset.busy = 'false';
       refreshButtons();
@@ -65,7 +85,10 @@ function refreshButtons() {
   const playing = shown && !shown.over;
   $('roll').disabled = !playing;
   $('stop').disabled = !(playing && shown.game.mayStop(shown));
-  $('redeem').disabled = !(shown && shown.over && !shown.redeemed);
+  // A game without « Arrêter » (L'île au trésor) shows no such button.
+  $('stop').hidden = Boolean(shown && shown.game.hasStop === false);
+  $('redeem').disabled = !(shown && shown.over && !shown.redeemed && !shown.lost);
+  $('redeem').hidden = Boolean(shown && shown.lost);
   for (const b of document.querySelectorAll('#shop button')) {
     b.disabled = Boolean(shown && !shown.redeemed && document.body.dataset.phase !== 'error');
   }
@@ -116,7 +139,7 @@ async function moduleOf(info) {
 async function loadGames() {
   const answer = await request('GET', '/v1/games');
   if (answer.kind !== 'games' || !Array.isArray(answer.games)) {
-    throw new Failure('GET /v1/games did not answer the games');
+    throw new Failure("Le service n'a pas donné la liste des jeux ; rechargez la page.");
   }
   offered = {};
   const buttons = [];
@@ -128,7 +151,7 @@ async function loadGames() {
       continue;
     }
     offered[info.slug] = { info, game };
-    for (const price of info.prices) {
+    for (const price of await onSale(info)) {
       const b = el('button', '', `${info.name} · ${priceLabel(price.cents)}`);
       b.type = 'button';
       b.id = `buy-${info.slug}-${price.cents}`;
@@ -140,9 +163,28 @@ async function loadGames() {
   }
   $('games').replaceChildren(...buttons);
   reset();
-  if (unplayable.length) {
+  if (!buttons.length) {
+    say("Aucun jeu n'est en vente pour le moment.");
+  } else if (unplayable.length) {
     say(`Cette page ne sait pas jouer : ${unplayable.join(', ')}.`);
   }
+}
+
+/**
+ * The prices of the game `info` with tickets left to sell (GET
+ * /v1/remaining: units not withdrawn, less those sold): a price with
+ * none on sale is not offered.
+ */
+async function onSale(info) {
+  const prices = [];
+  for (const price of info.prices) {
+    const query = `game=${encodeURIComponent(info.slug)}&price=${encodeURIComponent(price.euros)}`;
+    const left = await request('GET', `/v1/remaining?${query}`);
+    if (left.kind === 'remaining' && Number.isSafeInteger(left.units) && left.units - left.sold > 0) {
+      prices.push(price);
+    }
+  }
+  return prices;
 }
 
 async function buy(slug, price) {
@@ -150,9 +192,9 @@ async function buy(slug, price) {
   const { info, game } = offered[slug];
   const sale = await request('POST', '/v1/sales', { game: slug, price });
   if (sale.kind !== 'sale' || sale.game !== slug || typeof sale.id !== 'string') {
-    throw new Failure(`the sale's answer is not a sale of ${slug}`);
+    throw new Failure("La vente n'a pas donné de ticket de ce jeu ; réessayez.");
   }
-  shown = { slug, info, game, sale, id: sale.id, over: false, redeemed: false };
+  shown = { slug, info, game, sale, id: sale.id, over: false, redeemed: false, lost: false };
   $('game-title').textContent = `${info.name} · ${euros(centsOf(sale.price, 'the price', 'sale'))}`;
   $('unit-id').textContent = sale.id;
   $('game').hidden = false;
@@ -163,42 +205,71 @@ async function buy(slug, price) {
 // --- Redemption, then the checks, then (only then) the outcome
 
 async function redeem() {
-  const id = parseUnitId(shown.id, modules());
   const redemption = await request('POST', '/v1/redemptions', { id: shown.id });
   shown.redeemed = true;
+  await checkAndShow(redemption);
+}
+
+/**
+ * A play over that wins nothing: nothing to cash, its result verified all
+ * the same from the unit's own answer (GET /v1/units/{id}: its record and
+ * proof), with the same checks as a redemption's.
+ */
+async function showLoss() {
+  shown.lost = true;
+  shown.redeemed = true;
+  const unit = await request('GET', `/v1/units/${encodeURIComponent(shown.id)}`);
+  await checkAndShow(unit);
+}
+
+/** The checks of `answer` (a redemption, or a unit's check), then the verdict. */
+async function checkAndShow(answer) {
+  const id = parseUnitId(shown.id, modules());
   setPhase('verifying');
   const sealed = await request('GET', `/v1/blocks/${id.slug}/${id.emission}/${id.block}`);
   const meta = document.querySelector('meta[name="issuer-public-key"]');
-  const verdict = await verify(redemption, sealed, shown, meta ? meta.content : '', modules());
+  const verdict = await verify(answer, sealed, shown, meta ? meta.content : '', modules());
   show(verdict);
+}
+
+/** After each step: a play over that lost is verified at once. */
+async function afterStep() {
+  if (shown && shown.over && !shown.redeemed && shown.game.lost && shown.game.lost(shown)) {
+    await showLoss();
+  }
 }
 
 function show(verdict) {
   $('verification').hidden = false;
   const checks = $('checks');
   for (const p of verdict.passed) {
-    checks.append(el('li', 'ok', `${p.name}: ${p.detail}`));
+    const li = el('li', 'ok', `${label(p.name)} : ${p.detail}`);
+    li.dataset.check = p.name;
+    checks.append(li);
   }
   if (!verdict.ok) {
     const f = verdict.failed;
-    checks.append(el('li', 'failed', `${f.check}: ${f.message}`));
+    const li = el('li', 'failed', `${label(f.check)} : ${f.message}`);
+    li.dataset.check = f.check;
+    checks.append(li);
     $('verdict').dataset.verdict = 'refused';
-    $('verdict').textContent = `refused: the check "${f.check}" failed: ${f.message}. Ce résultat n'est pas affiché ; signalez le ticket ${shown.id} au support.`;
+    $('verdict').dataset.check = f.check;
+    $('verdict').textContent = `Refusé : la vérification « ${label(f.check)} » a échoué : ${f.message}. Ce résultat n'est pas affiché ; signalez le ticket ${shown.id} au support.`;
     $('outcome').hidden = true;
     setPhase('refused');
     return;
   }
   const facts = $('facts');
   for (const [term, value] of [
-    ['signer', verdict.facts.signer],
-    ['sealed root', verdict.facts.root],
-    ['leaf hash', verdict.facts.leaf],
-    ['place', verdict.facts.place],
+    ['signataire', verdict.facts.signer],
+    ['racine scellée', verdict.facts.root],
+    ['empreinte du ticket', verdict.facts.leaf],
+    ['position', verdict.facts.place],
   ]) {
     facts.append(el('dt', '', term), el('dd', '', value));
   }
   $('verdict').dataset.verdict = 'verified';
-  $('verdict').textContent = 'verified: the outcome below is the sealed unit\'s, as played and shown';
+  $('verdict').textContent = 'Vérifié : le résultat ci-dessous est celui du ticket scellé, tel que joué et affiché.';
   const text = $('outcome-text');
   text.textContent = verdict.outcome.text;
   text.dataset.prizeCents = String(verdict.outcome.prizeCents);
@@ -219,8 +290,14 @@ function start() {
     $('token').value = fragment.get('token');
     window.history.replaceState(null, '', window.location.pathname + window.location.search);
   }
-  $('roll').addEventListener('click', act(() => shown.game.step(shown, request)));
-  $('stop').addEventListener('click', act(() => shown.game.stop(shown, request)));
+  $('roll').addEventListener('click', act(async () => {
+    await shown.game.step(shown, request);
+    await afterStep();
+  }));
+  $('stop').addEventListener('click', act(async () => {
+    await shown.game.stop(shown, request);
+    await afterStep();
+  }));
   $('redeem').addEventListener('click', act(redeem));
   $('again').addEventListener('click', act(async () => {
     reset();

@@ -28,18 +28,18 @@ export async function verify(redemption, sealed, shown, keyHex, games) {
   const pass = (name, detail) => passed.push({ name, detail });
   try {
     if (typeof keyHex !== 'string' || !/^[0-9a-f]{64}$/.test(keyHex)) {
-      throw new Refusal('signer', "this page holds no issuer's public key to check seals with");
+      throw new Refusal('signer', "cette page ne détient pas de clé publique de l'émetteur pour vérifier les sceaux");
     }
-    const key = bytesOfHex(keyHex, 'the pinned key', 'signer');
-    const header = bytesOfHex(sealed.header, "the block's header", 'seal');
-    const seal = bytesOfHex(sealed.seal, "the block's seal", 'seal');
+    const key = bytesOfHex(keyHex, 'la clé épinglée', 'signer');
+    const header = bytesOfHex(sealed.header, "l'en-tête du bloc", 'seal');
+    const seal = bytesOfHex(sealed.seal, "le sceau du bloc", 'seal');
     if (!(await sealVerifies(key, header, seal))) {
-      throw new Refusal('seal', "the block's seal does not verify with the issuer's key pinned in this page: its header is not the issuer's");
+      throw new Refusal('seal', "le sceau du bloc ne se vérifie pas avec la clé de l'émetteur épinglée dans cette page : son en-tête n'est pas celui de l'émetteur");
     }
-    pass('seal', "Ed25519 over the header bytes, with the issuer's pinned key");
+    pass('seal', "Ed25519 sur les octets de l'en-tête, avec la clé épinglée de l'émetteur");
     const h = parseHeader(header, games);
     if (!sameBytes(h.signer, key) || sealed.signer !== hexOf(key)) {
-      throw new Refusal('signer', "the header's signer is not the issuer's pinned key");
+      throw new Refusal('signer', "le signataire de l'en-tête n'est pas la clé épinglée de l'émetteur");
     }
     pass('signer', hexOf(key));
 
@@ -47,53 +47,53 @@ export async function verify(redemption, sealed, shown, keyHex, games) {
     const game = games[id.slug];
     if (h.slug !== id.slug || h.emission !== id.emission || h.block !== id.block
       || sealed.game !== id.slug || sealed.emission !== id.emission || sealed.block !== id.block) {
-      throw new Refusal('header', `the sealed header is of ${h.slug} emission ${h.emission} block ${h.block}, the ticket's ID names ${id.slug} emission ${id.emission} block ${id.block}`);
+      throw new Refusal('header', `l'en-tête scellé est celui de ${h.slug} émission ${h.emission} bloc ${h.block}, l'identifiant du ticket nomme ${id.slug} émission ${id.emission} bloc ${id.block}`);
     }
     if (h.recordSize !== game.facts.recordSize || h.params.join() !== game.facts.params.join()) {
-      throw new Refusal('header', `the header's record size ${h.recordSize} or parameters ${h.params.join(', ')} are not the game's`);
+      throw new Refusal('header', `la taille d'enregistrement ${h.recordSize} ou les paramètres ${h.params.join(', ')} de l'en-tête ne sont pas ceux du jeu`);
     }
-    const paid = centsOf(shown.sale.price, 'the price paid', 'header');
+    const paid = centsOf(shown.sale.price, 'le prix payé', 'header');
     if (h.priceCents !== paid) {
-      throw new Refusal('header', `the ticket was sold at ${euros(paid)}, its block's sealed price is ${euros(h.priceCents)}`);
+      throw new Refusal('header', `le ticket a été vendu ${euros(paid)}, le prix scellé de son bloc est ${euros(h.priceCents)}`);
     }
-    pass('header', `${h.slug}, émission ${h.emission}, bloc ${h.block}, ${euros(h.priceCents)}, ${h.unitCount} unités`);
+    pass('header', `${game.name || h.slug}, émission ${h.emission}, bloc ${h.block}, ${euros(h.priceCents)}, ${h.unitCount} tickets`);
 
-    const record = bytesOfHex(redemption.record, 'the record', 'unit ID');
-    if (redemption.kind !== 'redemption' || redemption.id !== shown.id || redemption.game !== id.slug
+    const record = bytesOfHex(redemption.record, "l'enregistrement", 'unit ID');
+    if (!['redemption', 'check'].includes(redemption.kind) || redemption.id !== shown.id || redemption.game !== id.slug
       || redemption.emission !== id.emission || redemption.block !== id.block || redemption.index !== id.index) {
-      throw new Refusal('unit ID', `the redemption answers for ${redemption.id}, not ${shown.id}`);
+      throw new Refusal('unit ID', `la réponse porte sur ${redemption.id}, pas sur ${shown.id}`);
     }
     if (record.length !== h.recordSize) {
-      throw new Refusal('unit ID', `the record is ${record.length} bytes, the block's records ${h.recordSize}`);
+      throw new Refusal('unit ID', `l'enregistrement fait ${record.length} octets, ceux du bloc ${h.recordSize}`);
     }
     if (u32(record, 0) !== id.index || redemption.leaf_index !== id.index) {
-      throw new Refusal('unit ID', `the record is unit ${u32(record, 0)} and leaf ${redemption.leaf_index}, the ID's index is ${id.index}`);
+      throw new Refusal('unit ID', `l'enregistrement est le ticket ${u32(record, 0)} et la feuille ${redemption.leaf_index}, l'identifiant dit ${id.index}`);
     }
     if (!sameBytes(record.subarray(4, 9), id.checkCode)) {
-      throw new Refusal('unit ID', "the record's check code is not the ID's");
+      throw new Refusal('unit ID', "le code de contrôle de l'enregistrement n'est pas celui de l'identifiant");
     }
     if (redemption.tree_size !== h.unitCount || id.index >= h.unitCount) {
-      throw new Refusal('unit ID', `the proof's tree has ${redemption.tree_size} leaves, the sealed block ${h.unitCount} units`);
+      throw new Refusal('unit ID', `l'arbre de la preuve a ${redemption.tree_size} feuilles, le bloc scellé ${h.unitCount} tickets`);
     }
-    pass('unit ID', `${shown.id}: index, check code, leaf ${id.index} of ${h.unitCount}`);
+    pass('unit ID', `${shown.id} : rang, code de contrôle, feuille ${id.index} sur ${h.unitCount}`);
 
     const leaf = await leafHash(record);
     const proof = Array.isArray(redemption.inclusion_proof) ? redemption.inclusion_proof : [null];
-    const path = proof.map((p) => bytesOfHex(p, 'a proof hash', 'inclusion proof'));
+    const path = proof.map((p) => bytesOfHex(p, 'une empreinte de la preuve', 'inclusion proof'));
     if (path.some((p) => p.length !== 32)) {
-      throw new Refusal('inclusion proof', 'a proof hash is not 32 bytes');
+      throw new Refusal('inclusion proof', 'une empreinte de la preuve ne fait pas 32 octets');
     }
     const root = await rootFromInclusion(leaf, id.index, h.unitCount, path);
     if (!root || !sameBytes(root, h.merkleRoot)) {
-      throw new Refusal('inclusion proof', "the unit's record does not hash up its inclusion proof to the block's sealed Merkle root: the record is not the sealed one");
+      throw new Refusal('inclusion proof', "l'enregistrement du ticket ne remonte pas sa preuve d'inclusion jusqu'à la racine de Merkle scellée du bloc : ce n'est pas l'enregistrement scellé");
     }
     if (redemption.merkle_root !== hexOf(h.merkleRoot)) {
-      throw new Refusal('inclusion proof', "the answer's merkle_root is not the block's sealed root");
+      throw new Refusal('inclusion proof', "la racine de Merkle de la réponse n'est pas la racine scellée du bloc");
     }
-    pass('inclusion proof', `RFC 9162: leaf ${hexOf(leaf)} up ${path.length} hashes to the sealed root`);
+    pass('inclusion proof', `RFC 9162 : la feuille ${hexOf(leaf)} remonte ${path.length} empreintes jusqu'à la racine scellée`);
 
     const outcome = game.check(record, h, redemption, shown, pass);
-    return { ok: true, passed, outcome, facts: { signer: hexOf(key), root: hexOf(h.merkleRoot), leaf: hexOf(leaf), place: `leaf ${id.index} of ${h.unitCount}` } };
+    return { ok: true, passed, outcome, facts: { signer: hexOf(key), root: hexOf(h.merkleRoot), leaf: hexOf(leaf), place: `feuille ${id.index} sur ${h.unitCount}` } };
   } catch (e) {
     if (e instanceof Refusal) {
       return { ok: false, passed, failed: e };

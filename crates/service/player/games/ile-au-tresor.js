@@ -7,10 +7,18 @@ import { $, clearPion, el, setPhase } from '../ui.js';
 
 export const slug = 'ile-au-tresor';
 
+/** The game's name, as the regulation writes it. */
+export const name = "L'île au trésor";
+
+/** Article 4.4: four throws, always played; no « Arrêter ». */
+export const hasStop = false;
+
 /** The game's facts the checks need (FORMAT.md §Header, games table). */
 export const facts = { code: 1, prefix: 'IAT', rulesVersion: 1, recordSize: 53, params: [8, 8] };
 
 const DIRECTIONS = ['N', 'NE', 'E', 'SE', 'S', 'SW', 'W', 'NW'];
+/** The boussole's letters as a French player reads them. */
+const BOUSSOLE = { N: 'N', NE: 'NE', E: 'E', SE: 'SE', S: 'S', SW: 'SO', W: 'O', NW: 'NO' };
 const STEP = { N: [0, -1], NE: [1, -1], E: [1, 0], SE: [1, 1], S: [0, 1], SW: [-1, 1], W: [-1, 0], NW: [-1, -1] };
 const CONTENTS = ['vide', 'chandelier', 'singe', 'saphir', 'tete_de_mort'];
 const CONTENT_LABEL = { vide: '✕ vide', chandelier: 'chandelier', singe: 'singe', saphir: 'saphir', tete_de_mort: 'tête de mort' };
@@ -37,7 +45,7 @@ export function decode(record) {
   for (let k = 0; k < 9; k += 1) {
     const content = CONTENTS[record[20 + 3 * k]];
     if (!content) {
-      throw new Refusal('rules', `chest ${k} has content code ${record[20 + 3 * k]}`);
+      throw new Refusal('rules', `le coffre ${k} a le code de contenu ${record[20 + 3 * k]}`);
     }
     chests.push({ x: record[18 + 3 * k], y: record[19 + 3 * k], content });
   }
@@ -46,7 +54,7 @@ export function decode(record) {
     const direction = DIRECTIONS[record[45 + 2 * t]];
     const steps = record[46 + 2 * t];
     if (!direction || steps < 1 || steps > 7) {
-      throw new Refusal('rules', `throw ${t + 1} is not a direction and 1 to 7 steps`);
+      throw new Refusal('rules', `le lancer ${t + 1} n'est pas une direction et un compteur de 1 à 7`);
     }
     throws.push({ direction, steps });
   }
@@ -66,7 +74,7 @@ function landingsOf(unit) {
     y += dy * t.steps;
     const chest = unit.chests.find((c) => c.x === x && c.y === y);
     if (!onMap(x, y) || seen.has(`${x},${y}`) || !chest) {
-      throw new Refusal('rules', `throw ${i + 1} (${t.direction} ${t.steps}) does not land on a chest not visited before, on the map`);
+      throw new Refusal('rules', `le lancer ${i + 1} (${BOUSSOLE[t.direction] || t.direction} ${t.steps}) ne mène pas sur un coffre de la carte pas encore découvert`);
     }
     seen.add(`${x},${y}`);
     landings.push({ x, y, content: chest.content });
@@ -80,14 +88,14 @@ function lotOf(uncovered) {
   for (const symbol of ['chandelier', 'singe', 'saphir', 'tete_de_mort']) {
     const n = uncovered.filter((c) => c === symbol).length;
     if (n === 4) {
-      throw new Refusal('rules', `four ${symbol} uncovered: not a valid unit`);
+      throw new Refusal('rules', `quatre « ${CONTENT_LABEL[symbol]} » découverts : ce n'est pas un ticket valable`);
     }
     if (n >= (symbol === 'chandelier' ? 1 : 2)) {
       wins.push(`${symbol}-${n}`);
     }
   }
   if (wins.length > 1) {
-    throw new Refusal('rules', `several winning groups (${wins.join(', ')}): not a valid unit`);
+    throw new Refusal('rules', `plusieurs groupes gagnants (${wins.map(lotWords).join(', ')}) : ce n'est pas un ticket valable`);
   }
   return wins.length ? LOTS.indexOf(wins[0]) : 0;
 }
@@ -99,18 +107,18 @@ function lotOf(uncovered) {
 export function replay(record, header) {
   const unit = decode(record);
   if (unit.map.width !== header.params[0] || unit.map.height !== header.params[1]) {
-    throw new Refusal('rules', `the record's map is ${unit.map.width} × ${unit.map.height}, the header's ${header.params.join(' × ')}`);
+    throw new Refusal('rules', `la carte de l'enregistrement fait ${unit.map.width} × ${unit.map.height}, celle de l'en-tête ${header.params.join(' × ')}`);
   }
   const squares = new Set(unit.chests.map((c) => `${c.x},${c.y}`));
   if (squares.size !== 9 || squares.has(`${unit.start.x},${unit.start.y}`)
     || unit.chests.some((c) => c.x >= unit.map.width || c.y >= unit.map.height)) {
-    throw new Refusal('rules', 'the nine chests are not on nine distinct squares of the map, off the start');
+    throw new Refusal('rules', 'les neuf coffres ne sont pas sur neuf cases distinctes de la carte, hors du départ');
   }
   const landings = landingsOf(unit);
   const lot = lotOf(landings.map((l) => l.content));
   const amounts = AMOUNTS[header.priceCents];
   if (!amounts) {
-    throw new Refusal('rules', `L'île au trésor is not sold at ${header.priceCents} cents`);
+    throw new Refusal('rules', `L'île au trésor n'est pas vendue à ${euros(header.priceCents)}`);
   }
   return { unit, landings, lot, lotName: LOTS[lot], prizeCents: amounts[lot] };
 }
@@ -124,43 +132,44 @@ export function check(record, header, redemption, shown, pass) {
   const played = replay(record, header);
   const prefix = prefixOf(record);
   if (prefix.lot !== played.lot || prefix.prizeCents !== played.prizeCents) {
-    throw new Refusal('rules', `the record claims lot ${prefix.lot} (${euros(prefix.prizeCents)}); its throws win lot ${played.lot} (${euros(played.prizeCents)})`);
+    throw new Refusal('rules', `l'enregistrement annonce le lot ${prefix.lot} ; ses lancers gagnent le lot ${played.lot} (${euros(played.prizeCents)})`);
   }
-  pass('rules', `four throws uncover ${played.landings.map((l) => l.content).join(', ')}: ${played.lotName || 'no lot'}`);
+  const won = played.lotName ? `${lotWords(played.lotName)} (article 4.5)` : 'aucun lot (article 4.6)';
+  pass('rules', `les quatre lancers découvrent ${played.landings.map((l) => CONTENT_LABEL[l.content]).join(', ')} : ${won}`);
 
   const seen = shown.unit;
   const differs = [];
   if (seen.start.x !== played.unit.start.x || seen.start.y !== played.unit.start.y) {
-    differs.push(`the start shown (${seen.start.x}, ${seen.start.y}) is (${played.unit.start.x}, ${played.unit.start.y}) sealed`);
+    differs.push(`le départ affiché (${seen.start.x}, ${seen.start.y}) est (${played.unit.start.x}, ${played.unit.start.y}) dans le scellé`);
   }
   played.unit.chests.forEach((c, k) => {
     const s = seen.chests[k] || {};
     if (s.x !== c.x || s.y !== c.y || s.content !== c.content) {
-      differs.push(`chest ${k + 1} shown at (${s.x}, ${s.y}) as ${s.content}, sealed at (${c.x}, ${c.y}) as ${c.content}`);
+      differs.push(`coffre ${k + 1} affiché en (${s.x}, ${s.y}) avec ${CONTENT_LABEL[s.content] || s.content}, scellé en (${c.x}, ${c.y}) avec ${CONTENT_LABEL[c.content]}`);
     }
   });
   played.unit.throws.forEach((t, i) => {
     const s = seen.throws[i] || {};
     if (s.direction !== t.direction || s.steps !== t.steps) {
-      differs.push(`throw ${i + 1} shown as ${s.direction} ${s.steps}, sealed as ${t.direction} ${t.steps}`);
+      differs.push(`lancer ${i + 1} affiché ${BOUSSOLE[s.direction] || s.direction} ${s.steps}, scellé ${BOUSSOLE[t.direction]} ${t.steps}`);
     }
   });
   if (seen.chests.length !== 9 || seen.throws.length !== THROWS || shown.thrown !== THROWS) {
-    differs.push('the map shown has not nine chests and four throws played');
+    differs.push("la carte affichée n'a pas neuf coffres et quatre lancers joués");
   }
   if (differs.length) {
-    throw new Refusal('display', `the map shown is not the sealed record's: ${differs.join('; ')}`);
+    throw new Refusal('display', `la carte affichée n'est pas celle du ticket scellé : ${differs.join(' ; ')}`);
   }
-  pass('display', 'the map, its chests and the four throws shown are the sealed record\'s');
+  pass('display', 'la carte, ses coffres et les quatre lancers affichés sont ceux du ticket scellé');
 
-  const answered = centsOf(redemption.prize, 'the prize answered', 'prize');
+  const answered = centsOf(redemption.prize, 'le gain annoncé', 'prize');
   if (redemption.lot !== played.lotName || answered !== played.prizeCents) {
-    throw new Refusal('prize', `the redemption answers a lot or prize other than the sealed record's (${played.lotName || 'no lot'})`);
+    throw new Refusal('prize', `la réponse annonce un autre lot ou un autre gain que le ticket scellé (${played.lotName ? lotWords(played.lotName) : 'aucun lot'})`);
   }
-  pass('prize', `${played.lotName || 'no lot'}: ${euros(played.prizeCents)}`);
+  pass('prize', `${played.lotName ? lotWords(played.lotName) : 'aucun lot'} : ${euros(played.prizeCents)}`);
   return {
     prizeCents: played.prizeCents,
-    text: played.lot ? `Gagné : ${lotWords(played.lotName)} (${played.lotName}), ${euros(played.prizeCents)}` : 'Perdu : aucun lot',
+    text: played.lot ? `Gagné : ${lotWords(played.lotName)}, ${euros(played.prizeCents)}` : 'Perdu : aucun lot (article 4.6)',
   };
 }
 
@@ -169,7 +178,7 @@ export function check(record, header, redemption, shown, pass) {
 /** Draws the unit the sale gave (`unit`: its whole map and throws). */
 export function start(shown, unit) {
   if (!unit || !unit.map || !Array.isArray(unit.chests) || !Array.isArray(unit.throws) || !unit.start) {
-    throw new Failure("the sale did not give the unit's map");
+    throw new Failure("La vente n'a pas donné la carte du ticket ; réessayez.");
   }
   Object.assign(shown, { unit, thrown: 0 });
   const board = $('board');
@@ -197,10 +206,15 @@ export function start(shown, unit) {
   draw(shown);
 }
 
-/** The gauges and the button's words, as the play stands. */
+/** The « Lancers restants » indicator (article 4.1: red dots), as the play stands. */
 export function draw(shown) {
-  $('roll').textContent = shown.thrown < THROWS ? `Lancer (jet ${shown.thrown + 1}/${THROWS})` : 'Lancer';
-  $('rolls').textContent = `Jets : ${shown.thrown}/${THROWS}`;
+  $('roll').textContent = 'Lancer';
+  const left = THROWS - shown.thrown;
+  $('rolls').replaceChildren(
+    'Lancers restants : ',
+    ...Array.from({ length: THROWS }, (_, i) => el('span', i < left ? 'dot' : 'dot spent', '●')),
+  );
+  $('rolls').dataset.left = String(left);
 }
 
 /** « Lancer »: the next throw of the sold unit, revealed (no request). */
@@ -222,13 +236,30 @@ export async function step(shown) {
   }
   shown.at = { x, y };
   shown.thrown += 1;
-  $('steps').append(el('li', '', `Jet ${shown.thrown} : ${t.direction} ${t.steps} → (${x}, ${y}) : ${content ? CONTENT_LABEL[content] : 'pas de coffre'}`));
+  $('steps').append(el('li', '', `Lancer ${shown.thrown} : boussole ${BOUSSOLE[t.direction]}, compteur ${t.steps} → case (${x}, ${y}) : ${content ? CONTENT_LABEL[content] : 'pas de coffre'}`));
   if (shown.thrown === THROWS) {
     shown.over = true;
-    $('steps').append(el('li', '', 'Les quatre jets sont joués. Encaissez pour voir le résultat vérifié.'));
+    $('steps').append(el('li', '', lost(shown)
+      ? 'Les quatre lancers sont joués. Vérification du résultat…'
+      : 'Les quatre lancers sont joués. Encaissez pour voir le résultat vérifié.'));
     setPhase('ended');
   }
   draw(shown);
+}
+
+/**
+ * Whether the four throws shown uncover no lot (article 4.6): nothing to
+ * cash, the result is verified without it.
+ */
+export function lost(shown) {
+  if (!shown.over) {
+    return false;
+  }
+  try {
+    return lotOf(landingsOf(shown.unit).map((l) => l.content)) === 0;
+  } catch (e) {
+    return false;
+  }
 }
 
 /** L'île au trésor has no stop: its four throws are always played. */
@@ -237,5 +268,5 @@ export function mayStop() {
 }
 
 export async function stop() {
-  throw new Failure("L'île au trésor n'a pas d'arrêt : ses quatre jets sont toujours joués.");
+  throw new Failure("L'île au trésor n'a pas de bouton « Arrêter » : ses quatre lancers sont toujours joués.");
 }

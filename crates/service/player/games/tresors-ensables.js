@@ -7,6 +7,15 @@ import { $, clearPion, el, setPhase } from '../ui.js';
 
 export const slug = 'tresors-ensables';
 
+/** The game's name, as the regulation writes it. */
+export const name = 'Trésors Ensablés';
+
+/** « Arrêter » once a gain is found (3.2.6). */
+export const hasStop = true;
+
+/** "1 lancer", "3 lancers". */
+const lancers = (n) => (n === 1 ? '1 lancer' : `${n} lancers`);
+
 /** The game's facts the checks need (FORMAT.md §Header, games table). */
 export const facts = { code: 2, prefix: 'TE', rulesVersion: 1, recordSize: 80, params: [60, 3] };
 
@@ -35,7 +44,7 @@ export function decode(record) {
     const fixed = s === GOLD_SQUARE ? 'gold' : s % 12 === 6 ? 'bronze' : s % 12 === 0 ? 'silver' : null;
     if (!token || token === 'start' || (fixed !== null) !== ['bronze', 'silver', 'gold'].includes(token)
       || (fixed !== null && token !== fixed)) {
-      throw new Refusal('rules', `square ${s} holds ${token || 'an unknown code'}`);
+      throw new Refusal('rules', `la case ${s} porte ${token ? SQUARE_LABEL[token] || token : 'un code inconnu'}`);
     }
     board.push(token);
   }
@@ -43,7 +52,7 @@ export function decode(record) {
   for (let k = 1; k <= 10; k += 1) {
     const cents = CHEST_CENTS[board[6 * k]][nibble(payload.subarray(30), k - 1)];
     if (cents === undefined) {
-      throw new Refusal('rules', `chest ${k} (square ${6 * k}) has a value code beyond its table`);
+      throw new Refusal('rules', `le coffre ${k} (case ${6 * k}) a un code de valeur hors de sa table`);
     }
     chests.push(cents);
   }
@@ -53,7 +62,7 @@ export function decode(record) {
   for (let t = 1; t <= GOLD_SQUARE; t += 1) {
     const die = nibble(payload.subarray(36), t - 1);
     if (t <= rolls ? die < 1 || die > 6 || position >= GOLD_SQUARE : die !== 0) {
-      throw new Refusal('rules', `die ${t} is ${die}, the tape has ${rolls} rolls`);
+      throw new Refusal('rules', `le dé ${t} vaut ${die}, la bande en compte ${lancers(rolls)}`);
     }
     if (t <= rolls) {
       dice.push(die);
@@ -61,7 +70,7 @@ export function decode(record) {
     }
   }
   if (rolls < 10 || rolls > 60 || position !== GOLD_SQUARE) {
-    throw new Refusal('rules', `the dice tape (${rolls} rolls) does not end on square 60`);
+    throw new Refusal('rules', `la bande de dés (${lancers(rolls)}) ne finit pas sur la case 60`);
   }
   return { board, chests, dice };
 }
@@ -118,26 +127,26 @@ export function check(record, header, redemption, shown, pass) {
   const { unit, steps, last, ...toEnd } = replay(record);
   const prefix = prefixOf(record);
   if (prefix.lot !== toEnd.lot || prefix.prizeCents !== toEnd.prizeCents) {
-    throw new Refusal('rules', `the record claims lot ${prefix.lot} (${euros(prefix.prizeCents)}) played to the end; its dice give lot ${toEnd.lot} (${euros(toEnd.prizeCents)})`);
+    throw new Refusal('rules', `l'enregistrement annonce le lot ${prefix.lot} joué jusqu'au bout ; ses dés donnent le lot ${toEnd.lot} (${euros(toEnd.prizeCents)})`);
   }
-  pass('rules', `${unit.dice.length} dice on the sealed board; played to the end: ${last.end === 'gold' ? `gold chest, ${euros(last.found)}` : `death at roll ${last.roll}`}`);
+  pass('rules', `${unit.dice.length} dés sur le plateau scellé ; joué jusqu'au bout : ${last.end === 'gold' ? `coffre or, ${euros(last.found)}` : `plus de vie au lancer ${last.roll}`}`);
 
   const differs = [];
   shown.board.forEach((token, s) => {
     if (token !== unit.board[s]) {
-      differs.push(`square ${s} shown as ${token}, sealed as ${unit.board[s]}`);
+      differs.push(`case ${s} affichée ${SQUARE_LABEL[token] || token || 'vierge'}, scellée ${SQUARE_LABEL[unit.board[s]] || 'vierge'}`);
     }
   });
   if (differs.length) {
-    throw new Refusal('display', `the board shown is not the sealed record's: ${differs.join('; ')}`);
+    throw new Refusal('display', `le plateau affiché n'est pas celui du ticket scellé : ${differs.join(' ; ')}`);
   }
   const fields = ['roll', 'die', 'from', 'to', 'square', 'life', 'chest', 'found'];
   shown.steps.forEach((s, i) => {
     const sealed = steps[i];
     const wrong = sealed ? fields.filter((f) => s[f] !== sealed[f]) : ['roll'];
     if (wrong.length) {
-      const was = sealed ? `die ${sealed.die} → square ${sealed.to}, life ${sealed.life}, found ${euros(sealed.found)}` : 'no such roll';
-      throw new Refusal('display', `roll ${i + 1} as shown (die ${s.die} → square ${s.to}, life ${s.life}, found ${euros(s.found)}) is not the sealed record's (${was}): ${wrong.join(', ')} differ`);
+      const was = sealed ? `dé ${sealed.die} → case ${sealed.to}, vie ${sealed.life}, gains ${euros(sealed.found)}` : 'pas de tel lancer';
+      throw new Refusal('display', `le lancer ${i + 1} affiché (dé ${s.die} → case ${s.to}, vie ${s.life}, gains ${euros(s.found)}) n'est pas celui du ticket scellé (${was})`);
     }
   });
   const rolls = shown.steps.length;
@@ -146,30 +155,31 @@ export function check(record, header, redemption, shown, pass) {
   let lot;
   if (shown.end === 'stopped') {
     if (!at || at.end || at.opened === 0) {
-      throw new Refusal('display', `the play shown stopped after ${rolls} rolls, where the sealed record allows no stop`);
+      throw new Refusal('display', `la partie affichée s'arrête après ${lancers(rolls)}, où le ticket scellé ne permet pas « Arrêter »`);
     }
     prizeCents = at.found;
     lot = 'arret';
   } else {
     if (!at || at.end !== shown.end || rolls !== steps.length) {
-      throw new Refusal('display', `the play shown ended (${shown.end}) after ${rolls} rolls; the sealed record ends (${last.end}) after ${steps.length}`);
+      throw new Refusal('display', `la partie affichée finit après ${lancers(rolls)} ; le ticket scellé finit après ${lancers(steps.length)}`);
     }
     prizeCents = at.end === 'gold' ? at.found : 0;
     lot = at.end === 'gold' ? 'coffre-or' : null;
   }
-  pass('display', `the board and the ${rolls} rolls shown are the sealed record's`);
+  pass('display', `le plateau et ${rolls === 1 ? 'le lancer affiché sont ceux' : `les ${rolls} lancers affichés sont ceux`} du ticket scellé`);
 
-  const answered = centsOf(redemption.prize, 'the prize answered', 'prize');
+  const answered = centsOf(redemption.prize, 'le gain annoncé', 'prize');
   const stopped = shown.end === 'stopped' ? rolls : null;
   if (answered !== prizeCents || shown.playPrize !== prizeCents || redemption.lot !== lot
     || redemption.stopped_after_rolls !== stopped) {
-    throw new Refusal('prize', `the redemption answers a lot, stop or prize other than the sealed record's played as shown (${lot || 'no lot'}, stop ${stopped})`);
+    throw new Refusal('prize', `la réponse annonce un autre lot, arrêt ou gain que le ticket scellé joué comme affiché`);
   }
-  pass('prize', `${lot || 'no lot'}: ${euros(prizeCents)}`);
+  const how = { arret: '« Arrêter »', 'coffre-or': 'coffre or atteint' }[lot] || 'aucun gain';
+  pass('prize', `${how} : ${euros(prizeCents)}`);
   const text = {
-    stopped: `Gagné : arrêt après ${rolls} lancer(s), ${euros(prizeCents)}`,
-    gold: `Gagné : coffre d'or atteint en ${rolls} lancers, ${euros(prizeCents)}`,
-    death: `Perdu : plus de vie au lancer ${rolls}, aucun gain`,
+    stopped: `Gagné : « Arrêter » après ${lancers(rolls)}, ${euros(prizeCents)}`,
+    gold: `Gagné : coffre or atteint en ${lancers(rolls)}, ${euros(prizeCents)}`,
+    death: `Perdu : plus de points de vie au lancer ${rolls}, aucun gain (3.2.8)`,
   }[shown.end];
   return { prizeCents, text };
 }
@@ -188,7 +198,7 @@ const SQUARE_CLASS = {
 /** Draws the board the sale gave (`unit`: its 61 squares and life). */
 export function start(shown, unit) {
   if (!Array.isArray(unit.board) || unit.board.length !== GOLD_SQUARE + 1) {
-    throw new Failure('the sale did not give the 61 squares of the board');
+    throw new Failure("La vente n'a pas donné les 61 cases du plateau ; réessayez.");
   }
   Object.assign(shown, { board: unit.board.slice(), steps: [], life: unit.life, found: 0, position: 0 });
   const board = $('board');
@@ -220,7 +230,7 @@ export function draw(shown) {
 function tookPlay(shown, view, rolls, stepsExpected) {
   if (view.kind !== 'play' || view.id !== shown.id || view.rolls !== rolls
     || !Array.isArray(view.steps) || view.steps.length !== stepsExpected) {
-    throw new Failure(`the play's answer is not roll ${rolls} of ${shown.id}`);
+    throw new Failure(`Le service n'a pas donné le lancer ${rolls} de ce ticket ; rechargez la page.`);
   }
   for (const s of view.steps) {
     const step = {
@@ -248,8 +258,9 @@ function tookPlay(shown, view, rolls, stepsExpected) {
   if (shown.over) {
     shown.end = view.end;
     shown.playPrize = centsOf(view.prize, "the play's prize", 'play');
-    const how = { stopped: 'arrêtée', death: 'perdue : plus de vie', gold: "terminée : coffre d'or atteint" }[view.end] || view.end;
-    $('steps').append(el('li', '', `Partie ${how} après ${shown.steps.length} lancer(s). Encaissez pour voir le résultat vérifié.`));
+    const how = { stopped: 'arrêtée', death: 'perdue : plus de points de vie', gold: 'terminée : coffre or atteint' }[view.end] || 'terminée';
+    const next = lost(shown) ? 'Vérification du résultat…' : 'Encaissez pour voir le résultat vérifié.';
+    $('steps').append(el('li', '', `Partie ${how} après ${lancers(shown.steps.length)}. ${next}`));
     setPhase('ended');
   }
   draw(shown);
@@ -259,7 +270,7 @@ function tookPlay(shown, view, rolls, stepsExpected) {
 function route(shown, which) {
   const template = shown.info.play && shown.info.play[which];
   if (typeof template !== 'string') {
-    throw new Failure(`GET /v1/games gives no ${which} route for ${slug}`);
+    throw new Failure("Le service ne dit pas comment jouer ce jeu ; rechargez la page.");
   }
   return template.replace('{id}', encodeURIComponent(shown.id));
 }
@@ -269,6 +280,11 @@ export async function step(shown, request) {
   const roll = shown.steps.length + 1;
   const view = await request('POST', route(shown, 'step'), { roll });
   tookPlay(shown, view, roll, 1);
+}
+
+/** Whether the play is over and wins nothing: verified without cashing. */
+export function lost(shown) {
+  return shown.over === true && shown.playPrize === 0;
 }
 
 /** Whether « Arrêter » is allowed, as the last answer said. */

@@ -57,11 +57,12 @@ test("L'île au trésor: each record decodes to the sale's unit and replays to i
     const outcome = game.check(record, headerOf(v), redemption, shown, (name) => passed.push(name));
     assert.equal(outcome.prizeCents, v.prize_cents);
     assert.deepEqual(passed, ['rules', 'display', 'prize']);
-    assert.ok(v.lot ? outcome.text.startsWith('Gagné') && outcome.text.includes(v.lot_name) : outcome.text === 'Perdu : aucun lot', outcome.text);
+    assert.ok(v.lot ? outcome.text.startsWith(`Gagné : ${game.lotWords(v.lot_name)}, `) : outcome.text === 'Perdu : aucun lot (article 4.6)', outcome.text);
+    assert.ok(!outcome.text.includes(v.lot_name || '-'), `no lot code shown: ${outcome.text}`);
 
     const map = structuredClone(shown);
     map.unit.chests[0].content = map.unit.chests[0].content === 'chandelier' ? 'vide' : 'chandelier';
-    assert.throws(() => game.check(record, headerOf(v), redemption, map, () => {}), refusal('display', /map shown/));
+    assert.throws(() => game.check(record, headerOf(v), redemption, map, () => {}), refusal('display', /carte affichée/));
     assert.throws(() => game.check(record, headerOf(v), redemption, { ...shown, thrown: 3 }, () => {}), refusal('display'));
     const paid = { ...redemption, prize: apiEuros(v.prize_cents + 1) };
     assert.throws(() => game.check(record, headerOf(v), paid, shown, () => {}), refusal('prize'));
@@ -96,17 +97,17 @@ test('Trésors Ensablés: each record decodes to the board sold and replays ever
       const answer = { lot: 'arret', prize: apiEuros(s.prize_cents), stopped_after_rolls: s.after };
       const outcome = game.check(record, null, answer, shown, () => {});
       assert.equal(outcome.prizeCents, s.prize_cents, `unit ${v.index} stopped after ${s.after}`);
-      assert.ok(outcome.text.startsWith(`Gagné : arrêt après ${s.after} lancer(s)`));
+      assert.ok(outcome.text.startsWith(`Gagné : « Arrêter » après ${s.after} lancer${s.after === 1 ? '' : 's'}, `), outcome.text);
     }
     // A stop the rules do not allow, a step or square shown otherwise: refused.
     if (v.first_stop === null || v.first_stop > 1) {
       const early = { board, steps: steps.slice(0, 1), end: 'stopped', playPrize: 0 };
-      assert.throws(() => game.check(record, null, { lot: 'arret', prize: '0', stopped_after_rolls: 1 }, early, () => {}), refusal('display', /allows no stop/));
+      assert.throws(() => game.check(record, null, { lot: 'arret', prize: '0', stopped_after_rolls: 1 }, early, () => {}), refusal('display', /ne permet pas « Arrêter »/));
     }
     const life = { ...toEnd, steps: steps.map((s, i) => (i === 0 ? { ...s, life: s.life % 3 + 1 } : s)) };
-    assert.throws(() => game.check(record, null, paid, life, () => {}), refusal('display', /roll 1 as shown/));
+    assert.throws(() => game.check(record, null, paid, life, () => {}), refusal('display', /lancer 1 affiché/));
     const square = { ...toEnd, board: board.map((t, i) => (i === 1 ? (t === 'blank' ? 'trap-1' : 'blank') : t)) };
-    assert.throws(() => game.check(record, null, paid, square, () => {}), refusal('display', /board shown/));
+    assert.throws(() => game.check(record, null, paid, square, () => {}), refusal('display', /plateau affiché/));
     assert.throws(() => game.check(record, null, { ...paid, prize: '10000' }, toEnd, () => {}), refusal('prize'));
   }
 });

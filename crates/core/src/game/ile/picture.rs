@@ -97,7 +97,7 @@ impl Unit {
                 format!(
                     "lancer {} : boussole {}, compteur {} → case ({}, {}) : {content}",
                     i + 1,
-                    t.direction.name(),
+                    t.direction.french(),
                     t.steps,
                     sq.x,
                     sq.y
@@ -108,10 +108,10 @@ impl Unit {
         }
         if shown < THROWS {
             picture.note(
-                format!(
-                    "en cours : {} lancer(s) restant(s) ; « Lancer »",
-                    THROWS - shown
-                ),
+                match THROWS - shown {
+                    1 => "en cours : 1 lancer restant ; « Lancer »".to_string(),
+                    n => format!("en cours : {n} lancers restants ; « Lancer »"),
+                },
                 Tone::Plain,
                 "outcome",
             );
@@ -119,14 +119,16 @@ impl Unit {
         }
         let lot = self.play().map_err(StopRefusal::Invalid)?;
         match lot_name(lot) {
-            Some(name) => {
+            Some(_) => {
                 let (content, count, _) = ARTICLE_4_5[usize::from(lot) - 1];
-                let symbols = if count == 1 { "symbole" } else { "symboles" };
+                let symbols = if count == 1 {
+                    "symbole « {} » découvert"
+                } else {
+                    "symboles « {} » découverts"
+                }
+                .replace("{}", content.french());
                 picture.note(
-                    format!(
-                        "issue : {count} {symbols} « {} » découvert(s) : gagnante, lot {name} (article 4.5)",
-                        content.french()
-                    ),
+                    format!("issue : {count} {symbols} : gagnante (article 4.5)"),
                     Tone::Win,
                     "outcome",
                 );

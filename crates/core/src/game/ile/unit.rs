@@ -74,6 +74,17 @@ impl Direction {
         }
     }
 
+    /// The boussole's letters as a French player reads them: "N", "NE",
+    /// "E", "SE", "S", "SO", "O", "NO".
+    pub fn french(self) -> &'static str {
+        match self {
+            Direction::SW => "SO",
+            Direction::W => "O",
+            Direction::NW => "NO",
+            other => other.name(),
+        }
+    }
+
     pub(super) fn code(self) -> u8 {
         self as u8
     }

@@ -12,6 +12,7 @@ use super::{End, Square, Step, Unit, BOARD_SQUARES, MAX_LIFE};
 use crate::game::picture::{Cell, Moment, Picture, Row, Tone};
 use crate::game::StopRefusal;
 use crate::money::Cents;
+use crate::words::plural;
 
 impl Square {
     /// The square's mark in a picture (3 characters at most).
@@ -125,7 +126,7 @@ fn draw(board: &[Square; BOARD_SQUARES], steps: &[Step], stopped: bool) -> Pictu
         let (tone, class) = square.look();
         let mut title = format!("case {n} : {}", square.french());
         if let Some(cents) = opened[usize::from(n)] {
-            title.push_str(&format!(", ouvert : {} €", Cents::from(cents)));
+            title.push_str(&format!(", ouvert : {} €", Cents::from(cents).french()));
         }
         Cell {
             mark: square.picture_mark().into(),
@@ -178,7 +179,11 @@ fn draw(board: &[Square; BOARD_SQUARES], steps: &[Step], stopped: bool) -> Pictu
     );
     for s in steps {
         let what = match s.chest_cents {
-            Some(cents) => format!("{} ouvert, {} €", s.square.french(), Cents::from(cents)),
+            Some(cents) => format!(
+                "{} ouvert, {} €",
+                s.square.french(),
+                Cents::from(cents).french()
+            ),
             None => s.square.french().to_string(),
         };
         picture.note(
@@ -193,11 +198,17 @@ fn draw(board: &[Square; BOARD_SQUARES], steps: &[Step], stopped: bool) -> Pictu
     let chests: Vec<String> = steps
         .iter()
         .filter_map(|s| {
-            s.chest_cents
-                .map(|c| format!("{} (case {}) {} €", s.square.french(), s.to, Cents::from(c)))
+            s.chest_cents.map(|c| {
+                format!(
+                    "{} (case {}) {} €",
+                    s.square.french(),
+                    s.to,
+                    Cents::from(c).french()
+                )
+            })
         })
         .collect();
-    let found = Cents::from(last.map_or(0, |s| s.found_cents));
+    let found = Cents::from(last.map_or(0, |s| s.found_cents)).french();
     picture.note(
         match chests.len() {
             0 => "gains trouvés : aucun coffre ouvert".to_string(),
@@ -217,19 +228,19 @@ fn draw(board: &[Square; BOARD_SQUARES], steps: &[Step], stopped: bool) -> Pictu
             Tone::Loss,
         ),
         (Some(_), _) => (
-            format!("issue : coffre or atteint en {rolls} lancers : gagne {found} € (3.3.5)"),
+            format!("issue : coffre or atteint en {} : gagne {found} € (3.3.5)", plural(rolls, "lancer")),
             Tone::Win,
         ),
         (None, true) => (
-            format!("issue : « Arrêter » après {rolls} lancers : gagne {found} € (3.2.6)"),
+            format!("issue : « Arrêter » après {} : gagne {found} € (3.2.6)", plural(rolls, "lancer")),
             Tone::Win,
         ),
         (None, false) if chests.is_empty() => (
-            format!("en cours après {rolls} lancers : « Lancer »"),
+            format!("en cours après {} : « Lancer »", plural(rolls, "lancer")),
             Tone::Plain,
         ),
         (None, false) => (
-            format!("en cours après {rolls} lancers : « Lancer » ou « Arrêter » avec {found} €"),
+            format!("en cours après {} : « Lancer » ou « Arrêter » avec {found} €", plural(rolls, "lancer")),
             Tone::Plain,
         ),
     };
