@@ -157,17 +157,32 @@ pub fn run(store: &Store, args: &Args) -> Result<i32, Error> {
                     p.message.clone(),
                 ));
             }
-            provenance.push(Check::new(
-                "manifest/seeds".into(),
-                "emission",
+            let (id, name) = (
+                "manifest/seeds".to_string(),
                 "every block regenerated from its revealed seed",
-                report.seeds_checked || reveal.is_none(),
-                match (&reveal, report.seeds_checked) {
-                    (None, _) => "no reveal given (--seeds): the seeds are checked once the emission is revealed".into(),
-                    (Some(_), true) => "every seed matches its commitment and regenerates its block byte for byte".into(),
-                    (Some(_), false) => "the seeds could not all be checked: see `issuer verify --emission`".into(),
-                },
-            ));
+            );
+            provenance.push(match (&reveal, report.seeds_checked) {
+                (None, _) => Check::not_done(
+                    id,
+                    "emission",
+                    name,
+                    "no reveal given: once the emission is revealed, run the audit again with --seeds REVEAL to regenerate every block from its seed".into(),
+                ),
+                (Some(_), true) => Check::new(
+                    id,
+                    "emission",
+                    name,
+                    true,
+                    "every seed matches its commitment and regenerates its block byte for byte".into(),
+                ),
+                (Some(_), false) => Check::new(
+                    id,
+                    "emission",
+                    name,
+                    false,
+                    "the seeds could not all be checked: see `issuer verify --emission`".into(),
+                ),
+            });
             (report.blocks, Some(number), Some(emission.game))
         }
         None => {
@@ -327,9 +342,7 @@ fn payout_checks(game: Game, blocks: &[BlockAudit]) -> Vec<payout::BandCheck> {
     prices.dedup();
     for price in prices {
         for f in game.return_figures(price) {
-            out.extend(payout::bands(
-                category, &f.figure, "par", &f.rate, f.binding,
-            ));
+            out.extend(payout::bands_of(category, &f, "par"));
         }
         let (paid, stakes) = blocks
             .iter()
@@ -550,14 +563,19 @@ fn print_summary(report: &AuditReport, out: &Path, quiet: bool) {
         s.failed_raw,
         plural(s.checks_failed, "check")
     );
-    for c in report
-        .provenance
-        .iter()
-        .chain(&report.checks)
-        .chain(report.ledger.iter().flat_map(|l| &l.checks))
-        .filter(|c| !c.ok)
-    {
+    for c in report.all_checks().filter(|c| !c.ok) {
         outln!("  FAIL check {}: {} ({})", c.id, c.name, c.detail);
+    }
+    for c in report.all_checks().filter(|c| !c.done) {
+        outln!("  NOT DONE check {}: {} ({})", c.id, c.name, c.detail);
+    }
+    for b in report.band_breaches() {
+        outln!(
+            "  outside the band, not binding: {} — {}: {}",
+            b.figure,
+            b.article,
+            b.why
+        );
     }
     for t in report.tests.iter().filter(|t| t.fails_at(report.level)) {
         outln!(

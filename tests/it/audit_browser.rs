@@ -71,6 +71,12 @@ fn audit_pages_render_in_chromium_without_network_or_console_error() {
         assert_quiet(&seen, &tab, &page);
         assert_renders(&dom, &report, name);
         browser.save_screenshot(&tab, &shots.join(format!("{name}.png")));
+        assert_reads_as_a_regulator_reads(&mut browser, &tab, name);
+        assert_nothing_clipped(&mut browser, &tab, &format!("{name} on screen"));
+        let pdf = browser.print_a4(&tab);
+        assert!(pdf.starts_with(b"%PDF"), "{name}: printed to PDF");
+        assert_nothing_clipped(&mut browser, &tab, &format!("{name} printed on A4"));
+        std::fs::write(shots.join(format!("{name}.pdf")), pdf).unwrap();
     }
 
     // The controls: a page that loads an image from 127.0.0.1 (a port
@@ -109,6 +115,87 @@ fn audit_pages_render_in_chromium_without_network_or_console_error() {
         seen.errors,
         seen.requests
     );
+}
+
+/// No column and no text is cut: the page is no wider than its window,
+/// no table wider than the body, and no cell's text wider than its cell.
+fn assert_nothing_clipped(browser: &mut Browser, tab: &crate::browser::Tab, what: &str) {
+    let clipped = browser.evaluate(
+        tab,
+        "JSON.stringify({\
+           page: document.documentElement.scrollWidth - window.innerWidth,\
+           tables: [...document.querySelectorAll('table')]\
+             .filter(t => t.getBoundingClientRect().right > document.body.getBoundingClientRect().right + 1)\
+             .map(t => t.closest('section').id),\
+           cells: [...document.querySelectorAll('td, th')]\
+             .filter(c => c.scrollWidth > c.clientWidth + 1)\
+             .map(c => c.textContent.slice(0, 60)),\
+         })",
+    );
+    let clipped: Value = serde_json::from_str(clipped.as_str().unwrap()).unwrap();
+    assert!(
+        clipped["page"].as_f64().unwrap() <= 1.0
+            && clipped["tables"].as_array().unwrap().is_empty()
+            && clipped["cells"].as_array().unwrap().is_empty(),
+        "{what}: clipped {clipped}"
+    );
+}
+
+/// What a regulator reads: the game's name in the title, a check not made
+/// said *not done* in the summary and its table (never *holds*), returns
+/// in percent (never a 20-decimal share), and for Trésors Ensablés every
+/// band breach shown in the summary with whether the estimate's breach is
+/// significant.
+fn assert_reads_as_a_regulator_reads(browser: &mut Browser, tab: &crate::browser::Tab, name: &str) {
+    let page = browser.evaluate(
+        tab,
+        "JSON.stringify({\
+           title: document.querySelector('h1').textContent,\
+           summary: document.getElementById('summary').innerText,\
+           seeds: [...document.querySelectorAll('#provenance tr')]\
+             .filter(r => r.textContent.startsWith('manifest/seeds')).map(r => r.innerText),\
+           breaches: [...document.querySelectorAll('#summary .breach')].map(b => b.textContent),\
+           par: document.getElementById('par').innerText,\
+         })",
+    );
+    let page: Value = serde_json::from_str(page.as_str().unwrap()).unwrap();
+    let title = page["title"].as_str().unwrap();
+    let expected = match name {
+        "ile-au-tresor" => "Audit of L'île au trésor, emission 1",
+        _ => "Audit of Trésors Ensablés, emission 2",
+    };
+    assert_eq!(title, expected);
+    let summary = page["summary"].as_str().unwrap();
+    assert!(summary.contains("Not done yet: 1 check"), "{summary}");
+    assert!(summary.contains("--seeds"), "what remains: {summary}");
+    let seeds = page["seeds"][0].as_str().unwrap();
+    assert!(
+        seeds.contains("NOT DONE") && !seeds.contains("holds"),
+        "{seeds}"
+    );
+    let par = page["par"].as_str().unwrap();
+    assert!(!par.contains("0.7000000000"), "returns in percent: {par}");
+    assert!(par.contains(" %"), "{par}");
+    let breaches = page["breaches"].as_array().unwrap();
+    match name {
+        "ile-au-tresor" => assert!(breaches.is_empty(), "{breaches:?}"),
+        _ => {
+            assert!(breaches.len() >= 2, "{breaches:?}");
+            let optimal = breaches
+                .iter()
+                .map(|b| b.as_str().unwrap())
+                .find(|b| b.contains("optimally"))
+                .expect("the optimal-play figure's breach");
+            assert!(
+                optimal.contains("significant at 99 %"),
+                "settled at 99 %: {optimal}"
+            );
+            assert!(
+                par.contains("Which figure the payout rule is judged on"),
+                "{par}"
+            );
+        }
+    }
 }
 
 /// What the page's DOM shows: each section id is there, and each plot of

@@ -296,6 +296,30 @@ impl Browser {
         seen
     }
 
+    /// Lays `tab`'s page out as it prints on A4: the print media, and the
+    /// printable width of an A4 page with 12 mm margins at 96 dpi (186 mm,
+    /// 703 px). Returns the page printed to PDF by the browser itself.
+    pub fn print_a4(&mut self, tab: &Tab) -> Vec<u8> {
+        self.call(
+            Some(&tab.session),
+            "Emulation.setEmulatedMedia",
+            json!({ "media": "print" }),
+        );
+        self.call(
+            Some(&tab.session),
+            "Emulation.setDeviceMetricsOverride",
+            json!({ "width": 703, "height": 1000, "deviceScaleFactor": 1, "mobile": false }),
+        );
+        let pdf = self.call(
+            Some(&tab.session),
+            "Page.printToPDF",
+            json!({ "paperWidth": 8.27, "paperHeight": 11.69, "preferCSSPageSize": true }),
+        );
+        base64::engine::general_purpose::STANDARD
+            .decode(pdf["data"].as_str().unwrap())
+            .unwrap()
+    }
+
     /// A PNG of the top `height` pixels of `tab`'s page, 1280 px wide.
     pub fn screenshot(&mut self, tab: &Tab, height: f64) -> Vec<u8> {
         let shot = self.call(

@@ -98,6 +98,9 @@ fn report() -> AuditReport {
             met: true,
             binding: true,
             why: HOSTILE.into(),
+            standard_error: None,
+            z: None,
+            significant: None,
         }],
         ledger: None,
         plots: vec![

@@ -51,6 +51,7 @@ pub fn table_return_figures(game: Game, price_cents: u32) -> Vec<ReturnFigure> {
                 rate: Exact::ratio(table.total_cents(), stakes.max(1)),
                 binding: true,
                 note: "exact: the table's total over a block's stakes".into(),
+                standard_error: None,
             }]
         }
         None => Vec::new(),

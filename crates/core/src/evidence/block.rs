@@ -409,7 +409,10 @@ pub fn winners_per_bin(id: String, scope: &str, what: &str, bins: &[u64]) -> Sta
             scope,
             &name,
             "Pearson chi-square",
-            format!("{total} units: too few for two bins expected {PER_BIN} times each"),
+            format!(
+                "{}: too few for two bins expected {PER_BIN} times each",
+                crate::words::plural(total, "unit")
+            ),
         );
     }
     let c = stats::chi_square(&groups, &shares);

@@ -35,6 +35,8 @@ pub struct ReturnFigure {
     pub binding: bool,
     /// How it is known (exact, or an estimate with its standard error).
     pub note: String,
+    /// An estimate's standard error, as a share of stakes (`None`: exact).
+    pub standard_error: Option<f64>,
 }
 
 /// One band of D.322-10.
@@ -101,6 +103,62 @@ pub struct BandCheck {
     pub binding: bool,
     /// Why it meets or misses, in words.
     pub why: String,
+    /// An estimate's standard error (share of stakes); absent for an
+    /// exact figure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub standard_error: Option<f64>,
+    /// An estimate outside the band: by how many standard errors, and
+    /// whether that is beyond the 99 % one-sided bound (z > 2.326). A miss
+    /// that is not significant may be the estimate's noise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub z: Option<f64>,
+    /// Whether `z` is significant at 99 % (one-sided).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub significant: Option<bool>,
+}
+
+/// The one-sided 99 % quantile of the standard normal law.
+pub const Z_99: f64 = 2.326_347_874_040_841;
+
+/// `figure` against every band of D.322-10 for a game of `category`, as
+/// [`bands`]; an estimate's miss says how many standard errors it is
+/// beyond the band, and whether that is significant at 99 %.
+pub fn bands_of(category: InstantCategory, figure: &ReturnFigure, source: &str) -> Vec<BandCheck> {
+    let mut out = bands(
+        category,
+        &figure.figure,
+        source,
+        &figure.rate,
+        figure.binding,
+    );
+    let Some(se) = figure.standard_error.filter(|se| *se > 0.0) else {
+        return out;
+    };
+    for b in &mut out {
+        b.standard_error = Some(se);
+        if !b.applies || b.met {
+            continue;
+        }
+        let (rate, low, high) = (
+            b.rate.parse::<f64>().unwrap_or(f64::NAN),
+            b.low.parse::<f64>().unwrap_or(f64::NAN),
+            b.high.parse::<f64>().unwrap_or(f64::NAN),
+        );
+        let z = if rate > high {
+            (rate - high) / se
+        } else {
+            (low - rate) / se
+        };
+        let significant = z > Z_99;
+        b.z = Some(z);
+        b.significant = Some(significant);
+        b.why.push_str(&format!(
+            "; an estimate with standard error {:.2} points: {z:.2} standard errors beyond the band, {} at 99 % (one-sided, z > {Z_99:.3})",
+            se * 100.0,
+            if significant { "significant" } else { "not significant" }
+        ));
+    }
+    out
 }
 
 /// `rate` (a share of stakes) against every band of D.322-10 for a game
@@ -171,6 +229,9 @@ pub fn bands(
             met,
             binding: binding && applies,
             why,
+            standard_error: None,
+            z: None,
+            significant: None,
         });
     }
     out

@@ -136,9 +136,13 @@ pub struct Check {
     pub scope: String,
     /// What is checked.
     pub name: String,
-    /// It holds.
+    /// It holds (or, not done, does not fail the audit).
     pub ok: bool,
-    /// The figures, or what does not hold.
+    /// It was made: false for a check the audit could not make yet (the
+    /// seeds before the reveal), which the report says is *not done*,
+    /// never *holds*.
+    pub done: bool,
+    /// The figures, or what does not hold, or what remains to do.
     pub detail: String,
 }
 
@@ -150,7 +154,17 @@ impl Check {
             scope: scope.to_string(),
             name: name.to_string(),
             ok,
+            done: true,
             detail,
+        }
+    }
+
+    /// A check the audit could not make yet: it does not fail the audit,
+    /// and the report says it is not done and what remains (`detail`).
+    pub fn not_done(id: String, scope: &str, name: &str, detail: String) -> Check {
+        Check {
+            done: false,
+            ..Check::new(id, scope, name, true, detail)
         }
     }
 }
@@ -371,21 +385,36 @@ pub struct Summary {
     pub failed_adjusted: usize,
     /// Hard checks that do not hold (provenance, blocks, ledger, payout).
     pub checks_failed: usize,
+    /// Hard checks not done yet (each says what remains to do).
+    pub checks_not_done: usize,
+    /// Figures outside a band of the payout rule that the rule is not
+    /// judged on (reported, shown as breaches, not failing the audit).
+    pub band_breaches: usize,
 }
 
 impl AuditReport {
+    /// Every hard check: provenance, blocks, then the ledger's.
+    pub fn all_checks(&self) -> impl Iterator<Item = &Check> {
+        self.provenance
+            .iter()
+            .chain(&self.checks)
+            .chain(self.ledger.iter().flat_map(|l| &l.checks))
+    }
+
+    /// The figures outside a band of the payout rule that the rule is not
+    /// judged on (reported as breaches, not failing the audit).
+    pub fn band_breaches(&self) -> impl Iterator<Item = &super::payout::BandCheck> {
+        self.payout
+            .iter()
+            .filter(|b| b.applies && !b.met && !b.binding)
+    }
+
     /// Applies Holm's correction over every test that ran, gives each its
     /// verdicts at every level, and sets the summary and `ok`.
     pub fn judge(&mut self) {
         let ran = judge_tests(&mut self.tests, &self.levels);
         let level = self.level;
-        let checks_failed = self
-            .provenance
-            .iter()
-            .chain(&self.checks)
-            .chain(self.ledger.iter().flat_map(|l| &l.checks))
-            .filter(|c| !c.ok)
-            .count()
+        let checks_failed = self.all_checks().filter(|c| !c.ok).count()
             + self.payout.iter().filter(|b| b.binding && !b.met).count();
         self.summary = Summary {
             tests_run: ran,
@@ -397,6 +426,8 @@ impl AuditReport {
                 .count(),
             failed_adjusted: self.tests.iter().filter(|t| t.fails_at(level)).count(),
             checks_failed,
+            checks_not_done: self.all_checks().filter(|c| !c.done).count(),
+            band_breaches: self.band_breaches().count(),
         };
         self.ok = self.summary.failed_adjusted == 0 && checks_failed == 0;
     }

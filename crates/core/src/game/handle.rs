@@ -59,6 +59,19 @@ impl std::ops::Deref for Game {
 }
 
 impl Game {
+    /// The game's name as its player reads it: the title its pictures
+    /// carry (« L'île au trésor », « Trésors Ensablés »), else its slug.
+    pub fn display_name(self) -> String {
+        let mut payload = Vec::with_capacity(self.payload_size());
+        self.generate_payload(&mut crate::rng::Stream::new(&[0; 32], 0), 0, &mut payload);
+        self.decode(&payload)
+            .ok()
+            .and_then(|unit| unit.drawing(super::Moment::After(0)).ok())
+            .map(|picture| picture.title)
+            .filter(|title| !title.is_empty())
+            .unwrap_or_else(|| self.slug().to_string())
+    }
+
     /// « L'île au trésor » (rules: ile-au-tresor.txt).
     pub const ILE_AU_TRESOR: Game = Game(&ile::Rules);
     /// « Trésors Ensablés » (rules: tresors-ensables.txt).

@@ -11,10 +11,9 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use serde::Serialize;
 use serde_json::{json, Value};
-use ticket_issuer_core::game::{Game, Moment, PrizeModel};
+use ticket_issuer_core::game::{Game, PrizeModel};
 use ticket_issuer_core::money::Cents;
 use ticket_issuer_core::record::{record_size, PREFIX_SIZE};
-use ticket_issuer_core::rng::Stream;
 
 use super::doc::{doc, Row};
 use crate::openapi::RouteDoc;
@@ -62,25 +61,11 @@ struct GameInfo {
     module: Option<&'static str>,
 }
 
-/// The game's name as its own pictures title it (« L'île au trésor »):
-/// the title of a unit it draws from a fixed stream, before its first
-/// step; its slug when it draws none.
-fn display_name(game: Game) -> String {
-    let mut payload = Vec::with_capacity(game.payload_size());
-    game.generate_payload(&mut Stream::new(&[0; 32], 0), 0, &mut payload);
-    game.decode(&payload)
-        .ok()
-        .and_then(|unit| unit.drawing(Moment::After(0)).ok())
-        .map(|picture| picture.title)
-        .filter(|title| !title.is_empty())
-        .unwrap_or_else(|| game.slug().to_string())
-}
-
 fn info(game: Game, player_page: bool) -> GameInfo {
     let step_by_step = game.step_by_step();
     GameInfo {
         slug: game.slug(),
-        name: display_name(game),
+        name: game.display_name(),
         code: game.code(),
         id_prefix: game.id_prefix(),
         prices: game

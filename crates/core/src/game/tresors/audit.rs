@@ -382,6 +382,7 @@ pub(crate) fn return_figures() -> Vec<crate::evidence::payout::ReturnFigure> {
             rate: s.rtp.clone(),
             binding: s.strategy == "never-stop",
             note: "exact (rational arithmetic)".into(),
+            standard_error: None,
         })
         .collect();
     let optimal = super::par::optimal::optimal_sheet(
@@ -399,6 +400,7 @@ pub(crate) fn return_figures() -> Vec<crate::evidence::payout::ReturnFigure> {
             "an estimate over {} boards: {:.6} ± {:.6} (standard error)",
             optimal.boards, optimal.rtp, optimal.standard_error
         ),
+        standard_error: Some(optimal.standard_error),
     });
     out
 }
