@@ -31,6 +31,7 @@ mod log_tiles;
 mod log_vectors;
 mod merkle;
 mod noninterference;
+mod openapi;
 mod operator;
 mod par;
 mod pg;

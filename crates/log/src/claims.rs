@@ -19,7 +19,7 @@ use ticket_issuer_core::seal;
 pub const HEADER: &str = "ticket-issuer end of claims/v1";
 
 /// A published end of claims.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct EndOfClaims {
     /// Game slug.
     pub game: String,

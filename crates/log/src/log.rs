@@ -115,7 +115,7 @@ pub fn decoded(level: u8, index: u64, bytes: Option<Vec<u8>>) -> Result<Vec<Hash
 }
 
 /// A signed head of the ledger (`issuer ledger head`).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Head {
     /// The log's name (checkpoint origin and key name).
     pub origin: String,

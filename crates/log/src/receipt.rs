@@ -26,7 +26,7 @@ use ticket_issuer_core::merkle::{self, Hash};
 /// Everything needed to check offline that an entry is in the published
 /// log.
 // INVARIANT: `tree_size` is the size `checkpoint` signs, as published.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Receipt {
     /// The entry's bytes ([`log::LogEntry::line`], newline included): what

@@ -3,7 +3,14 @@
 //! built from (`routes/mod.rs`, each resource giving its rows): a route
 //! cannot be served undescribed, nor described and not served.
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{json, Map, Value};
+
+/// The schema of `T`, as a route's [`RouteDoc::schema`]: a `$ref` into
+/// the document's components.
+pub fn schema_of<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<T>()
+}
 
 /// One route as the description gives it.
 pub struct RouteDoc {
@@ -23,6 +30,12 @@ pub struct RouteDoc {
     pub query: &'static [(&'static str, &'static str, &'static str)],
     /// Answers: (status, the body's `kind`, what it means).
     pub answers: &'static [(u16, &'static str, &'static str)],
+    /// The refusals it gives beside them (error objects).
+    pub refusals: &'static [(u16, &'static str, &'static str)],
+    /// The JSON Schema of its success answer's members, derived from the
+    /// type the handler serializes (`None`: a body that is not JSON, or
+    /// members described by `kind` alone).
+    pub schema: Option<fn(&mut SchemaGenerator) -> Schema>,
     /// Answered without a token when the node runs `--public-health`.
     pub public_health: bool,
     /// Answered without a token when the node runs `--public-log`.
@@ -41,14 +54,24 @@ const COMMON: [(u16, &str, &str); 5] = [
 /// The OpenAPI 3.1 document of `routes`.
 #[must_use]
 pub fn document<'r>(routes: impl IntoIterator<Item = &'r RouteDoc>) -> Value {
+    let mut generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.definitions_path = "#/components/schemas/".into())
+        .into_generator();
+    let error = generator.subschema_for::<ticket_issuer_core::error::ErrorReport>();
     let mut paths = Map::new();
     for r in routes {
         // OpenAPI has no wildcard: axum's `{*path}` is a `{path}` there.
         let item = paths
             .entry(r.path.replace("{*", "{"))
             .or_insert_with(|| Value::Object(Map::new()));
-        item[r.method.to_ascii_lowercase()] = operation(r);
+        let members = r.schema.map(|f| f(&mut generator).to_value());
+        item[r.method.to_ascii_lowercase()] = operation(r, members);
     }
+    let mut schemas: Map<String, Value> = generator
+        .definitions()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -58,7 +81,19 @@ pub fn document<'r>(routes: impl IntoIterator<Item = &'r RouteDoc>) -> Value {
         },
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {
+            "schemas": with_envelopes(&mut schemas, error.to_value()),
+        },
+        "security": [{"bearer": []}],
+        "paths": paths,
+    })
+}
+
+/// The components' schemas: the answers' types (`schemas`), and the
+/// envelope every answer has (`Answer`: `kind` and `schema`), and the
+/// error object (`Error`: the envelope and the error report `error`).
+fn with_envelopes(schemas: &mut Map<String, Value>, error: Value) -> Value {
+    let mut all = std::mem::take(schemas);
+    let envelopes = json!({
                 "Answer": {
                     "type": "object",
                     "required": ["kind", "schema"],
@@ -69,26 +104,27 @@ pub fn document<'r>(routes: impl IntoIterator<Item = &'r RouteDoc>) -> Value {
                     "additionalProperties": true,
                 },
                 "Error": {
-                    "type": "object",
-                    "required": ["kind", "schema", "error", "category", "message"],
-                    "properties": {
-                        "kind": {"const": "error"},
-                        "schema": {"type": "integer", "const": 1},
-                        "error": {"type": "string", "description": "the stable code (docs/CLI.md §Error codes)"},
-                        "category": {"type": "string"},
-                        "message": {"type": "string"},
-                    },
-                    "additionalProperties": true,
+                    "allOf": [
+                        {
+                            "type": "object",
+                            "required": ["kind", "schema"],
+                            "properties": {
+                                "kind": {"const": "error"},
+                                "schema": {"type": "integer", "const": 1},
+                            },
+                        },
+                        error,
+                    ],
                 },
-            },
-        },
-        "security": [{"bearer": []}],
-        "paths": paths,
-    })
+    });
+    if let Value::Object(envelopes) = envelopes {
+        all.extend(envelopes);
+    }
+    Value::Object(all)
 }
 
 /// The Operation object of `r`.
-fn operation(r: &RouteDoc) -> Value {
+fn operation(r: &RouteDoc, members: Option<Value>) -> Value {
     let mut parameters: Vec<Value> = path_parameters(r.path)
         .map(|name| {
             json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}})
@@ -108,16 +144,18 @@ fn operation(r: &RouteDoc) -> Value {
         }));
     }
     let mut responses = Map::new();
-    for (status, kind, description) in r.answers.iter().chain(COMMON.iter()) {
+    for (status, kind, description) in r.answers.iter().chain(r.refusals).chain(COMMON.iter()) {
         let schema = match *kind {
             "error" => json!({"$ref": "#/components/schemas/Error"}),
             "text" | "svg" | "octets" => Value::Null,
-            kind => json!({
-                "allOf": [
-                    {"$ref": "#/components/schemas/Answer"},
-                    {"properties": {"kind": {"const": kind}}},
-                ],
-            }),
+            kind => {
+                let mut all = vec![
+                    json!({"$ref": "#/components/schemas/Answer"}),
+                    json!({"properties": {"kind": {"const": kind}}}),
+                ];
+                all.extend(members.clone().filter(|_| *status == 200));
+                json!({"allOf": all})
+            }
         };
         let content = match *kind {
             "text" => json!({"text/plain": {}}),

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 /// What kind of failure an error is: the closed set every edge (exit code,
 /// HTTP status) is mapped from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// The request or an input file is malformed, or a needed input is

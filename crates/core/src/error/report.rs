@@ -9,11 +9,14 @@ use super::variants::Error;
 
 /// An error as data: what `--json` commands print on failure and what a
 /// service answers (docs/CLI.md §Errors).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct ErrorReport {
     /// The stable name of the failure (`already_redeemed`, `invalid_id`, …).
     pub error: &'static str,
-    /// Its kind (`conflict`, `invalid_input`, …).
+    /// Its kind (`conflict`, `invalid_input`, …); a service's own
+    /// refusals add `unauthorized`, `forbidden`, `method_not_allowed`,
+    /// `timeout` and `too_large` (docs/API.md §Errors).
+    #[schemars(with = "String")]
     pub category: ErrorKind,
     /// The message, in words.
     pub message: String,

@@ -30,6 +30,22 @@ impl Fields {
     }
 }
 
+/// A game's own members: an object whose members the game names (its
+/// step's die, square, life…; docs/GAMES.md per game).
+impl schemars::JsonSchema for Fields {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "GameFields".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "object",
+            "description": "the members the game renders, in its own words (docs/GAMES.md)",
+            "additionalProperties": true,
+        })
+    }
+}
+
 impl Serialize for Fields {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.0.len()))?;

@@ -9,7 +9,7 @@ use super::play::Tape;
 use crate::rng::Stream;
 
 /// How a game's prizes are decided (docs/GAMES.md).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PrizeModel {
     /// Every block holds exactly the regulation's lot table, shuffled in;

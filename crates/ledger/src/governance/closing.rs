@@ -35,7 +35,7 @@ pub const HEADER: &str = "ticket-issuer closing statement/v1";
 pub const BY: &str = "issuer";
 
 /// One block's line.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema, PartialEq, Eq)]
 pub struct ClosingBlock {
     /// Block number.
     pub block: u32,
@@ -64,7 +64,7 @@ pub struct ClosingBlock {
 }
 
 /// A closing statement.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct ClosingStatement {
     /// Game slug.
     pub game: String,
@@ -373,7 +373,7 @@ pub struct EarlyEnd<'a> {
 }
 
 /// What ending an emission's claims published.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct ClaimsEnded {
     /// The end of claims, signed by the issuer.
     #[serde(flatten)]

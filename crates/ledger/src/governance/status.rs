@@ -135,7 +135,7 @@ pub struct VoidLine {
 
 /// Whether a block's units are on sale (docs/REDEMPTION.md §Suspend,
 /// withdraw and void).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Standing {
     /// Sold, played and redeemed as usual.

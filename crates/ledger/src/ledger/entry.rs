@@ -57,7 +57,7 @@ impl Entry {
 }
 
 /// Where a redemption landed in the log, once durable.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Committed {
     /// The entry is in the log: its place and the head that holds it are
     /// below. `false`: durable and queued; the sequencer appends it within

@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::game::Game;
 
 /// A block's header and seal, as stored (FORMAT.md §Header, §Seal).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct BlockSeal {
     /// Game slug.
     pub game: &'static str,

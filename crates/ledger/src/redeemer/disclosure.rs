@@ -86,7 +86,7 @@ pub(super) fn unfinished(id: &UnitId, sold: bool, steps: u32) -> Error {
 }
 
 /// A check of a unit whose play is not over: what its player was shown.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct UnitInPlay {
     /// The unit ID, normalised.
     pub id: String,
@@ -107,7 +107,7 @@ pub struct UnitInPlay {
 }
 
 /// What a check answers.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Check {
     /// The whole unit and what its redemption pays.

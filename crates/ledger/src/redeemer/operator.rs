@@ -16,7 +16,7 @@ use crate::ledger::ops::{Done, Op};
 use crate::unit_id::UnitId;
 
 /// What an action did (`kind: "operator_action"`; docs/API.md §Operator).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Acted {
     /// `suspend`, `resume`, `withdraw` or `void`.
     pub action: Action,

@@ -24,7 +24,7 @@ pub struct FirstShown {
 /// Where a play stands after some steps (rolls, in the API's words): only
 /// what those steps revealed. The game renders the state and the steps;
 /// this view adds what every game's play has.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct PlayView {
     /// The unit ID.
     pub id: String,

@@ -15,7 +15,7 @@ use crate::unit_id::UnitId;
 use super::sale::Sale;
 
 /// One entry of a unit and its receipt, as far as the log has it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct EntryReceipt {
     /// Its position in the log; `null` while queued for the sequencer
     /// (PostgreSQL, docs/REDEMPTION.md §Sequencing).
@@ -26,7 +26,7 @@ pub struct EntryReceipt {
 
 /// The receipts of a unit's entries against the current published
 /// checkpoint (`GET /v1/receipts/{id}`).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct UnitReceipts {
     /// The unit ID, normalised.
     pub id: String,

@@ -12,7 +12,7 @@ use crate::records_key::{KeyAccess, RecordsKeyFile};
 use crate::store::Secrets;
 
 /// What a redemption (or a check) found, as `redeem --json` prints it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Redemption {
     /// The unit ID, normalised.
     pub id: String,

@@ -47,7 +47,7 @@ pub const BANDS: [(u32, Option<u32>); 7] = [
 ];
 
 /// One class of prize and how many unsold units hold it.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema, PartialEq, Eq)]
 pub struct PrizeLine {
     /// The lot's name (a fixed-table game), or the band in words (a drawn
     /// game: `"0"`, `"0.01 to 0.99"`, …, `"1000 or more"`).
@@ -69,7 +69,7 @@ pub struct PrizeLine {
 }
 
 /// One block.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct BlockRemaining {
     /// Block number.
     pub block: u32,
@@ -89,7 +89,7 @@ pub struct BlockRemaining {
 }
 
 /// One emission.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct EmissionRemaining {
     /// Emission number.
     pub emission: u32,
@@ -102,7 +102,7 @@ pub struct EmissionRemaining {
 }
 
 /// Prizes remaining of a game at a price (`kind: "remaining"`).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Remaining {
     /// Game slug.
     pub game: &'static str,
@@ -553,7 +553,7 @@ impl UnitRows {
 }
 
 /// One class of prize as players are shown it (`GET /v1/remaining`).
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema, PartialEq, Eq)]
 pub struct RevealedLine {
     /// The lot's name (a fixed-table game), or the band in words (a drawn
     /// game).
@@ -580,7 +580,7 @@ pub struct RevealedLine {
 }
 
 /// One block, as players are shown it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct BlockRevealed {
     /// Block number.
     pub block: u32,
@@ -598,7 +598,7 @@ pub struct BlockRevealed {
 }
 
 /// One emission, as players are shown it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct EmissionRevealed {
     /// Emission number.
     pub emission: u32,
@@ -611,7 +611,7 @@ pub struct EmissionRevealed {
 /// Prizes of a game at a price as players are shown them (`kind:
 /// "remaining"`, `GET /v1/remaining`): public facts and revealed outcomes
 /// only.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct RevealedPrizes {
     /// Game slug.
     pub game: &'static str,

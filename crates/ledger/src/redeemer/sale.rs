@@ -24,7 +24,7 @@ use crate::record::RecordPrefix;
 use crate::unit_id::UnitId;
 
 /// A unit sold: its ID and what the player's screen needs before play.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Sale {
     /// The unit ID.
     pub id: String,
@@ -64,7 +64,7 @@ pub struct Sale {
 }
 
 /// What `mark-sold` did.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct Marked {
     /// Units recorded as sold now.
     pub marked: u64,

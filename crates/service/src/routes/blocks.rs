@@ -40,6 +40,7 @@ pub(super) fn rows() -> Vec<Row> {
                 "block_seal",
                 "the block's header bytes as stored and their seal (hex), its Merkle root and signer: public facts, for a client that checks the seal with the issuer's key it pinned",
             )],
+            schema: Some(crate::openapi::schema_of::<ticket_issuer_ledger::redeemer::BlockSeal>),
             ..doc(
                 "GET",
                 "/v1/blocks/{game}/{emission}/{block}",

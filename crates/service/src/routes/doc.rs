@@ -44,7 +44,9 @@ pub(crate) fn doc(
         body,
         idempotent: false,
         query: &[],
-        answers: REFUSALS,
+        answers: &[],
+        refusals: REFUSALS,
+        schema: None,
         public_health: false,
         public_log: false,
     }

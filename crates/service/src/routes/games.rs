@@ -29,7 +29,7 @@ const STOP_ROUTE: &str = "/v1/plays/{id}/stop";
 const STATE_ROUTE: &str = "/v1/plays/{id}";
 
 /// One price a game is sold at.
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct Price {
     cents: u32,
     /// As the API writes euros (`"0.5"`), what a sale's `price` takes.
@@ -37,7 +37,7 @@ struct Price {
 }
 
 /// One game as the answer lists it.
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct GameInfo {
     slug: &'static str,
     name: String,
@@ -96,11 +96,14 @@ fn info(game: Game, player_page: bool) -> GameInfo {
     }
 }
 
+/// `GET /v1/games`'s answer.
+#[derive(Serialize, schemars::JsonSchema)]
+struct Games {
+    /// Every game the node knows, in header-code order.
+    games: Vec<GameInfo>,
+}
+
 async fn games(State(state): State<AppState>) -> impl IntoResponse {
-    #[derive(Serialize)]
-    struct Games {
-        games: Vec<GameInfo>,
-    }
     let games = Game::all().map(|g| info(g, state.player_page)).collect();
     Answer("games", Games { games })
 }
@@ -114,6 +117,7 @@ pub(super) fn rows() -> Vec<Row> {
                 "games",
                 "`games`: every game the node knows, in header-code order: `slug`, `name`, `code`, `id_prefix`, `prices` (`cents`, `euros`), `rules_version`, `params`, `prefix_size`, `payload_size`, `record_size`, `prize_model`, `step_by_step`, `play` (`revealed`: `whole`, or `step_by_step` with its `step`, `stop` and `state` routes) and `module` (the player page's module, or null)",
             )],
+            schema: Some(crate::openapi::schema_of::<Games>),
             ..doc(
                 "GET",
                 "/v1/games",

@@ -122,6 +122,7 @@ pub(super) fn rows() -> Vec<Row> {
                     "ledger_head",
                     "the latest signed checkpoint of the ledger's log",
                 )],
+                schema: Some(crate::openapi::schema_of::<ticket_issuer_ledger::ledger::log::Head>),
                 ..doc(
                     "GET",
                     "/v1/ledger/head",

@@ -289,6 +289,7 @@ const ANSWERS: &[(u16, &str, &str)] = &[
 pub(super) fn rows() -> Vec<Row> {
     let action = |path, summary, body: Option<Value>| RouteDoc {
         answers: ANSWERS,
+        schema: Some(crate::openapi::schema_of::<ticket_issuer_ledger::redeemer::Acted>),
         ..doc("POST", path, summary, body)
     };
     vec![
@@ -344,6 +345,7 @@ pub(super) fn rows() -> Vec<Row> {
                     (409, "error", "not closed; before the claim deadline, or without one set at close, without a reason (`claims_still_open`)"),
                     (422, "error", "an early end without the approvals dual control asks for"),
                 ],
+                schema: Some(crate::openapi::schema_of::<ticket_issuer_ledger::closing::ClaimsEnded>),
                 ..action(
                     "/v1/operator/end-claims",
                     "End an emission's claims and publish its closing statement (operator role; the node must hold the issuer's key)",
@@ -373,6 +375,7 @@ pub(super) fn rows() -> Vec<Row> {
                     (400, "error", "a malformed query, an unknown game or price"),
                     (403, "error", "the token lacks the operator role (`forbidden`)"),
                 ],
+                schema: Some(crate::openapi::schema_of::<ticket_issuer_ledger::redeemer::Remaining>),
                 ..action(
                     "/v1/operator/remaining",
                     "Prizes remaining in the units not yet sold (operator role)",
@@ -393,6 +396,7 @@ pub(super) fn rows() -> Vec<Row> {
                     ),
                     (400, "error", "a malformed query, an unknown game or price"),
                 ],
+                schema: Some(crate::openapi::schema_of::<ticket_issuer_ledger::redeemer::RevealedPrizes>),
                 ..action(
                     "/v1/remaining",
                     "Prizes revealed and left to reveal, for players to be shown (any token; computed at most every 30 s)",

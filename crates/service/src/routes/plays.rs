@@ -123,6 +123,7 @@ pub(super) fn rows() -> Vec<Row> {
                     "play_state",
                     "the play so far: every roll revealed, never beyond",
                 )],
+                schema: Some(crate::openapi::schema_of::<ticket_issuer_ledger::redeemer::PlayView>),
                 ..doc("GET", "/v1/plays/{id}", "A unit's play as it stands", None)
             },
             Some(get(play_state)),
@@ -151,6 +152,7 @@ pub(super) fn rows() -> Vec<Row> {
                     "play",
                     "the step revealed (a retried step is answered the same)",
                 )],
+                schema: Some(crate::openapi::schema_of::<ticket_issuer_ledger::redeemer::PlayView>),
                 ..doc(
                     "POST",
                     "/v1/plays/{id}/roll",
@@ -171,6 +173,7 @@ pub(super) fn rows() -> Vec<Row> {
             RouteDoc {
                 idempotent: true,
                 answers: &[(200, "play", "the play stopped: its prize")],
+                schema: Some(crate::openapi::schema_of::<ticket_issuer_ledger::redeemer::PlayView>),
                 ..doc(
                     "POST",
                     "/v1/plays/{id}/stop",

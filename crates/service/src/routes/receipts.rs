@@ -37,6 +37,7 @@ pub(super) fn rows() -> Vec<Row> {
                 "receipts",
                 "the receipts of the unit's sale and redemption entries against the published checkpoint (`null` where not under it yet)",
             )],
+            schema: Some(crate::openapi::schema_of::<ticket_issuer_ledger::redeemer::UnitReceipts>),
             ..doc(
                 "GET",
                 "/v1/receipts/{id}",

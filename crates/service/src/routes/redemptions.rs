@@ -82,8 +82,11 @@ async fn redeem_one(
 }
 
 /// The answer to a batch: one outcome per unit, in order.
-#[derive(Serialize)]
+/// A batch's answer: one outcome per unit, in order.
+#[derive(Serialize, schemars::JsonSchema)]
 struct Batch {
+    /// A redemption (`kind: "redemption"`) or an error object (`kind:
+    /// "error"`) per unit.
     results: Vec<serde_json::Value>,
 }
 
@@ -241,6 +244,7 @@ pub(super) fn rows() -> Vec<Row> {
                     "redemption",
                     "paid (durable), with its proof and ledger entry (and its receipt, asked with ?receipt=true)",
                 )],
+                schema: Some(crate::openapi::schema_of::<ticket_issuer_ledger::redeem::Redemption>),
                 ..doc(
                     "POST",
                     "/v1/redemptions",
@@ -255,9 +259,10 @@ pub(super) fn rows() -> Vec<Row> {
                 idempotent: true,
                 answers: &[(
                     200,
-                    "batch",
+                    "redemption_batch",
                     "one outcome per unit, in order (a redemption or an error object each)",
                 )],
+                schema: Some(crate::openapi::schema_of::<Batch>),
                 ..doc(
                     "POST",
                     "/v1/redemptions/batch",

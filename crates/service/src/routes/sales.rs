@@ -79,6 +79,7 @@ pub(super) fn rows() -> Vec<Row> {
                     "sale",
                     "the unit sold (durable): its ID and what the player sees before play (and its receipt, asked with ?receipt=true)",
                 )],
+                schema: Some(crate::openapi::schema_of::<ticket_issuer_ledger::redeemer::Sale>),
                 ..doc(
                     "POST",
                     "/v1/sales",
@@ -101,6 +102,7 @@ pub(super) fn rows() -> Vec<Row> {
                     "sale",
                     "the sale recorded under the key, answered as when made",
                 )],
+                schema: Some(crate::openapi::schema_of::<ticket_issuer_ledger::redeemer::Sale>),
                 ..doc(
                     "GET",
                     "/v1/sales/{key}",

@@ -61,6 +61,7 @@ pub(super) fn rows() -> Vec<Row> {
                 "check",
                 "what the unit holds as far as disclosed, and whether and when it was redeemed",
             )],
+            schema: Some(crate::openapi::schema_of::<ticket_issuer_ledger::redeemer::Check>),
             ..doc(
                 "GET",
                 "/v1/units/{id}",

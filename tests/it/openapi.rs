@@ -1,0 +1,256 @@
+//! The OpenAPI description against the service's real answers: a client
+//! generated from `GET /v1/openapi.json` gets what it says. A unit's life
+//! is driven over HTTP (sale, steps, stop, check, redemption, receipts,
+//! the block's seal, the games, prizes remaining, the head, a batch, the
+//! operator's actions) with its refusals (a malformed and an unknown ID,
+//! a second redemption, no token, a platform on an operator route, a
+//! sale looked up under an unknown key), and every answer is:
+//!
+//! - **documented**: its status is one the description gives for that
+//!   method and path;
+//! - **valid**: its JSON body validates against that status's schema,
+//!   the members' schemas derived from the types the handlers serialize
+//!   (`schemars`), the refusals against the error object's.
+
+use serde_json::{json, Value};
+
+use crate::common::{agent, call, te_store, Server, TOKEN};
+
+const OPERATOR: &str = "operator-token-openapi-0123456789";
+
+/// One answer checked against the description: the schema of `method`
+/// `template` at `status`, which must be documented.
+fn conforms(doc: &Value, method: &str, template: &str, status: u16, body: &str) {
+    let op = &doc["paths"][template][method.to_ascii_lowercase()];
+    assert!(op.is_object(), "{method} {template} is not described");
+    let answer = &op["responses"][status.to_string()];
+    assert!(
+        answer.is_object(),
+        "{method} {template} answered {status}, which its description does not give: {body}"
+    );
+    let pointer = format!(
+        "#/paths/{}/{}/responses/{status}/content/application~1json/schema",
+        template
+            .replace('~', "~0")
+            .replace('/', "~1")
+            .replace('{', "%7B")
+            .replace('}', "%7D"),
+        method.to_ascii_lowercase()
+    );
+    let mut root = doc.clone();
+    root["$ref"] = json!(pointer);
+    let validator = jsonschema::validator_for(&root).unwrap_or_else(|e| {
+        panic!("{method} {template} {status}: the schema does not compile: {e}")
+    });
+    let body: Value = serde_json::from_str(body)
+        .unwrap_or_else(|e| panic!("{method} {template} {status}: not JSON ({e}): {body}"));
+    let errors: Vec<String> = validator
+        .iter_errors(&body)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{method} {template} {status}: the answer does not validate against its schema: {errors:?}\n{body}"
+    );
+}
+
+#[test]
+fn every_answer_of_a_unit_s_life_is_documented_and_validates_against_its_schema() {
+    let (_dir, store) = te_store(400);
+    let tokens = format!("platform:{TOKEN}\noperator ops-1:{OPERATOR}\n");
+    let server = Server::start_with_tokens::<&str>(&store, &tokens, &[]);
+    let a = agent();
+    let (status, text) = call(
+        &a,
+        "GET",
+        &server.url("/v1/openapi.json"),
+        Some(TOKEN),
+        None,
+    )
+    .unwrap();
+    assert_eq!(status, 200);
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    // Every success answer with members names its schema.
+    for path in ["/v1/sales", "/v1/redemptions", "/v1/plays/{id}/roll"] {
+        let ok = &doc["paths"][path]["post"]["responses"]["200"]["content"]["application/json"]
+            ["schema"];
+        assert!(
+            ok["allOf"].as_array().is_some_and(|all| all.len() == 3),
+            "{path}: {ok}"
+        );
+    }
+    let mut checked = 0;
+    let mut ask =
+        |method: &str, template: &str, path: &str, token: Option<&str>, body: Option<Value>| {
+            let (status, text) = call(&a, method, &server.url(path), token, body).unwrap();
+            conforms(&doc, method, template, status, &text);
+            checked += 1;
+            (status, serde_json::from_str::<Value>(&text).unwrap())
+        };
+
+    // A unit's life, on the platform's token.
+    let te = json!({"game": "tresors-ensables"});
+    let (status, sale) = ask(
+        "POST",
+        "/v1/sales",
+        "/v1/sales",
+        Some(TOKEN),
+        Some(te.clone()),
+    );
+    assert_eq!(status, 200, "{sale}");
+    let id = sale["id"].as_str().unwrap().to_string();
+    let play = format!("/v1/plays/{id}");
+    let (status, _) = ask("GET", "/v1/plays/{id}", &play, Some(TOKEN), None);
+    assert_eq!(status, 200);
+    let (status, _) = ask(
+        "GET",
+        "/v1/units/{id}",
+        &format!("/v1/units/{id}"),
+        Some(TOKEN),
+        None,
+    );
+    assert_eq!(status, 200);
+    let mut view = Value::Null;
+    for step in 1..=60 {
+        let (status, answer) = ask(
+            "POST",
+            "/v1/plays/{id}/roll",
+            &format!("{play}/roll"),
+            Some(TOKEN),
+            Some(json!({"step": step})),
+        );
+        assert_eq!(status, 200, "{answer}");
+        view = answer;
+        if view["over"] == true {
+            break;
+        }
+        if view["may_stop"] == true {
+            let (status, stopped) = ask(
+                "POST",
+                "/v1/plays/{id}/stop",
+                &format!("{play}/stop"),
+                Some(TOKEN),
+                Some(json!({})),
+            );
+            assert_eq!(status, 200, "{stopped}");
+            view = stopped;
+            break;
+        }
+    }
+    assert_eq!(view["over"], true, "{view}");
+    let (status, _) = ask(
+        "GET",
+        "/v1/units/{id}",
+        &format!("/v1/units/{id}"),
+        Some(TOKEN),
+        None,
+    );
+    assert_eq!(status, 200);
+    let unit = json!({ "id": id });
+    let (status, paid) = ask(
+        "POST",
+        "/v1/redemptions",
+        "/v1/redemptions",
+        Some(TOKEN),
+        Some(unit.clone()),
+    );
+    assert_eq!(status, 200, "{paid}");
+    let (status, again) = ask(
+        "POST",
+        "/v1/redemptions",
+        "/v1/redemptions",
+        Some(TOKEN),
+        Some(unit),
+    );
+    assert_eq!((status, &again["error"]), (409, &json!("already_redeemed")));
+    let (status, _) = ask(
+        "GET",
+        "/v1/receipts/{id}",
+        &format!("/v1/receipts/{id}"),
+        Some(TOKEN),
+        None,
+    );
+    assert_eq!(status, 200);
+    let (status, _) = ask(
+        "GET",
+        "/v1/blocks/{game}/{emission}/{block}",
+        "/v1/blocks/tresors-ensables/1/1",
+        Some(TOKEN),
+        None,
+    );
+    assert_eq!(status, 200);
+    let (status, _) = ask("GET", "/v1/games", "/v1/games", Some(TOKEN), None);
+    assert_eq!(status, 200);
+    let (status, _) = ask(
+        "GET",
+        "/v1/remaining",
+        "/v1/remaining?game=tresors-ensables",
+        Some(TOKEN),
+        None,
+    );
+    assert_eq!(status, 200);
+    let (status, _) = ask(
+        "GET",
+        "/v1/ledger/head",
+        "/v1/ledger/head",
+        Some(TOKEN),
+        None,
+    );
+    assert_eq!(status, 200);
+    let batch = json!({"units": [{"id": id}, {"id": "TE-1-1-5-XXXXXXXX"}]});
+    let (status, _) = ask(
+        "POST",
+        "/v1/redemptions/batch",
+        "/v1/redemptions/batch",
+        Some(TOKEN),
+        Some(batch),
+    );
+    assert_eq!(status, 200);
+
+    // Refusals: each documented, each the error object.
+    for (template, path, expected) in [
+        ("/v1/units/{id}", "/v1/units/not-an-id".to_string(), 400),
+        (
+            "/v1/units/{id}",
+            "/v1/units/TE-1-1-5-ABCDEFGH".to_string(),
+            404,
+        ),
+        ("/v1/sales/{key}", "/v1/sales/no-such-key".to_string(), 404),
+        ("/v1/plays/{id}", format!("/v1/plays/{id}"), 200),
+    ] {
+        let (status, answer) = ask("GET", template, &path, Some(TOKEN), None);
+        assert_eq!(status, expected, "{path}: {answer}");
+    }
+    let (status, _) = ask("GET", "/v1/games", "/v1/games", None, None);
+    assert_eq!(status, 401);
+    let suspend = json!({"game": "tresors-ensables", "emission": 1, "reason": "schema check"});
+    let (status, _) = ask(
+        "POST",
+        "/v1/operator/suspend",
+        "/v1/operator/suspend",
+        Some(TOKEN),
+        Some(suspend.clone()),
+    );
+    assert_eq!(status, 403);
+
+    // The operator's.
+    let (status, acted) = ask(
+        "POST",
+        "/v1/operator/suspend",
+        "/v1/operator/suspend",
+        Some(OPERATOR),
+        Some(suspend),
+    );
+    assert_eq!(status, 200, "{acted}");
+    let (status, refused) = ask("POST", "/v1/sales", "/v1/sales", Some(TOKEN), Some(te));
+    assert_eq!((status, &refused["error"]), (409, &json!("suspended")));
+    let (status, _) = ask(
+        "GET",
+        "/v1/operator/remaining",
+        "/v1/operator/remaining?game=tresors-ensables",
+        Some(OPERATOR),
+        None,
+    );
+    assert_eq!(status, 200);
+    assert!(checked >= 25, "{checked} answers checked");
+}
