@@ -43,8 +43,9 @@ pub struct RouteDoc {
 }
 
 /// The refusals every route may give beside its own answers.
-const COMMON: [(u16, &str, &str); 5] = [
+const COMMON: [(u16, &str, &str); 6] = [
     (401, "error", "no or a wrong bearer token (`unauthorized`)"),
+    (403, "error", "a token without the route's role (`forbidden`)"),
     (408, "error", "the body did not arrive within --body-timeout (`body_timeout`)"),
     (413, "error", "a body over 2 MB (`body_too_large`)"),
     (500, "error", "the node failed (`internal`), or its configuration is refused (`ledger_login_refused`, `emission_of_another_ledger`)"),
@@ -54,8 +55,11 @@ const COMMON: [(u16, &str, &str); 5] = [
 /// The OpenAPI 3.1 document of `routes`.
 #[must_use]
 pub fn document<'r>(routes: impl IntoIterator<Item = &'r RouteDoc>) -> Value {
+    // No boolean schemas (`true` for any JSON): code generators want
+    // objects (`{}`).
     let mut generator = schemars::generate::SchemaSettings::draft2020_12()
         .with(|s| s.definitions_path = "#/components/schemas/".into())
+        .with_transform(schemars::transform::ReplaceBoolSchemas::default())
         .into_generator();
     let error = generator.subschema_for::<ticket_issuer_core::error::ErrorReport>();
     let mut paths = Map::new();
@@ -67,11 +71,8 @@ pub fn document<'r>(routes: impl IntoIterator<Item = &'r RouteDoc>) -> Value {
         let members = r.schema.map(|f| f(&mut generator).to_value());
         item[r.method.to_ascii_lowercase()] = operation(r, members);
     }
-    let mut schemas: Map<String, Value> = generator
-        .definitions()
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    // The settings' transforms applied to every definition.
+    let mut schemas: Map<String, Value> = generator.take_definitions(true).into_iter().collect();
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -123,17 +124,84 @@ fn with_envelopes(schemas: &mut Map<String, Value>, error: Value) -> Value {
     Value::Object(all)
 }
 
+/// A unit ID as printed (docs/FORMAT.md §Unit ID): the game's prefix,
+/// emission, block, index and an 8-character check code.
+pub const UNIT_ID_PATTERN: &str =
+    "^[A-Za-z]{1,8}-[0-9]{1,10}-[0-9]{1,10}-[0-9]{1,10}-[0-9A-Za-z]{8}$";
+
+/// An idempotency key (docs/API.md §Idempotency).
+const KEY_PATTERN: &str = "^[A-Za-z0-9._:-]{1,128}$";
+
+/// Every game's slug.
+fn slugs() -> Vec<&'static str> {
+    ticket_issuer_core::game::Game::all()
+        .map(|g| g.slug())
+        .collect()
+}
+
+/// Every price a game is sold at, as the API writes euros ("0.5") and as
+/// a number.
+pub fn prices() -> Vec<Value> {
+    let mut cents: Vec<u32> = ticket_issuer_core::game::Game::all()
+        .flat_map(|g| g.prices_cents().to_vec())
+        .collect();
+    cents.sort_unstable();
+    cents.dedup();
+    let euros: Vec<String> = cents
+        .iter()
+        .map(|&c| ticket_issuer_core::money::Cents::from(c).to_string())
+        .collect();
+    euros
+        .iter()
+        .map(|e| json!(e))
+        .chain(
+            euros
+                .iter()
+                .filter_map(|e| e.parse::<f64>().ok())
+                .map(|n| json!(n)),
+        )
+        .collect()
+}
+
+/// The schema of path parameter `name`.
+fn path_schema(name: &str) -> Value {
+    match name {
+        "id" => json!({"type": "string", "pattern": UNIT_ID_PATTERN}),
+        "key" => json!({"type": "string", "pattern": KEY_PATTERN}),
+        "game" => json!({"type": "string", "enum": slugs()}),
+        "emission" | "block" => json!({"type": "string", "pattern": "^[0-9]{1,9}$"}),
+        "path" => {
+            json!({"type": "string", "pattern": "^([0-9]|[1-5][0-9]|6[0-3]|entries)/(x[0-9]{3}/)*[0-9]{3}(\\.p/([1-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5]))?$"})
+        }
+        _ => json!({"type": "string"}),
+    }
+}
+
+/// The schema of query parameter `name` (of JSON type `kind`), and
+/// whether it is required.
+fn query_schema(name: &str, kind: &str) -> (Value, bool) {
+    match name {
+        "game" => (json!({"type": "string", "enum": slugs()}), true),
+        "price" => (
+            json!({"type": "string", "enum": prices().into_iter().filter(Value::is_string).collect::<Vec<_>>()}),
+            false,
+        ),
+        _ => (json!({"type": kind}), false),
+    }
+}
+
 /// The Operation object of `r`.
 fn operation(r: &RouteDoc, members: Option<Value>) -> Value {
     let mut parameters: Vec<Value> = path_parameters(r.path)
         .map(|name| {
-            json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}})
+            json!({"name": name, "in": "path", "required": true, "schema": path_schema(name)})
         })
         .collect();
-    for (name, schema, description) in r.query {
+    for (name, kind, description) in r.query {
+        let (schema, required) = query_schema(name, kind);
         parameters.push(json!({
-            "name": name, "in": "query", "required": false,
-            "schema": {"type": schema}, "description": description,
+            "name": name, "in": "query", "required": required,
+            "schema": schema, "description": description,
         }));
     }
     if r.idempotent {
@@ -148,11 +216,20 @@ fn operation(r: &RouteDoc, members: Option<Value>) -> Value {
         let schema = match *kind {
             "error" => json!({"$ref": "#/components/schemas/Error"}),
             "text" | "svg" | "octets" => Value::Null,
+            // The description itself has no envelope.
+            "openapi" => json!({"type": "object", "required": ["openapi", "paths"]}),
+            // The envelope with this answer's `kind` (the `Answer` of the
+            // components, its `kind` fixed: a generator merges a constant
+            // with nothing else), and the members' schema.
             kind => {
-                let mut all = vec![
-                    json!({"$ref": "#/components/schemas/Answer"}),
-                    json!({"properties": {"kind": {"const": kind}}}),
-                ];
+                let mut all = vec![json!({
+                    "type": "object",
+                    "required": ["kind", "schema"],
+                    "properties": {
+                        "kind": {"type": "string", "const": kind},
+                        "schema": {"type": "integer", "const": 1},
+                    },
+                })];
                 all.extend(members.clone().filter(|_| *status == 200));
                 json!({"allOf": all})
             }

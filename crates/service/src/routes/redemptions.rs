@@ -221,14 +221,26 @@ fn split_by_ledger(
     Ok((shares, outcomes))
 }
 
-fn unit_schema() -> serde_json::Value {
+/// A unit of a redemption's body; in a batch (`in_batch`) any ID is
+/// taken, a malformed one being that unit's own result.
+fn unit_schema(in_batch: bool) -> serde_json::Value {
+    let id = match in_batch {
+        true => {
+            json!({"type": "string", "description": "the unit ID as printed (a malformed one is its own result)"})
+        }
+        false => {
+            json!({"type": "string", "pattern": crate::openapi::UNIT_ID_PATTERN, "description": "the unit ID as printed"})
+        }
+    };
     json!({
         "type": "object", "required": ["id"], "additionalProperties": false,
         "properties": {
-            "id": {"type": "string", "description": "the unit ID as printed"},
-            "stopped_after_steps": {"type": "integer", "minimum": 0, "description": "a game played step by step: where the player stopped (the ledger's play decides)"},
-            "stopped_after_rolls": {"type": "integer", "minimum": 0, "description": "today's name of `stopped_after_steps`, kept"},
+            "id": id,
+            "stopped_after_steps": {"type": ["integer", "null"], "minimum": 0, "maximum": 4_294_967_295_u64, "description": "a game played step by step: where the player stopped (the ledger's play decides); null or absent: not stopped"},
+            "stopped_after_rolls": {"type": ["integer", "null"], "minimum": 0, "maximum": 4_294_967_295_u64, "description": "today's name of `stopped_after_steps`, kept"},
         },
+        // One name or the other, not both.
+        "not": {"required": ["stopped_after_steps", "stopped_after_rolls"]},
     })
 }
 
@@ -249,7 +261,7 @@ pub(super) fn rows() -> Vec<Row> {
                     "POST",
                     "/v1/redemptions",
                     "Redeem a unit once",
-                    Some(unit_schema()),
+                    Some(unit_schema(false)),
                 )
             },
             Some(post(redeem_one)),
@@ -269,7 +281,7 @@ pub(super) fn rows() -> Vec<Row> {
                     "Redeem up to 1,000 units in one request",
                     Some(json!({
                         "type": "object", "required": ["units"], "additionalProperties": false,
-                        "properties": {"units": {"type": "array", "maxItems": 1000, "items": unit_schema()}},
+                        "properties": {"units": {"type": "array", "maxItems": 1000, "items": unit_schema(true)}},
                     })),
                 )
             },

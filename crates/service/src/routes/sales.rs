@@ -4,7 +4,7 @@
 use axum::extract::{Path, State};
 use axum::routing::{get, post};
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{json, Value};
 use ticket_issuer_core::game::Game;
 
 use super::answer::{answer, game_of, Answered};
@@ -88,7 +88,13 @@ pub(super) fn rows() -> Vec<Row> {
                         "type": "object", "required": ["game"], "additionalProperties": false,
                         "properties": {
                             "game": {"type": "string", "enum": Game::all().map(|g| g.slug()).collect::<Vec<_>>()},
-                            "price": {"type": ["string", "number"], "description": "euros (\"1\", 0.5); optional where the game has one price"},
+                            "price": {
+                                "oneOf": [
+                                    {"type": "string", "enum": crate::openapi::prices().into_iter().filter(Value::is_string).collect::<Vec<_>>()},
+                                    {"type": "number", "minimum": 0.01, "maximum": 21_474_836.47, "description": "euros as a number: one of the prices above"},
+                                ],
+                                "description": "euros (\"1\", 0.5): one of the prices a game is sold at; optional where the game has one price",
+                            },
                         },
                     })),
                 )
@@ -99,7 +105,7 @@ pub(super) fn rows() -> Vec<Row> {
             RouteDoc {
                 answers: &[(
                     200,
-                    "sale",
+                    "sale_lookup",
                     "the sale recorded under the key, answered as when made",
                 )],
                 schema: Some(crate::openapi::schema_of::<ticket_issuer_ledger::redeemer::Sale>),
