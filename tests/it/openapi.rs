@@ -235,5 +235,5 @@ fn every_answer_of_a_unit_s_life_is_documented_and_validates_against_its_schema(
         None,
     );
     assert_eq!(status, 200);
-    assert!(checked >= 25, "{checked} answers checked");
+    assert!(checked >= 20, "{checked} answers checked");
 }

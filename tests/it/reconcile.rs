@@ -244,11 +244,16 @@ fn assert_reconciled(code: i32, report: &Value, stderr: &str, want: &Expected, g
     let checks = checks(report);
     let failing: Vec<_> = checks.iter().filter(|(_, (ok, _))| !ok).collect();
     assert!(failing.is_empty(), "failing ledger checks: {failing:?}");
-    assert_eq!(
-        (code, &report["ok"]),
-        (0, &Value::Bool(true)),
-        "{stderr}\n{}",
-        report["summary"]
+    // Every hard check holds. The statistical tests of an honest emission
+    // drawn from a random store fail after Holm's correction at 1 % once
+    // in a hundred runs at most (CI saw it once): then the audit exits 1
+    // for that test alone, which is not this test's concern.
+    let summary = &report["summary"];
+    assert_eq!(summary["checks_failed"], 0, "{stderr}\n{summary}");
+    let statistical_only = code == 1 && summary["failed_adjusted"].as_u64().unwrap_or(0) > 0;
+    assert!(
+        (code, &report["ok"]) == (0, &Value::Bool(true)) || statistical_only,
+        "{stderr}\n{summary}"
     );
     let step: &[&str] = match game.step_by_step() {
         true => &STEP_CHECKS,

@@ -104,8 +104,14 @@ fn a_drawn_game_shows_the_prizes_revealed_and_nothing_a_sale_holds() {
     let ids: Vec<UnitId> = (0..6)
         .map(|_| platform.sell(game, 100, None).unwrap().id.parse().unwrap())
         .collect();
-    platform.play(&ids[0], PlayAction::Step(1), None).unwrap();
+    let first = platform.play(&ids[0], PlayAction::Step(1), None).unwrap();
     let sold = r.revealed_prizes(game, 100).unwrap();
+    if first.over {
+        // A unit whose first roll took its three lives (a -3 trap): its
+        // play ended, and only that is shown (a random store made one).
+        assert_eq!((sold.sold, sold.revealed), (6, 1));
+        return;
+    }
     assert_eq!((sold.sold, sold.revealed), (6, 0));
     assert_eq!(lines(&sold), lines(&before));
     // Each play that ends shows what it pays, in its band.

@@ -35,6 +35,9 @@ struct Axis<'a> {
     ticks: Option<Vec<f64>>,
     /// The categories' names (empty: the axis shows numbers).
     names: &'a [String],
+    /// Values are drawn at log10(1 + value) (counts whose tails matter);
+    /// ticks are labelled with the values.
+    log: bool,
 }
 
 impl<'a> Axis<'a> {
@@ -44,6 +47,24 @@ impl<'a> Axis<'a> {
             range: (lo..hi).into(),
             ticks: None,
             names: &[],
+            log: false,
+        }
+    }
+
+    /// Counts up to `max` drawn at log10(1 + count) over `range` (already
+    /// in that scale), ticked at 0, 1, 10, 100, …
+    fn log_counts((lo, hi): (f64, f64), max: f64) -> Axis<'a> {
+        let mut ticks = vec![0.0];
+        let mut v = 1.0;
+        while v <= max * 10.0 && ticks.len() < 12 {
+            ticks.push((1.0 + v).log10());
+            v *= 10.0;
+        }
+        Axis {
+            range: (lo..hi).into(),
+            ticks: Some(ticks),
+            names: &[],
+            log: true,
         }
     }
 
@@ -53,6 +74,7 @@ impl<'a> Axis<'a> {
             range: (lo..hi).into(),
             ticks: Some((0..names.len()).map(|i| i as f64).collect()),
             names,
+            log: false,
         }
     }
 }
@@ -79,6 +101,9 @@ impl Ranged for Axis<'_> {
 
 impl ValueFormatter<f64> for Axis<'_> {
     fn format_ext(&self, value: &f64) -> String {
+        if self.log {
+            return number((10f64.powf(*value) - 1.0).round());
+        }
         if self.names.is_empty() {
             return number(*value);
         }
@@ -176,14 +201,26 @@ fn draw(root: &DrawingArea<SVGBackend<'_>, Shift>, plot: &Plot) -> Result<(), Bo
             (k as f64 - (plot.series.len() - 1) as f64 / 2.0) * 0.15
         }
     };
-    let series: Vec<_> = plot
+    let mut series: Vec<_> = plot
         .series
         .iter()
         .enumerate()
         .map(|(k, s)| (s, points(s, dodge(k))))
         .collect();
-    let all = || series.iter().flat_map(|(_, p)| p);
     let bars = plot.kind == PlotKind::Bars;
+    // Counts spanning three orders of magnitude or more are drawn on a log
+    // scale: on a linear one the 100 € and 10,000 € tails are flat.
+    let log_max = log_scale(&series, bars);
+    if log_max.is_some() {
+        let scaled = |y: f64| (1.0 + y.max(0.0)).log10();
+        for (_, pts) in &mut series {
+            for p in pts.iter_mut() {
+                p.at.1 = scaled(p.at.1);
+                p.band = p.band.map(|[lo, hi]| [scaled(lo), scaled(hi)]);
+            }
+        }
+    }
+    let all = || series.iter().flat_map(|(_, p)| p);
 
     let xs = extent(all().map(|p| p.at.0));
     // Bars stand at steps of x (one per bin), 0.8 of a step wide.
@@ -202,8 +239,11 @@ fn draw(root: &DrawingArea<SVGBackend<'_>, Shift>, plot: &Plot) -> Result<(), Bo
             Some(x) => padded(x, 0.03),
         }
     };
-    let ys =
-        extent(all().flat_map(|p| std::iter::once(p.at.1).chain(p.band.into_iter().flatten())));
+    let ys = extent(
+        all()
+            .flat_map(|p| std::iter::once(p.at.1).chain(p.band.into_iter().flatten()))
+            .chain(plot.lines.iter().map(|(_, y)| *y)),
+    );
     let (y_lo, y_hi) = match ys {
         None => (0.0, 1.0),
         Some((lo, hi)) if bars => (lo.min(0.0), hi.max(0.0)),
@@ -216,7 +256,14 @@ fn draw(root: &DrawingArea<SVGBackend<'_>, Shift>, plot: &Plot) -> Result<(), Bo
     } else {
         Axis::categories((x_lo, x_hi), categories)
     };
-    let mut y_axis = Axis::numbers((y_lo, y_hi));
+    let mut y_axis = match log_max {
+        Some(max) => Axis::log_counts((y_lo, y_hi), max),
+        None => Axis::numbers((y_lo, y_hi)),
+    };
+    let y_label = match log_max {
+        Some(_) => format!("{} (log scale)", plot.y_label),
+        None => plot.y_label.clone(),
+    };
     // Points at a few whole values (a block's number) are ticked at those.
     if let Some((lo, hi)) = ys.filter(|_| plot.kind == PlotKind::Points) {
         let whole = all().all(|p| p.at.1.fract() == 0.0 && p.band.is_none());
@@ -235,7 +282,7 @@ fn draw(root: &DrawingArea<SVGBackend<'_>, Shift>, plot: &Plot) -> Result<(), Bo
         .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
         .light_line_style(WHITE)
         .x_desc(plot.x_label.as_str())
-        .y_desc(plot.y_label.as_str())
+        .y_desc(y_label.as_str())
         .label_style(("sans-serif", 13))
         .axis_desc_style(("sans-serif", 14))
         .draw()?;
@@ -271,6 +318,14 @@ fn draw(root: &DrawingArea<SVGBackend<'_>, Shift>, plot: &Plot) -> Result<(), Bo
         }
         draw_band(&mut chart, plot.kind, pts, colour)?;
     }
+    // The bands a figure is judged against, as lines across the plot.
+    for (name, y) in &plot.lines {
+        let line = RGBColor(0xc0, 0x39, 0x2b).stroke_width(1);
+        chart
+            .draw_series(LineSeries::new(vec![(x_lo, *y), (x_hi, *y)], line))?
+            .label(name.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], line));
+    }
     if ys.is_none() {
         chart.draw_series(std::iter::once(Text::new(
             "no point to draw",
@@ -288,6 +343,22 @@ fn draw(root: &DrawingArea<SVGBackend<'_>, Shift>, plot: &Plot) -> Result<(), Bo
         .label_font(("sans-serif", 13))
         .draw()?;
     Ok(())
+}
+
+/// The largest count when `series` are counts (`bars`, none negative)
+/// whose positive values span three orders of magnitude or more: then
+/// they are drawn on a log scale.
+fn log_scale(series: &[(&Series, Vec<Point>)], bars: bool) -> Option<f64> {
+    if !bars {
+        return None;
+    }
+    let ys = || series.iter().flat_map(|(_, p)| p.iter().map(|p| p.at.1));
+    if ys().any(|y| y < 0.0) {
+        return None;
+    }
+    let max = ys().fold(0.0, f64::max);
+    let min = ys().filter(|y| *y > 0.0).fold(f64::INFINITY, f64::min);
+    (min.is_finite() && max / min >= 1000.0).then_some(max)
 }
 
 /// The smallest step between two of `xs`, or 1 (a single x).

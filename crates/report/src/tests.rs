@@ -19,6 +19,7 @@ fn plot(id: &str, section: &str, kind: PlotKind, series: Vec<Series>) -> Plot {
         y_label: format!("y {HOSTILE}"),
         x_categories: Vec::new(),
         kind,
+        lines: Vec::new(),
         series,
     }
 }

@@ -446,6 +446,7 @@ fn bins_plot(id: &str, title: &str, bins: &[u64], total: u64) -> Plot {
         y_label: "winners".into(),
         x_categories: Vec::new(),
         kind: PlotKind::Bars,
+        lines: Vec::new(),
         series: vec![
             Series::indexed("found", bins.iter().map(|&n| n as f64)),
             Series::new(
@@ -471,6 +472,7 @@ fn gaps_plot(id: &str, scope: &str, gaps: &[u64], p: f64) -> Plot {
         y_label: "gaps".into(),
         x_categories: Vec::new(),
         kind: PlotKind::Bars,
+        lines: Vec::new(),
         series: vec![
             Series::indexed("found", found.iter().map(|&c| c as f64)),
             Series::new(
@@ -537,6 +539,7 @@ pub fn emission_tests(blocks: &[BlockAudit]) -> (Vec<StatTest>, Vec<Plot>) {
         y_label: "block".into(),
         x_categories: Vec::new(),
         kind: PlotKind::Points,
+        lines: Vec::new(),
         series: vec![Series::new(
             "top prize",
             blocks

@@ -237,6 +237,10 @@ pub struct Plot {
     pub kind: PlotKind,
     /// The series; the first is the observed one.
     pub series: Vec<Series>,
+    /// Horizontal reference lines (name, y): the bands a figure is
+    /// judged against.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<(String, f64)>,
 }
 
 /// A lot of a block's table: expected against found.

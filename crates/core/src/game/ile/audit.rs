@@ -118,6 +118,7 @@ impl GameTally for Tally {
             y_label: "share of closed chests".into(),
             x_categories: Content::ALL.map(|c| c.name().to_string()).to_vec(),
             kind: PlotKind::Bars,
+            lines: Vec::new(),
             series: vec![
                 Series::new("winners", share(&self.closed[0])),
                 Series::new("losers", share(&self.closed[1])),

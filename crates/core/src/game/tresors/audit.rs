@@ -261,10 +261,14 @@ impl Tally {
 }
 
 /// The return without the 10,000 € lot found under each strategy, beside
-/// the exact figure and its 99 % band.
+/// the exact figure and its 99 % band; and each strategy's exact return
+/// with the lot, against the band of D.322-10 II 2° drawn as lines (65 %
+/// and 75 %: the rule is judged on never stop, docs/AUDIT.md §The payout
+/// rule).
 fn return_plot(s: &TallyScope<'_>, sampled: &[SampledStrategy], sheet: &ExactSheet) -> Plot {
     let mut points = Vec::new();
     let mut exact_points = Vec::new();
+    let mut whole = Vec::new();
     let mut bands = Vec::new();
     for (i, (got, exact)) in sampled.iter().zip(&sheet.strategies).enumerate() {
         let e = &got.rtp_without_jackpot;
@@ -272,6 +276,7 @@ fn return_plot(s: &TallyScope<'_>, sampled: &[SampledStrategy], sheet: &ExactShe
         let exact_f = exact.rtp_without_jackpot.0.to_f64().unwrap_or(f64::NAN);
         points.push([x, e.mean]);
         exact_points.push([x, exact_f]);
+        whole.push([x, exact.rtp.0.to_f64().unwrap_or(f64::NAN)]);
         let half = 2.576 * e.standard_error;
         bands.push([exact_f - half, exact_f + half]);
     }
@@ -280,12 +285,23 @@ fn return_plot(s: &TallyScope<'_>, sampled: &[SampledStrategy], sheet: &ExactShe
     Plot {
         id: format!("{}-return", s.id),
         section: "return".into(),
-        title: format!("{}: return without the 10,000 € lot per strategy", s.scope),
+        title: format!(
+            "{}: return per strategy, without the 10,000 € lot (found, exact) and with it (exact), against the band of D.322-10 II 2°",
+            s.scope
+        ),
         x_label: "the player's strategy".into(),
         y_label: "return to player".into(),
         x_categories: sampled.iter().map(|g| g.strategy.to_string()).collect(),
         kind: PlotKind::Points,
-        series: vec![Series::new("found", points), exact_series],
+        lines: vec![
+            ("D.322-10 II 2° floor, 65 %".into(), 0.65),
+            ("ceiling, 75 %".into(), 0.75),
+        ],
+        series: vec![
+            Series::new("found, without the lot", points),
+            exact_series,
+            Series::new("exact, with the 10,000 € lot", whole),
+        ],
     }
 }
 
@@ -319,6 +335,7 @@ fn expected_plot(
         y_label: "draws".into(),
         x_categories: x,
         kind: PlotKind::Bars,
+        lines: Vec::new(),
         series: vec![
             Series::indexed("found", observed.iter().map(|&c| c as f64)),
             Series::indexed("expected", p.iter().map(|&p| p * n)),
@@ -356,6 +373,7 @@ fn prizes_plot(s: &TallyScope<'_>, observed: &[u64], p: &[f64]) -> Plot {
             })
             .collect(),
         kind: PlotKind::Bars,
+        lines: Vec::new(),
         series: vec![
             Series::indexed("found", found.iter().copied()),
             Series::indexed("exact law", expected.iter().copied()),
