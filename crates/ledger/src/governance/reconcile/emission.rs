@@ -255,7 +255,7 @@ pub fn reconcile(
             detail,
         ));
     }
-    checks.extend(ledger_checks(target, signers, witnesses)?);
+    checks.extend(ledger_checks(target, (game, emission), signers, witnesses)?);
     let (realised_return, expected_return, band_99) = found.over.returns(game);
     Ok(LedgerEvidence {
         ledger,

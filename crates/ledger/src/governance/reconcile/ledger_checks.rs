@@ -13,9 +13,11 @@ use crate::ledger::target::LedgerTarget;
 use crate::ledger::witnessed::{self, Quorum, WitnessCheck};
 
 /// The ledger's own checks: its summary reconciles, its integrity check
-/// passes, its log verifies under its signed heads.
+/// passes, its log verifies under its signed heads. The figures quoted are
+/// the audited emission's (`audited`) first, then the whole ledger's.
 pub(super) fn ledger_checks(
     target: &LedgerTarget,
+    audited: (crate::game::Game, u32),
     signers: &[VerifyingKey],
     witnesses: Option<&Quorum>,
 ) -> Result<Vec<Check>, Error> {
@@ -33,13 +35,25 @@ pub(super) fn ledger_checks(
             "the ledger's summary reconciles (running totals, every row replayed)",
             summary.reconciled,
             match unreconciled.is_empty() {
-                true => format!(
-                    "{} block(s), {} unit(s) redeemed, {} € paid in the whole ledger; digest {}",
-                    summary.blocks.len(),
-                    summary.units,
-                    summary.paid,
-                    summary.digest
-                ),
+                true => {
+                    let (game, emission) = audited;
+                    let mine = || {
+                        summary
+                            .blocks
+                            .iter()
+                            .filter(|b| b.game == game.slug() && b.emission == emission)
+                    };
+                    let paid: u64 = mine().map(|b| b.paid.0).sum();
+                    format!(
+                        "this emission: {} redeemed, {} € paid; the whole ledger (every game and emission): {}, {} redeemed, {} € paid; digest {}",
+                        crate::words::plural(mine().map(|b| b.units).sum::<u64>(), "unit"),
+                        crate::money::Cents(paid),
+                        crate::words::plural(summary.blocks.len(), "block"),
+                        crate::words::plural(summary.units, "unit"),
+                        summary.paid,
+                        summary.digest
+                    )
+                }
                 false => format!("does not reconcile: {}", unreconciled.join(", ")),
             },
         ),
