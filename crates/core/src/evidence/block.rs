@@ -534,14 +534,16 @@ pub fn emission_tests(blocks: &[BlockAudit]) -> (Vec<StatTest>, Vec<Plot>) {
     let plot = Plot {
         id: "emission-top-positions".into(),
         section: "positions".into(),
-        title: "top prizes: position in their block".into(),
+        title: format!(
+            "top prizes (a fixed-table game's three highest lots; a drawn game's prizes of at least {TOP_MULTIPLE} times the price): position in their block, one dot each"
+        ),
         x_label: "position in the block (0 = first unit, 1 = last)".into(),
         y_label: "block".into(),
         x_categories: Vec::new(),
         kind: PlotKind::Points,
         lines: Vec::new(),
         series: vec![Series::new(
-            "top prize",
+            format!("top prizes ({})", positions.len()),
             blocks
                 .iter()
                 .flat_map(|b| {
