@@ -177,8 +177,10 @@ pub fn play(redeemer: &Redeemer, id: &UnitId) -> Result<i32, Error> {
                     break;
                 }
                 // The rules refuse it now (before a first gain, after the
-                // end): said as the player's screen says it.
-                Err(_) => note = "« Arrêter » n'est pas possible à ce moment de la partie : il l'est une fois un premier gain trouvé, jusqu'au dernier lancer (règlement, 3.2.6)".into(),
+                // end): said as the player's screen says it. Any other
+                // failure is an error, not a refused stop.
+                Err(Error::BadStop { .. }) => note = "« Arrêter » n'est pas possible à ce moment de la partie : il l'est une fois un premier gain trouvé, jusqu'au dernier lancer (règlement, 3.2.6)".into(),
+                Err(e) => return Err(e),
             },
             Key::Stop => note = "ce jeu n'a pas de bouton « Arrêter »".into(),
         }

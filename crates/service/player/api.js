@@ -15,7 +15,7 @@ const REFUSALS = {
   play_over: 'Cette partie est déjà terminée.',
   play_unfinished: "La partie n'est pas terminée : jouez-la jusqu'au bout avant d'encaisser.",
   bad_stop: "« Arrêter » n'est pas possible à ce moment de la partie.",
-  roll_out_of_order: 'Ce lancer a déjà été joué : la page reprend la partie où elle en est.',
+  roll_out_of_order: 'Ce lancer a déjà été joué.',
   already_redeemed: 'Ce ticket a déjà été encaissé.',
   not_sold: "Ce ticket n'a pas été vendu.",
   unknown_unit: "Ce ticket n'existe pas.",
@@ -24,7 +24,7 @@ const REFUSALS = {
   unauthorized: "Le jeton de la plateforme n'est pas reconnu.",
   forbidden: "Le jeton de la plateforme n'y donne pas droit.",
   ledger_unavailable: 'Le service est momentanément indisponible ; réessayez dans un instant.',
-  ledger_outcome_unknown: "Le service n'a pas pu confirmer l'opération ; réessayez : elle ne sera pas faite deux fois.",
+  ledger_outcome_unknown: "Le service n'a pas pu confirmer l'opération : elle a peut-être été faite ; consultez votre historique avant de recommencer.",
   overloaded: 'Le service est très sollicité ; réessayez dans un instant.',
 };
 

@@ -111,8 +111,10 @@ pub(crate) enum Route {
     Unit(String),
     /// The one an emission is routed to.
     Emission(Game, u32),
-    /// Each in turn, until one answers other than "none here".
-    Each,
+    /// Each in turn, until one answers other than "none here". `keyed`: the
+    /// request carries an idempotency key, which any ledger may hold (a
+    /// retry of a sale made in another): every ledger must answer.
+    Each { keyed: bool },
 }
 
 impl Ledgers {
@@ -133,7 +135,7 @@ impl Ledgers {
         };
         let emission = match route {
             Route::First => return Ok(vec![0]),
-            Route::Each => return Ok((0..self.each.len()).collect()),
+            Route::Each { .. } => return Ok((0..self.each.len()).collect()),
             Route::Unit(id) => match id.parse::<UnitId>() {
                 Ok(id) => (id.game, id.emission),
                 Err(_) => return Ok(vec![0]),
@@ -141,10 +143,13 @@ impl Ledgers {
             Route::Emission(game, emission) => (*game, *emission),
         };
         let name = routes.route(emission.0, emission.1)?;
-        Ok(vec![self
+        let n = self
             .each
             .iter()
             .position(|l| l.name == name)
-            .unwrap_or(0)])
+            .ok_or_else(|| Error::Internal {
+                what: format!("the routing table's ledger {name:?} is not one of the node's"),
+            })?;
+        Ok(vec![n])
     }
 }

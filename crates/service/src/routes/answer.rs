@@ -38,14 +38,23 @@ pub(crate) async fn blocking<T: Send + 'static>(
 /// [`ANSWER_WITHIN`] and a second: a read or write held by a ledger that
 /// stopped answering is answered `ledger_outcome_unknown` then (it may yet
 /// be recorded; the task is left to end when the ledger answers).
+/// The ledgers it goes to (`ledgers`, indices of the node's) are the ones
+/// an unknown outcome names.
 pub(crate) async fn bounded_work<T: Send + 'static>(
     state: &AppState,
+    ledgers: &[usize],
     work: impl FnOnce() -> Result<T, Error> + Send + 'static,
 ) -> Result<Result<T, Error>, ApiError> {
     match tokio::time::timeout(ANSWER_WITHIN + Duration::from_secs(1), blocking(work)).await {
         Ok(done) => done,
         Err(_) => Ok(Err(Error::LedgerOutcomeUnknown {
-            path: PathBuf::from(state.ledgers.first().redeemer.ledger().describe()),
+            path: PathBuf::from(
+                ledgers
+                    .iter()
+                    .map(|&n| state.ledgers.all()[n].redeemer.ledger().describe())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
             reason: format!(
                 "no outcome within {} s: the ledger does not answer; the operation may yet be recorded: retry it under the same idempotency key, or look it up",
                 (ANSWER_WITHIN + Duration::from_secs(1)).as_secs()
@@ -94,6 +103,14 @@ pub(crate) fn routed(state: &Shared, asker: &Asker, route: &Route) -> Result<Vec
         .route(route)
         .map_err(|e| ApiError::refused(asker, e))?;
     let all = state.ledgers.all();
+    // A keyed request skips no ledger: the key may be recorded in the one
+    // that does not answer, and another would make a second sale under it.
+    if let Route::Each { keyed: true } = route {
+        for &n in &each {
+            ledger_down(&all[n], asker)?;
+        }
+        return Ok(each);
+    }
     let up: Vec<usize> = each
         .iter()
         .copied()
@@ -139,7 +156,7 @@ pub(crate) async fn answer<T: Serialize + Send + 'static>(
     let ledgers = routed(&state, &asker, &route)?;
     let worker = Arc::clone(&state);
     let seen = asker.clone();
-    let done = bounded_work(&state, move || {
+    let done = bounded_work(&state, &ledgers.clone(), move || {
         let mut last = None;
         for n in ledgers {
             let done = work(&worker.ledgers.all()[n].redeemer.window(seen.clone()));
@@ -169,7 +186,10 @@ pub(crate) async fn answer_operator<T: Serialize + Send + 'static>(
 ) -> Answered {
     let n = routed(&state, &Asker::Operator, &route)?[0];
     let worker = Arc::clone(&state);
-    let done = bounded_work(&state, move || work(&worker.ledgers.all()[n].redeemer)).await?;
+    let done = bounded_work(&state, &[n], move || {
+        work(&worker.ledgers.all()[n].redeemer)
+    })
+    .await?;
     Ok(Worked(outcome(&state, &Asker::Operator, kind, done)))
 }
 

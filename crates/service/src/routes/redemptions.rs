@@ -61,7 +61,7 @@ async fn redeem_one(
     let n = routed(&state, &asker, &Route::Unit(request.id.clone()))?[0];
     let worker = Arc::clone(&state);
     let seen = asker.clone();
-    let redeemed = bounded_work(&state, move || {
+    let redeemed = bounded_work(&state, &[n], move || {
         let window = worker.ledgers.all()[n].redeemer.window(seen);
         let r = window.redeem(&id, request.stopped_after_steps, key.as_deref())?;
         if with_receipt {
@@ -125,7 +125,8 @@ async fn redeem_batch(
     let worker = Arc::clone(&state);
     let seen = asker.clone();
     // A batch refused whole is answered untimed, as it always was.
-    let mut redeemed = bounded_work(&state, move || {
+    let ledgers: Vec<usize> = shares.iter().map(|(n, _)| *n).collect();
+    let mut redeemed = bounded_work(&state, &ledgers, move || {
         let mut outcomes: Vec<Option<Result<Redemption, Error>>> = unrouted;
         for (n, places) in shares {
             let units: Vec<_> = places.iter().map(|&p| valid[p]).collect();

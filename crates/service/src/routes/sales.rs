@@ -42,7 +42,10 @@ async fn sell(
     });
     let watch = state.top_lots.clone();
     // Each ledger in the table's order, until one has a unit to sell.
-    answer(state, asker, "sale", Route::Each, move |w| {
+    let route = Route::Each {
+        keyed: key.is_some(),
+    };
+    answer(state, asker, "sale", route, move |w| {
         let game = game_of(&request.game)?;
         let sale = w.sell(game, game.price_cents(price.as_deref())?, key.as_deref())?;
         if let (Some(watch), Some(shown)) = (&watch, &sale.first_shown) {
@@ -61,9 +64,13 @@ async fn sale_under_key(
     Asking(asker): Asking,
     Path(key): Path<String>,
 ) -> Answered {
-    answer(state, asker, "sale_lookup", Route::Each, move |w| {
-        w.sale_under_key(&key)
-    })
+    answer(
+        state,
+        asker,
+        "sale_lookup",
+        Route::Each { keyed: true },
+        move |w| w.sale_under_key(&key),
+    )
     .await
 }
 
